@@ -1,0 +1,45 @@
+# Cairn — `make help` lists the targets.
+SHELL := /usr/bin/env bash
+GO ?= go
+BIN := bin/cairn
+DATA_DIR ?= ./data
+# The podman v5 bindings build without C libraries only with these tags.
+BUILD_TAGS := remote,exclude_graphdriver_btrfs,btrfs_noversion,exclude_graphdriver_devicemapper,containers_image_openpgp
+export GOFLAGS := -buildvcs=false -tags=$(BUILD_TAGS)
+LISTEN ?= 127.0.0.1:8080
+
+.DEFAULT_GOAL := help
+
+.PHONY: help
+help: ## list the targets, one line each
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+.PHONY: build
+build: ## build bin/cairn
+	$(GO) build -o $(BIN) ./cmd/cairn
+
+.PHONY: run
+run: build ## start Cairn for development (cairn dev: embedded store in $(DATA_DIR), API on $(LISTEN))
+	$(BIN) dev --listen $(LISTEN) --data-dir $(DATA_DIR)
+
+.PHONY: test
+test: lint ## run every test with -race, starting a throwaway PostgreSQL (CI=true: missing services fail)
+	scripts/test.sh
+
+.PHONY: bench
+bench: build ## run the benchmarks against raw baselines, print the table, write docs/benchmarks.md
+	scripts/with-postgres.sh $(BIN) bench store --out docs/benchmarks.md
+
+.PHONY: fuzz
+fuzz: ## run each fuzz test for FUZZTIME (default 30s)
+	$(GO) test -run='^$$' -fuzz=FuzzUnmarshalEnvelope -fuzztime=$${FUZZTIME:-30s} ./eventstore/
+
+.PHONY: lint
+lint: ## go vet and a gofmt check
+	$(GO) vet ./...
+	@out=$$(gofmt -l $$(find . -name '*.go' -not -path './.git/*' -not -path './data/*')); \
+	  if [[ -n "$$out" ]]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+.PHONY: clean
+clean: ## remove build output (not the data directory)
+	rm -rf bin

@@ -1,0 +1,28 @@
+// Package eventstore defines Cairn's event store: the envelope every state
+// change is recorded in, the Store port that every backend implements, the
+// typed errors clients branch on, and the polling subscription engine the
+// backends share.
+//
+// Contract (see docs/architecture.md for the invariants):
+//
+//   - Append is all-or-nothing for the events of one call, checks the
+//     expected revision of the stream, and returns the revision and global
+//     position of the last event written. Re-appending events whose ids are
+//     already stored in that stream is a no-op that returns the original
+//     result (idempotent retry).
+//   - Revisions are 0-based and dense within a stream.
+//   - Positions are global, strictly increasing in the order ReadAll and
+//     Subscribe deliver events, and greater than zero. They are not
+//     necessarily dense (the PostgreSQL backend derives them from the
+//     transaction id). Position 0 means "before the first event".
+//   - ReadAll(after) returns only events that can never be preceded by an
+//     event committed later: a reader that resumes from the last position it
+//     saw never skips an event.
+//   - Subscribe catches up from a position, then follows live, delivering
+//     every event exactly once in position order, and tells the consumer when
+//     it has caught up.
+//
+// Backends live in sub-packages named after their mechanism (sqlite,
+// postgres); storetest holds the conformance suite they all pass, and dsn
+// opens a backend from a DSN.
+package eventstore

@@ -1,0 +1,23 @@
+package sqlite
+
+import (
+	"database/sql"
+)
+
+// OpenRaw opens a writable database/sql handle on the database file at path
+// (normally Store.Path) with the same settings as the store's write
+// connection: the synchronous mode and busy timeout of opts, and BEGIN
+// IMMEDIATE transactions, so concurrent writers wait for the write lock
+// instead of failing with SQLITE_BUSY. It exists for measuring a raw
+// baseline on the same database as a Store (cmd bench); Cairn itself never
+// writes outside the store. The pool holds at most conns connections; the
+// caller closes the handle.
+func OpenRaw(path string, opts Options, conns int) (*sql.DB, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	if err := checkPath(path); err != nil {
+		return nil, err
+	}
+	return openDB(path, opts.WithDefaults(), roleRaw, max(conns, 1))
+}
