@@ -1,0 +1,37 @@
+package commands_test
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/cairnhq/cairn/commands"
+)
+
+func TestNewHandlersRefusesMissingParts(t *testing.T) {
+	t.Parallel()
+	if _, err := commands.NewHandlers(nil, nil, commands.Options{}); err == nil {
+		t.Fatal("built handlers without a store and a clock")
+	}
+	if _, err := commands.NewHandlers(openStore(t), stepClock(), commands.Options{MaxAttempts: -1}); err == nil {
+		t.Fatal("accepted a negative attempt count")
+	}
+}
+
+func TestHandlersListEveryCommandOnce(t *testing.T) {
+	t.Parallel()
+	h, err := commands.NewHandlers(openStore(t), stepClock(), commands.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"session.request", "session.terminate", "session.cancel-pending", "session.update-pending",
+		"session.schedule", "agent.register", "kernel.report-status", "agent.mark-lost",
+	}
+	if got := h.Names(); !slices.Equal(got, want) {
+		t.Fatalf("names %v, want %v", got, want)
+	}
+	if h.RequestSession == nil || h.TerminateSession == nil || h.CancelPendingSession == nil || h.UpdatePendingSession == nil ||
+		h.ScheduleSession == nil || h.RegisterAgent == nil || h.ReportKernelStatus == nil || h.MarkAgentLost == nil {
+		t.Fatal("a handler is missing")
+	}
+}

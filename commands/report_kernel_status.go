@@ -1,0 +1,52 @@
+package commands
+
+import (
+	"context"
+
+	"github.com/cairnhq/cairn/domain"
+	"github.com/google/uuid"
+)
+
+// ReportKernelStatus is an agent's report about one of its kernels:
+// preparing, pulling, prepared, creating, running (with the container id),
+// exited (with the exit code), removed (the container is gone), or failed
+// (with a reason such as failed-to-start, and a message).
+type ReportKernelStatus struct {
+	SessionID   uuid.UUID
+	KernelID    uuid.UUID
+	AgentID     string
+	Phase       domain.KernelPhase
+	ContainerID string
+	ExitCode    int
+	Reason      string
+	Message     string
+}
+
+func (ReportKernelStatus) CommandName() string { return "kernel.report-status" }
+
+type reportKernelStatusHandler struct{ deps }
+
+// Handle folds the report into the session (domain.Session.ReportKernel),
+// which may move the session's derived status in the same append, then
+// releases on their agents the allocations of every kernel that has ended
+// (all of the session's once it has ended, e.g. in ERROR).
+//
+// Reports arrive at least once: a repeated or stale report appends nothing
+// on the session and re-runs the (idempotent) release. That is also what
+// repairs a crash between the session's append and the release: the agent
+// reports again, or the agent's reconciler reports the container gone.
+func (h reportKernelStatusHandler) Handle(ctx context.Context, md Metadata, cmd ReportKernelStatus) (Result, error) {
+	at := h.now()
+	report := domain.KernelReport{
+		KernelID: cmd.KernelID, AgentID: cmd.AgentID, Phase: cmd.Phase, ContainerID: cmd.ContainerID,
+		ExitCode: cmd.ExitCode, Reason: cmd.Reason, Message: cmd.Message, At: at,
+	}
+	s, pos, err := h.sessions.update(ctx, SessionStream(cmd.SessionID), md, func(s *domain.Session) ([]domain.Event, error) {
+		return s.ReportKernel(report)
+	})
+	if err != nil {
+		return Result{}, err
+	}
+	relPos, err := h.releaseEnded(ctx, md, s, at)
+	return Result{Position: max(pos, relPos)}, err
+}

@@ -1,0 +1,52 @@
+package commands
+
+import (
+	"context"
+
+	"github.com/cairnhq/cairn/domain"
+	"github.com/google/uuid"
+)
+
+// RequestSession asks for a new session (POST /sessions). The handler
+// assigns the session and kernel ids.
+type RequestSession struct {
+	Spec domain.SessionSpec
+}
+
+func (RequestSession) CommandName() string { return "session.request" }
+
+// RequestSessionResult names the new session and its kernels (main first).
+type RequestSessionResult struct {
+	SessionID uuid.UUID
+	KernelIDs []uuid.UUID
+	Position  uint64
+}
+
+type requestSessionHandler struct{ deps }
+
+// Handle validates the request (domain.RequestSession) and creates the
+// session's stream. The ids are fresh, so the stream cannot exist and no
+// retry is needed.
+func (h requestSessionHandler) Handle(ctx context.Context, md Metadata, cmd RequestSession) (RequestSessionResult, error) {
+	id := h.newID()
+	size := cmd.Spec.ClusterSize
+	if size == 0 {
+		size = 1
+	}
+	var kernels []uuid.UUID
+	if size >= 1 && size <= domain.MaxClusterSize {
+		kernels = make([]uuid.UUID, size)
+		for i := range kernels {
+			kernels[i] = h.newID()
+		}
+	}
+	events, err := domain.RequestSession(domain.SessionRequest{ID: id, KernelIDs: kernels, Spec: cmd.Spec, At: h.now()})
+	if err != nil {
+		return RequestSessionResult{}, err
+	}
+	pos, err := h.sessions.create(ctx, SessionStream(id), md, events)
+	if err != nil {
+		return RequestSessionResult{}, err
+	}
+	return RequestSessionResult{SessionID: id, KernelIDs: kernels, Position: pos}, nil
+}

@@ -1,0 +1,116 @@
+package domain
+
+import (
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Wire names of the events recorded in a session's stream (session-<uuid>).
+const (
+	TypeSessionRequested      = "session.requested"
+	TypeSessionPendingUpdated = "session.pending-updated"
+	TypeSessionScheduled      = "session.scheduled"
+	TypeSessionStatusChanged  = "session.status-changed"
+	TypeSessionTerminating    = "session.terminating"
+	TypeSessionTerminated     = "session.terminated"
+	TypeSessionCancelled      = "session.cancelled"
+	TypeSessionErrored        = "session.errored"
+)
+
+// SessionRequested: a user asked for a session; it is PENDING.
+type SessionRequested struct {
+	SessionID     uuid.UUID         `json:"session_id"`
+	Name          string            `json:"name"`
+	Owner         Owner             `json:"owner"`
+	Domain        string            `json:"domain"`
+	Project       string            `json:"project"`
+	ResourceGroup string            `json:"resource_group"`
+	Type          SessionType       `json:"type"`
+	Image         string            `json:"image"`
+	Command       string            `json:"command,omitempty"`
+	Env           map[string]string `json:"env,omitempty"`
+	Priority      int               `json:"priority"`
+	ClusterMode   ClusterMode       `json:"cluster_mode"`
+	// Kernels in order: the first is the main kernel.
+	Kernels []KernelSpec `json:"kernels"`
+	At      time.Time    `json:"at"`
+}
+
+// KernelSpec is one requested kernel: its id, role and resource slots.
+type KernelSpec struct {
+	KernelID uuid.UUID  `json:"kernel_id"`
+	Role     KernelRole `json:"role"`
+	Slots    Slots      `json:"slots"`
+}
+
+// SessionPendingUpdated: the scheduler could not place a PENDING session,
+// and why changed (it is recorded only when the reasons change).
+type SessionPendingUpdated struct {
+	// Reason is the status reason, e.g. no-available-instances or
+	// predicate-checks-failed.
+	Reason string `json:"reason"`
+	// Details lists every failed check, for the user.
+	Details []string `json:"details,omitempty"`
+	// Tries is the number of scheduling attempts so far, as the scheduler
+	// counts them.
+	Tries int       `json:"tries"`
+	At    time.Time `json:"at"`
+}
+
+// SessionScheduled: every kernel has an agent and its devices; the
+// allocations are already recorded in the agents' streams.
+type SessionScheduled struct {
+	Kernels []KernelPlacement `json:"kernels"`
+	Reason  string            `json:"reason"`
+	At      time.Time         `json:"at"`
+}
+
+// SessionStatusChanged: the status derived from the kernels moved forward
+// between SCHEDULED and RUNNING (PREPARING, PULLING, PREPARED, CREATING,
+// RUNNING). Ends and failures have events of their own.
+type SessionStatusChanged struct {
+	Status SessionStatus `json:"status"`
+	Reason string        `json:"reason"`
+	At     time.Time     `json:"at"`
+}
+
+// SessionTerminating: the session is being torn down (user request, a
+// limit, or one of its kernels ended while others still run).
+type SessionTerminating struct {
+	Reason string    `json:"reason"`
+	At     time.Time `json:"at"`
+}
+
+// SessionTerminated: every kernel has ended.
+type SessionTerminated struct {
+	Reason string `json:"reason"`
+	// Result is success or failure for batch sessions, empty otherwise.
+	Result SessionResult `json:"result,omitempty"`
+	// ExitCode is the main kernel's, when it reported one.
+	ExitCode *int      `json:"exit_code,omitempty"`
+	At       time.Time `json:"at"`
+}
+
+// SessionCancelled: the session ended without ever being scheduled.
+type SessionCancelled struct {
+	Reason string    `json:"reason"`
+	At     time.Time `json:"at"`
+}
+
+// SessionErrored: the session failed; every kernel that had not ended is
+// in ERROR too, and the session's allocations must be released.
+type SessionErrored struct {
+	Reason  string    `json:"reason"`
+	Message string    `json:"message,omitempty"`
+	At      time.Time `json:"at"`
+}
+
+func (SessionRequested) EventType() string      { return TypeSessionRequested }
+func (SessionPendingUpdated) EventType() string { return TypeSessionPendingUpdated }
+func (SessionScheduled) EventType() string      { return TypeSessionScheduled }
+func (SessionStatusChanged) EventType() string  { return TypeSessionStatusChanged }
+func (SessionTerminating) EventType() string    { return TypeSessionTerminating }
+func (SessionTerminated) EventType() string     { return TypeSessionTerminated }
+func (SessionCancelled) EventType() string      { return TypeSessionCancelled }
+func (SessionErrored) EventType() string        { return TypeSessionErrored }

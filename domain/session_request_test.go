@@ -1,0 +1,204 @@
+package domain
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+func validRequest() SessionRequest {
+	return SessionRequest{
+		ID:        sessionID,
+		KernelIDs: []uuid.UUID{kernelA},
+		Spec: SessionSpec{
+			Name: "train-1", Owner: Owner{UserID: "u1", AccessKey: "AKIA1"},
+			Domain: "default", Project: "ml", ResourceGroup: "gpu",
+			Type: SessionBatch, Image: "cr.io/pytorch:2.4", Command: "python train.py",
+			Resources: perKernel(),
+		},
+		At: at(0),
+	}
+}
+
+func TestRequestSessionRecordsTheRequest(t *testing.T) {
+	req := validRequest()
+	req.Spec.Env = map[string]string{"SEED": "1"}
+	req.Spec.Resources[SlotCUDADevice] = 0 // zero amounts are dropped
+	got, err := RequestSession(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := batch()
+	want.Env = map[string]string{"SEED": "1"}
+	checkEvents(t, got, []Event{want})
+
+	s := mustSession(t, got)
+	if s.Status() != StatusPending || s.Priority() != DefaultPriority || s.ClusterMode() != ClusterSingleNode || s.Revision() != 0 {
+		t.Fatalf("status %s priority %d mode %s revision %d", s.Status(), s.Priority(), s.ClusterMode(), s.Revision())
+	}
+	if k := s.Kernels(); len(k) != 1 || k[0].Role() != KernelMain || k[0].Status() != StatusPending {
+		t.Fatalf("kernels %+v", k)
+	}
+}
+
+func TestRequestSessionCluster(t *testing.T) {
+	req := validRequest()
+	req.Spec.ClusterSize, req.Spec.ClusterMode = 2, ClusterMultiNode
+	req.KernelIDs = []uuid.UUID{kernelA, kernelB}
+	prio := 0
+	req.Spec.Priority = &prio
+	got, err := RequestSession(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := requestedEvent(SessionBatch, ClusterMultiNode, kernelA, kernelB)
+	want.Priority = 0
+	checkEvents(t, got, []Event{want})
+}
+
+// TestRequestSessionValidation: every bad input is KindInvalid and names
+// its field.
+func TestRequestSessionValidation(t *testing.T) {
+	cases := []struct {
+		name  string
+		edit  func(*SessionRequest)
+		field string
+	}{
+		{"no id", func(r *SessionRequest) { r.ID = uuid.Nil }, "id"},
+		{"no time", func(r *SessionRequest) { r.At = time.Time{} }, "at"},
+		{"no name", func(r *SessionRequest) { r.Spec.Name = "" }, "name"},
+		{"bad name", func(r *SessionRequest) { r.Spec.Name = "-x" }, "name"},
+		{"name with space", func(r *SessionRequest) { r.Spec.Name = "a b" }, "name"},
+		{"long name", func(r *SessionRequest) { r.Spec.Name = string(make([]byte, 65)) }, "name"},
+		{"no user", func(r *SessionRequest) { r.Spec.Owner.UserID = "" }, "owner.user_id"},
+		{"no access key", func(r *SessionRequest) { r.Spec.Owner.AccessKey = "" }, "owner.access_key"},
+		{"no domain", func(r *SessionRequest) { r.Spec.Domain = " " }, "domain"},
+		{"no project", func(r *SessionRequest) { r.Spec.Project = "" }, "project"},
+		{"no resource group", func(r *SessionRequest) { r.Spec.ResourceGroup = "" }, "resource_group"},
+		{"unknown type", func(r *SessionRequest) { r.Spec.Type = "daemon" }, "type"},
+		{"empty type", func(r *SessionRequest) { r.Spec.Type = "" }, "type"},
+		{"empty image", func(r *SessionRequest) { r.Spec.Image = "" }, "image"},
+		{"image with space", func(r *SessionRequest) { r.Spec.Image = "a b" }, "image"},
+		{"batch without command", func(r *SessionRequest) { r.Spec.Command = "  " }, "command"},
+		{"env name with =", func(r *SessionRequest) { r.Spec.Env = map[string]string{"A=B": "x"} }, "env.A=B"},
+		{"empty env name", func(r *SessionRequest) { r.Spec.Env = map[string]string{"": "x"} }, "env"},
+		{"priority below 0", func(r *SessionRequest) { p := -1; r.Spec.Priority = &p }, "priority"},
+		{"priority above 100", func(r *SessionRequest) { p := 101; r.Spec.Priority = &p }, "priority"},
+		{"unknown cluster mode", func(r *SessionRequest) { r.Spec.ClusterMode = "mesh" }, "cluster_mode"},
+		{"negative cluster size", func(r *SessionRequest) { r.Spec.ClusterSize = -1 }, "cluster_size"},
+		{"huge cluster size", func(r *SessionRequest) { r.Spec.ClusterSize = MaxClusterSize + 1 }, "cluster_size"},
+		{"kernel ids short", func(r *SessionRequest) { r.Spec.ClusterSize = 2 }, "kernel_ids"},
+		{"kernel id nil", func(r *SessionRequest) { r.KernelIDs = []uuid.UUID{uuid.Nil} }, "kernel_ids"},
+		{"kernel id twice", func(r *SessionRequest) {
+			r.Spec.ClusterSize, r.KernelIDs = 2, []uuid.UUID{kernelA, kernelA}
+		}, "kernel_ids"},
+		{"no resources", func(r *SessionRequest) { r.Spec.Resources = nil }, "resources"},
+		{"all zero resources", func(r *SessionRequest) { r.Spec.Resources = Slots{SlotCPU: 0} }, "resources"},
+		{"no cpu", func(r *SessionRequest) { delete(r.Spec.Resources, SlotCPU) }, "resources.cpu"},
+		{"zero cpu", func(r *SessionRequest) { r.Spec.Resources[SlotCPU] = 0 }, "resources.cpu"},
+		{"negative cpu", func(r *SessionRequest) { r.Spec.Resources[SlotCPU] = -1000 }, "resources.cpu"},
+		{"no mem", func(r *SessionRequest) { delete(r.Spec.Resources, SlotMem) }, "resources.mem"},
+		{"negative mem", func(r *SessionRequest) { r.Spec.Resources[SlotMem] = -1 }, "resources.mem"},
+		{"fractional bytes", func(r *SessionRequest) { r.Spec.Resources[SlotMem] = gib(1) + 1 }, "resources.mem"},
+		{"unknown slot", func(r *SessionRequest) { r.Spec.Resources["tpu.core"] = Units(1) }, "resources.tpu.core"},
+		{"devices and shares", func(r *SessionRequest) { r.Spec.Resources[SlotCUDADevice] = Units(1) }, "resources"},
+		{"shares and MIG", func(r *SessionRequest) { r.Spec.Resources["cuda.device:1g.10gb-mig"] = Units(1) }, "resources"},
+		{"devices and MIG", func(r *SessionRequest) {
+			delete(r.Spec.Resources, SlotCUDAShares)
+			r.Spec.Resources[SlotCUDADevice] = Units(1)
+			r.Spec.Resources["cuda.device:1g.10gb-mig"] = Units(1)
+		}, "resources"},
+		{"shares finer than 0.01", func(r *SessionRequest) { r.Spec.Resources[SlotCUDAShares] = q("0.255") }, "resources.cuda.shares"},
+		{"fractional devices", func(r *SessionRequest) {
+			delete(r.Spec.Resources, SlotCUDAShares)
+			r.Spec.Resources[SlotCUDADevice] = q("1.5")
+		}, "resources.cuda.device"},
+		{"two of one MIG profile", func(r *SessionRequest) {
+			delete(r.Spec.Resources, SlotCUDAShares)
+			r.Spec.Resources["cuda.device:1g.10gb-mig"] = Units(2)
+		}, "resources.cuda.device:1g.10gb-mig"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			req := validRequest()
+			c.edit(&req)
+			got, err := RequestSession(req)
+			if err == nil {
+				t.Fatalf("accepted: %v", wire(t, got))
+			}
+			if !errors.Is(err, ErrInvalid) || KindOf(err) != KindInvalid {
+				t.Fatalf("error %v is not KindInvalid", err)
+			}
+			if fields := invalidFields(err); !contains(fields, c.field) {
+				t.Fatalf("error %v names fields %v, want %q", err, fields, c.field)
+			}
+		})
+	}
+}
+
+func TestRequestSessionValidAccelerators(t *testing.T) {
+	for name, slots := range map[string]Slots{
+		"cpu only":    {SlotCPU: q("0.5"), SlotMem: Units(64 << 20)},
+		"whole GPUs":  {SlotCPU: Units(1), SlotMem: gib(1), SlotCUDADevice: Units(2)},
+		"shares 0.01": {SlotCPU: Units(1), SlotMem: gib(1), SlotCUDAShares: q("0.01"), SlotCUDAMem: gib(4)},
+		"MIG":         {SlotCPU: Units(1), SlotMem: gib(1), "cuda.device:1g.10gb-mig": Units(1)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			req := validRequest()
+			req.Spec.Resources = slots
+			if _, err := RequestSession(req); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+func TestRequestSessionReportsEveryProblem(t *testing.T) {
+	req := validRequest()
+	req.Spec.Image, req.Spec.Type = "", "daemon"
+	_, err := RequestSession(req)
+	if fields := invalidFields(err); !contains(fields, "image") || !contains(fields, "type") {
+		t.Fatalf("fields %v: want image and type", fields)
+	}
+	if KindOf(err) != KindInvalid {
+		t.Fatalf("kind %v", KindOf(err))
+	}
+}
+
+func TestInteractiveSessionNeedsNoCommand(t *testing.T) {
+	req := validRequest()
+	req.Spec.Type, req.Spec.Command = SessionInteractive, ""
+	if _, err := RequestSession(req); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// invalidFields lists the fields named by the *Error values in err's tree.
+func invalidFields(err error) []string {
+	var out []string
+	var walk func(error)
+	walk = func(err error) {
+		var de *Error
+		if errors.As(err, &de) && de.Field != "" {
+			out = append(out, de.Field)
+		}
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			for _, e := range j.Unwrap() {
+				walk(e)
+			}
+		}
+	}
+	walk(err)
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}

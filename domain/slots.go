@@ -1,0 +1,307 @@
+package domain
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// SlotName names a resource slot: "cpu", "mem", "cuda.device",
+// "cuda.shares", "cuda.mem", or a MIG profile "cuda.device:1g.10gb-mig".
+type SlotName string
+
+// Well-known slots.
+const (
+	SlotCPU        SlotName = "cpu"
+	SlotMem        SlotName = "mem"
+	SlotCUDADevice SlotName = "cuda.device"
+	SlotCUDAShares SlotName = "cuda.shares"
+	SlotCUDAMem    SlotName = "cuda.mem"
+)
+
+// SlotType says how a slot's amounts are counted.
+type SlotType uint8
+
+const (
+	// SlotCount: counts with up to three decimals (cpu, devices, shares).
+	SlotCount SlotType = iota
+	// SlotBytes: whole bytes (mem, cuda.mem); accepts k/m/g/t/p suffixes.
+	SlotBytes
+	// SlotUnique: a concrete device of a kind, quantity 1 (MIG profiles).
+	SlotUnique
+)
+
+// SlotTypeOf returns the type of a known slot name.
+func SlotTypeOf(name SlotName) (SlotType, bool) {
+	switch name {
+	case SlotCPU, SlotCUDADevice, SlotCUDAShares, "rocm.device", "atom.device":
+		return SlotCount, true
+	case SlotMem, SlotCUDAMem:
+		return SlotBytes, true
+	}
+	if IsMIGSlot(name) {
+		return SlotUnique, true
+	}
+	return 0, false
+}
+
+// IsMIGSlot reports whether name is a MIG profile slot such as
+// "cuda.device:1g.10gb-mig".
+func IsMIGSlot(name SlotName) bool {
+	s := string(name)
+	return strings.HasPrefix(s, "cuda.device:") && strings.HasSuffix(s, "-mig") && len(s) > len("cuda.device:")+len("-mig")
+}
+
+// IsAccelerator reports whether name is a GPU-like slot (devices, shares,
+// MIG profiles): the slots that are mutually exclusive in one request.
+func IsAccelerator(name SlotName) bool {
+	switch name {
+	case SlotCUDADevice, SlotCUDAShares, "rocm.device", "atom.device":
+		return true
+	}
+	return IsMIGSlot(name)
+}
+
+// Quantity is an exact decimal amount in thousandths of a unit (never a
+// float): 1 cpu is 1000, 0.25 shares is 250, 64 MiB is 64<<20 * 1000.
+type Quantity int64
+
+// QuantityScale is the number of Quantity units in one unit.
+const QuantityScale = 1000
+
+// Units returns a Quantity of n whole units.
+func Units(n int64) Quantity { return Quantity(n * QuantityScale) }
+
+// Whole returns the quantity's whole units (truncated).
+func (q Quantity) Whole() int64 { return int64(q) / QuantityScale }
+
+// IsWhole reports whether q has no fractional part.
+func (q Quantity) IsWhole() bool { return int64(q)%QuantityScale == 0 }
+
+// Float returns q as a float64, for display and metrics only.
+func (q Quantity) Float() float64 { return float64(q) / QuantityScale }
+
+// String renders q with only the decimals it needs: "4", "0.5", "0.25".
+func (q Quantity) String() string {
+	neg := q < 0
+	v := int64(q)
+	if neg {
+		v = -v
+	}
+	s := strconv.FormatInt(v/QuantityScale, 10)
+	if frac := v % QuantityScale; frac != 0 {
+		s += "." + strings.TrimRight(fmt.Sprintf("%03d", frac), "0")
+	}
+	if neg {
+		s = "-" + s
+	}
+	return s
+}
+
+var byteSuffixes = map[string]int64{
+	"": 1, "b": 1,
+	"k": 1 << 10, "kb": 1 << 10, "ki": 1 << 10, "kib": 1 << 10,
+	"m": 1 << 20, "mb": 1 << 20, "mi": 1 << 20, "mib": 1 << 20,
+	"g": 1 << 30, "gb": 1 << 30, "gi": 1 << 30, "gib": 1 << 30,
+	"t": 1 << 40, "tb": 1 << 40, "ti": 1 << 40, "tib": 1 << 40,
+	"p": 1 << 50, "pb": 1 << 50, "pi": 1 << 50, "pib": 1 << 50,
+}
+
+// ParseQuantity parses a decimal amount for a slot of type t. Counts take
+// up to three decimals ("0.5"); bytes take a binary suffix ("64m", "4GiB")
+// and must come to whole bytes. Negative amounts, NaN, exponents and
+// overflow are rejected.
+func ParseQuantity(s string, t SlotType) (Quantity, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0, fmt.Errorf("empty amount")
+	}
+	mult := int64(1)
+	if t == SlotBytes {
+		i := len(s)
+		for i > 0 && (s[i-1] < '0' || s[i-1] > '9') && s[i-1] != '.' {
+			i--
+		}
+		m, ok := byteSuffixes[strings.ToLower(s[i:])]
+		if !ok {
+			return 0, fmt.Errorf("unknown size suffix %q (use k, m, g, t, p)", s[i:])
+		}
+		s, mult = s[:i], m
+	}
+	if s == "" || s[0] == '-' || s[0] == '+' {
+		return 0, fmt.Errorf("amount must be a non-negative decimal number")
+	}
+	intPart, fracPart, hasDot := strings.Cut(s, ".")
+	if intPart == "" || (hasDot && fracPart == "") || !allDigits(intPart) || !allDigits(fracPart) {
+		return 0, fmt.Errorf("%q is not a decimal number", s)
+	}
+	if len(intPart)+len(fracPart) > 40 {
+		return 0, fmt.Errorf("%q is too large", s)
+	}
+	if t != SlotBytes && len(strings.TrimRight(fracPart, "0")) > 3 {
+		return 0, fmt.Errorf("%q has more than 3 decimals", s)
+	}
+	// Exact rational arithmetic: value = digits / 10^len(frac) * mult.
+	r, ok := new(big.Rat).SetString(intPart + "." + fracPart + "0")
+	if !ok {
+		return 0, fmt.Errorf("%q is not a decimal number", s)
+	}
+	r.Mul(r, new(big.Rat).SetInt64(mult))
+	if t == SlotBytes && !r.IsInt() {
+		return 0, fmt.Errorf("%q is not a whole number of bytes", s)
+	}
+	r.Mul(r, new(big.Rat).SetInt64(QuantityScale))
+	if !r.IsInt() || !r.Num().IsInt64() {
+		return 0, fmt.Errorf("%q is too large", s)
+	}
+	milli := r.Num().Int64()
+	if t == SlotUnique && milli != 0 && milli != QuantityScale {
+		return 0, fmt.Errorf("a unique slot takes 0 or 1, not %q", s)
+	}
+	return Quantity(milli), nil
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// Slots is an amount per slot. A missing slot is zero.
+type Slots map[SlotName]Quantity
+
+// Clone returns a copy.
+func (s Slots) Clone() Slots {
+	out := make(Slots, len(s))
+	for k, v := range s {
+		out[k] = v
+	}
+	return out
+}
+
+// Add returns s + o.
+func (s Slots) Add(o Slots) Slots {
+	out := s.Clone()
+	for k, v := range o {
+		out[k] += v
+	}
+	return out
+}
+
+// Sub returns s - o (may go negative; callers check).
+func (s Slots) Sub(o Slots) Slots {
+	out := s.Clone()
+	for k, v := range o {
+		out[k] -= v
+	}
+	return out
+}
+
+// Names returns the slot names in sorted order (deterministic output).
+func (s Slots) Names() []SlotName {
+	names := make([]SlotName, 0, len(s))
+	for k := range s {
+		names = append(names, k)
+	}
+	sort.Slice(names, func(i, j int) bool { return names[i] < names[j] })
+	return names
+}
+
+// Exceeding returns, sorted, the slots where s asks more than capacity
+// holds; a slot missing from capacity holds zero.
+func (s Slots) Exceeding(capacity Slots) []SlotName {
+	var over []SlotName
+	for _, k := range s.Names() {
+		if s[k] > capacity[k] {
+			over = append(over, k)
+		}
+	}
+	return over
+}
+
+// FitsIn reports whether every slot of s fits in capacity.
+func (s Slots) FitsIn(capacity Slots) bool {
+	for k, v := range s {
+		if v > capacity[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// IsZero reports whether every amount is zero.
+func (s Slots) IsZero() bool {
+	for _, v := range s {
+		if v != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// MarshalJSON writes amounts as decimal strings: {"cpu":"0.5","mem":"67108864"}.
+func (s Slots) MarshalJSON() ([]byte, error) {
+	m := make(map[string]string, len(s))
+	for k, v := range s {
+		m[string(k)] = v.String()
+	}
+	return json.Marshal(m)
+}
+
+// UnmarshalJSON reads amounts as strings or JSON numbers; unknown slot
+// names and bad amounts are errors naming the slot.
+func (s *Slots) UnmarshalJSON(b []byte) error {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return Invalid("", "", "resource slots must be an object of slot name to amount")
+	}
+	out, err := ParseSlots(raw)
+	if err != nil {
+		return err
+	}
+	*s = out
+	return nil
+}
+
+// ParseSlots parses slot amounts given as JSON strings or numbers. Errors
+// are KindInvalid and name the slot.
+func ParseSlots(raw map[string]json.RawMessage) (Slots, error) {
+	out := make(Slots, len(raw))
+	names := make([]string, 0, len(raw))
+	for k := range raw {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		name := SlotName(k)
+		t, ok := SlotTypeOf(name)
+		if !ok {
+			return nil, Invalid("", k, "unknown resource slot (known: cpu, mem, cuda.device, cuda.shares, cuda.mem, cuda.device:<profile>-mig)")
+		}
+		v := raw[k]
+		var str string
+		if len(v) > 0 && v[0] == '"' {
+			if err := json.Unmarshal(v, &str); err != nil {
+				return nil, Invalid("", k, "amount must be a string or a number")
+			}
+		} else {
+			var num json.Number
+			if err := json.Unmarshal(v, &num); err != nil {
+				return nil, Invalid("", k, "amount must be a string or a number")
+			}
+			str = num.String()
+		}
+		q, err := ParseQuantity(str, t)
+		if err != nil {
+			return nil, Invalid("", k, "%v", err)
+		}
+		out[name] = q
+	}
+	return out, nil
+}

@@ -1,0 +1,120 @@
+package domain
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+)
+
+func TestParseQuantity(t *testing.T) {
+	cases := []struct {
+		in   string
+		typ  SlotType
+		want Quantity
+		bad  bool
+	}{
+		{"4", SlotCount, 4000, false},
+		{"0.5", SlotCount, 500, false},
+		{"0.25", SlotCount, 250, false},
+		{"0.001", SlotCount, 1, false},
+		{"1.2500", SlotCount, 1250, false},
+		{"0.0001", SlotCount, 0, true},
+		{"-1", SlotCount, 0, true},
+		{"+1", SlotCount, 0, true},
+		{"1e3", SlotCount, 0, true},
+		{"NaN", SlotCount, 0, true},
+		{"", SlotCount, 0, true},
+		{".5", SlotCount, 0, true},
+		{"5.", SlotCount, 0, true},
+		{"abc", SlotCount, 0, true},
+		{"99999999999999999999", SlotCount, 0, true},
+		{"64m", SlotBytes, 64 << 20 * 1000, false},
+		{"64MiB", SlotBytes, 64 << 20 * 1000, false},
+		{"1.5g", SlotBytes, 3 << 29 * 1000, false},
+		{"67108864", SlotBytes, 67108864 * 1000, false},
+		{"1.5", SlotBytes, 0, true},
+		{"1x", SlotBytes, 0, true},
+		{"-64m", SlotBytes, 0, true},
+		{"9000p", SlotBytes, 0, true},
+		{"1", SlotUnique, 1000, false},
+		{"2", SlotUnique, 0, true},
+	}
+	for _, c := range cases {
+		got, err := ParseQuantity(c.in, c.typ)
+		if c.bad {
+			if err == nil {
+				t.Errorf("ParseQuantity(%q) = %v, want an error", c.in, got)
+			}
+			continue
+		}
+		if err != nil || got != c.want {
+			t.Errorf("ParseQuantity(%q) = %v, %v; want %v", c.in, got, err, c.want)
+		}
+	}
+}
+
+func TestQuantityString(t *testing.T) {
+	for q, want := range map[Quantity]string{4000: "4", 500: "0.5", 250: "0.25", 1: "0.001", -1500: "-1.5", 0: "0"} {
+		if got := q.String(); got != want {
+			t.Errorf("%d.String() = %q, want %q", int64(q), got, want)
+		}
+	}
+}
+
+func TestSlotsJSON(t *testing.T) {
+	var s Slots
+	if err := json.Unmarshal([]byte(`{"cpu": 1.5, "mem": "64m", "cuda.shares": "0.25"}`), &s); err != nil {
+		t.Fatal(err)
+	}
+	want := Slots{SlotCPU: 1500, SlotMem: Quantity(64 << 20 * 1000), SlotCUDAShares: 250}
+	for k, v := range want {
+		if s[k] != v {
+			t.Errorf("%s = %v, want %v", k, s[k], v)
+		}
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Slots
+	if err := json.Unmarshal(b, &back); err != nil || len(back) != 3 || back[SlotMem] != s[SlotMem] {
+		t.Fatalf("round trip %s: %v %v", b, back, err)
+	}
+
+	for in, field := range map[string]string{
+		`{"gpu": 1}`:      "gpu",
+		`{"cpu": -1}`:     "cpu",
+		`{"mem": "lots"}`: "mem",
+		`{"cpu": true}`:   "cpu",
+	} {
+		err := json.Unmarshal([]byte(in), &s)
+		var de *Error
+		if !errors.As(err, &de) || de.Kind != KindInvalid || de.Field != field {
+			t.Errorf("%s: got %v, want an invalid error naming %q", in, err, field)
+		}
+	}
+}
+
+func TestSlotsArithmetic(t *testing.T) {
+	capacity := Slots{SlotCPU: Units(8), SlotMem: Units(1 << 30)}
+	req := Slots{SlotCPU: Units(2), SlotMem: Units(1 << 29)}
+	if !req.FitsIn(capacity) {
+		t.Fatal("should fit")
+	}
+	free := capacity.Sub(req).Sub(req).Sub(req)
+	if req.FitsIn(free) {
+		t.Fatalf("should not fit in %v", free)
+	}
+	if got := req.Exceeding(free); len(got) != 1 || got[0] != SlotMem {
+		t.Fatalf("Exceeding = %v", got)
+	}
+	if got := (Slots{SlotCUDADevice: Units(1)}).Exceeding(capacity); len(got) != 1 || got[0] != SlotCUDADevice {
+		t.Fatalf("a slot missing from capacity holds zero: %v", got)
+	}
+	if !capacity.Sub(capacity).IsZero() {
+		t.Fatal("IsZero")
+	}
+	if !IsMIGSlot("cuda.device:1g.10gb-mig") || IsMIGSlot("cuda.device:-mig") || !IsAccelerator(SlotCUDAShares) || IsAccelerator(SlotMem) {
+		t.Fatal("slot classification")
+	}
+}

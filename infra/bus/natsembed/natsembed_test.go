@@ -1,0 +1,116 @@
+package natsembed_test
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/cairnhq/cairn/infra/bus"
+	"github.com/cairnhq/cairn/infra/bus/natsembed"
+)
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+func TestStartOnAFreePortWithJetStream(t *testing.T) {
+	t.Parallel()
+	srv, err := natsembed.Start(t.Context(), natsembed.Options{StoreDir: t.TempDir(), Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if srv.Port() <= 0 {
+		t.Fatalf("port %d", srv.Port())
+	}
+	if want := fmt.Sprintf("nats://127.0.0.1:%d", srv.Port()); srv.ClientURL() != want {
+		t.Errorf("ClientURL() = %q, want %q", srv.ClientURL(), want)
+	}
+
+	nc, err := nats.Connect(srv.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	if got := nc.MaxPayload(); got != natsembed.DefaultMaxPayload || got < bus.MaxMessageSize {
+		t.Errorf("max payload %d, want %d (at least bus.MaxMessageSize %d)", got, natsembed.DefaultMaxPayload, bus.MaxMessageSize)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.AccountInfo(t.Context()); err != nil {
+		t.Errorf("JetStream: %v", err)
+	}
+
+	srv.Shutdown()
+	srv.Shutdown() // idempotent
+	if _, err := nats.Connect(srv.ClientURL(), nats.MaxReconnects(0)); err == nil {
+		t.Error("connected after Shutdown")
+	}
+}
+
+func TestStartOnAGivenAddress(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+
+	srv, err := natsembed.Start(t.Context(), natsembed.Options{Host: "0.0.0.0", Port: port, StoreDir: t.TempDir(), Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown()
+	// Listening on every interface: local clients use loopback.
+	if want := fmt.Sprintf("nats://127.0.0.1:%d", port); srv.ClientURL() != want || srv.Port() != port {
+		t.Errorf("ClientURL() = %q, Port() = %d; want %q", srv.ClientURL(), srv.Port(), want)
+	}
+	nc, err := nats.Connect(srv.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc.Close()
+}
+
+func TestStartReportsAStoreItCannotUse(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "not-a-dir")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := natsembed.Start(t.Context(), natsembed.Options{StoreDir: file, Logger: quiet})
+	if err == nil {
+		srv.Shutdown()
+		t.Fatal("started on a store dir that is a file")
+	}
+	t.Log(err)
+}
+
+func TestOptionsValidate(t *testing.T) {
+	t.Parallel()
+	if err := (natsembed.Options{StoreDir: "/tmp/x"}).Validate(); err != nil {
+		t.Errorf("minimal options: %v", err)
+	}
+	err := natsembed.Options{
+		Host:       "host:4222",
+		Port:       70000,
+		MaxPayload: 1 << 20, // NATS's default: too small for an envelope
+		MaxMemory:  -1,
+	}.Validate()
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, want := range []string{"host", "port", "store dir", "max payload", "max memory"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error does not mention %q:\n%v", want, err)
+		}
+	}
+}
