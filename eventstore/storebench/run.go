@@ -32,19 +32,25 @@ func Run(ctx context.Context, backend string, store eventstore.Store, base Basel
 		{fmt.Sprintf("append, %d writers x 1 event", cfg.Writers), cfg.Writers, 1},
 		{"append, 1 writer x batch of 100", 1, 100},
 	} {
-		cfg.progress("%s: %s (Cairn)", backend, sc.name)
-		cairn, err := appendThroughput(ctx, sc.writers, sc.batch, cfg.Duration, func(ctx context.Context, w, k int, evs []eventstore.EventData) error {
-			stream := fmt.Sprintf("bench-%d-%d-%d-%d", sc.writers, sc.batch, w, k/100)
-			_, err := store.Append(ctx, stream, eventstore.Exact(int64(k%100*sc.batch)-1), evs...)
-			return err
-		})
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", sc.name, err)
-		}
-		cfg.progress("%s: %s (raw)", backend, sc.name)
-		raw, err := rawThroughput(ctx, sc.writers, sc.batch, cfg.Duration, base)
-		if err != nil {
-			return nil, fmt.Errorf("%s raw: %w", sc.name, err)
+		// Alternate short Cairn and raw runs so that background noise on a
+		// shared machine falls on both sides alike.
+		var cairn, raw float64
+		for round := 0; round < cfg.rounds(); round++ {
+			cfg.progress("%s: %s (round %d/%d)", backend, sc.name, round+1, cfg.rounds())
+			c, err := appendThroughput(ctx, sc.writers, sc.batch, cfg.Duration/time.Duration(cfg.rounds()), func(ctx context.Context, w, k int, evs []eventstore.EventData) error {
+				stream := fmt.Sprintf("bench-%d-%d-%d-%d-%d", round, sc.writers, sc.batch, w, k/100)
+				_, err := store.Append(ctx, stream, eventstore.Exact(int64(k%100*sc.batch)-1), evs...)
+				return err
+			})
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", sc.name, err)
+			}
+			r, err := rawThroughput(ctx, round, sc.writers, sc.batch, cfg.Duration/time.Duration(cfg.rounds()), base)
+			if err != nil {
+				return nil, fmt.Errorf("%s raw: %w", sc.name, err)
+			}
+			cairn += c / float64(cfg.rounds())
+			raw += r / float64(cfg.rounds())
 		}
 		add(sc.name, "events/s", cairn, raw, "", true)
 	}
@@ -99,7 +105,7 @@ func appendThroughput(ctx context.Context, writers, batch int, d time.Duration, 
 	return float64(total.Load()) / time.Since(start).Seconds(), nil
 }
 
-func rawThroughput(ctx context.Context, writers, batch int, d time.Duration, base Baseline) (float64, error) {
+func rawThroughput(ctx context.Context, round, writers, batch int, d time.Duration, base Baseline) (float64, error) {
 	var total atomic.Int64
 	var firstErr error
 	var once sync.Once
@@ -112,7 +118,7 @@ func rawThroughput(ctx context.Context, writers, batch int, d time.Duration, bas
 			defer wg.Done()
 			rows := make([]Row, batch)
 			for k := 0; time.Now().Before(deadline); k++ {
-				stream := fmt.Sprintf("raw-%d-%d-%d-%d", writers, batch, w, k/100)
+				stream := fmt.Sprintf("raw-%d-%d-%d-%d-%d", round, writers, batch, w, k/100)
 				for i := range rows {
 					rows[i] = newRow(stream, int64(k%100*batch+i), k*batch+i)
 				}

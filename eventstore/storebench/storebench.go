@@ -57,6 +57,9 @@ type Config struct {
 	LagDuration time.Duration
 	// Writers for the concurrent scenario.
 	Writers int
+	// Rounds splits each append scenario into alternating Cairn and raw
+	// runs (default 4).
+	Rounds int
 	// Progress, if set, is told what runs.
 	Progress func(format string, args ...any)
 }
@@ -64,7 +67,7 @@ type Config struct {
 // DefaultConfig is what `make bench` runs.
 func DefaultConfig() Config {
 	return Config{
-		Duration:     5 * time.Second,
+		Duration:     8 * time.Second,
 		ReplayEvents: 1_000_000,
 		LagRate:      1000,
 		LagDuration:  5 * time.Second,
@@ -91,6 +94,13 @@ func (r Result) Ratio() float64 {
 		return 0
 	}
 	return r.Cairn / r.Raw
+}
+
+func (c Config) rounds() int {
+	if c.Rounds <= 0 {
+		return 4
+	}
+	return c.Rounds
 }
 
 func (c Config) progress(format string, args ...any) {
