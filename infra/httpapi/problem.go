@@ -1,0 +1,147 @@
+package httpapi
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/cairnhq/cairn/domain"
+)
+
+// ProblemContentType is the media type of every error body.
+const ProblemContentType = "application/problem+json"
+
+// Problem is an RFC 9457 problem details body, with Cairn's extensions.
+type Problem struct {
+	Type     string `json:"type"`
+	Title    string `json:"title"`
+	Status   int    `json:"status"`
+	Detail   string `json:"detail,omitempty"`
+	Instance string `json:"instance,omitempty"`
+	// Kind is Cairn's error kind (invalid, not-found, conflict...).
+	Kind string `json:"kind"`
+	// Field names the offending input field for invalid requests.
+	Field string `json:"field,omitempty"`
+	// Errors lists every problem when several fields are wrong.
+	Errors []FieldError `json:"errors,omitempty"`
+	// RequestID correlates the answer with logs and the audit trail.
+	RequestID string `json:"request_id,omitempty"`
+}
+
+// FieldError is one invalid field.
+type FieldError struct {
+	Field  string `json:"field"`
+	Detail string `json:"detail"`
+}
+
+// StatusOf maps an error kind to its HTTP status.
+func StatusOf(k domain.Kind) int {
+	switch k {
+	case domain.KindInvalid:
+		return http.StatusBadRequest
+	case domain.KindNotFound:
+		return http.StatusNotFound
+	case domain.KindConflict:
+		return http.StatusConflict
+	case domain.KindForbidden, domain.KindQuotaExceeded:
+		return http.StatusForbidden
+	case domain.KindUnauthenticated:
+		return http.StatusUnauthorized
+	case domain.KindUnavailable:
+		return http.StatusServiceUnavailable
+	case domain.KindTooLarge:
+		return http.StatusRequestEntityTooLarge
+	}
+	return http.StatusInternalServerError
+}
+
+// ProblemFor builds the problem body for err. Internal errors do not leak
+// their details.
+func ProblemFor(err error) Problem {
+	var fe *fiber.Error
+	if errors.As(err, &fe) {
+		p := Problem{Status: fe.Code, Title: http.StatusText(fe.Code), Detail: fe.Message, Kind: kindForStatus(fe.Code).String()}
+		p.Type = "https://cairn.dev/problems/" + p.Kind
+		return p
+	}
+	kind := domain.KindOf(err)
+	status := StatusOf(kind)
+	p := Problem{
+		Type:   "https://cairn.dev/problems/" + kind.String(),
+		Title:  http.StatusText(status),
+		Status: status,
+		Kind:   kind.String(),
+	}
+	if kind == domain.KindInternal {
+		p.Detail = "internal error; see the server log for the request id"
+		return p
+	}
+	p.Detail = err.Error()
+	// Collect every field error (errors.Join of several *domain.Error).
+	var fields []FieldError
+	collectFields(err, &fields)
+	if len(fields) == 1 {
+		p.Field = fields[0].Field
+	} else if len(fields) > 1 {
+		p.Field = fields[0].Field
+		p.Errors = fields
+	}
+	return p
+}
+
+func collectFields(err error, out *[]FieldError) {
+	if err == nil {
+		return
+	}
+	if multi, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range multi.Unwrap() {
+			collectFields(e, out)
+		}
+		return
+	}
+	var de *domain.Error
+	if errors.As(err, &de) && de.Field != "" {
+		detail := de.Message
+		if de.Err != nil {
+			detail += ": " + de.Err.Error()
+		}
+		*out = append(*out, FieldError{Field: de.Field, Detail: detail})
+	}
+}
+
+func kindForStatus(status int) domain.Kind {
+	switch status {
+	case http.StatusBadRequest, http.StatusMethodNotAllowed, http.StatusUnsupportedMediaType:
+		return domain.KindInvalid
+	case http.StatusNotFound:
+		return domain.KindNotFound
+	case http.StatusConflict:
+		return domain.KindConflict
+	case http.StatusForbidden:
+		return domain.KindForbidden
+	case http.StatusUnauthorized:
+		return domain.KindUnauthenticated
+	case http.StatusRequestEntityTooLarge:
+		return domain.KindTooLarge
+	case http.StatusServiceUnavailable, http.StatusTooManyRequests:
+		return domain.KindUnavailable
+	}
+	return domain.KindInternal
+}
+
+// ErrorHandler is fiber's error handler: every error becomes a problem+json
+// answer; internal errors are logged with the request id.
+func ErrorHandler(logger *slog.Logger) fiber.ErrorHandler {
+	return func(c *fiber.Ctx, err error) error {
+		p := ProblemFor(err)
+		p.Instance = c.OriginalURL()
+		p.RequestID = RequestID(c)
+		if p.Status >= 500 {
+			logger.Error("request failed", "request_id", p.RequestID, "method", c.Method(), "path", c.Path(), "err", err)
+		}
+		c.Set(fiber.HeaderContentType, ProblemContentType)
+		return c.Status(p.Status).JSON(p, ProblemContentType)
+	}
+}
