@@ -11,14 +11,16 @@ import (
 
 // Handlers lists every command handler. Build it with NewHandlers.
 type Handlers struct {
-	RequestSession       Handler[RequestSession, RequestSessionResult]
-	TerminateSession     Handler[TerminateSession, Result]
-	CancelPendingSession Handler[CancelPendingSession, Result]
-	UpdatePendingSession Handler[UpdatePendingSession, Result]
-	ScheduleSession      Handler[ScheduleSession, Result]
-	RegisterAgent        Handler[RegisterAgent, Result]
-	ReportKernelStatus   Handler[ReportKernelStatus, Result]
-	MarkAgentLost        Handler[MarkAgentLost, Result]
+	RequestSession        Handler[RequestSession, RequestSessionResult]
+	TerminateSession      Handler[TerminateSession, Result]
+	CancelPendingSession  Handler[CancelPendingSession, Result]
+	UpdatePendingSession  Handler[UpdatePendingSession, Result]
+	ScheduleSession       Handler[ScheduleSession, Result]
+	RegisterAgent         Handler[RegisterAgent, Result]
+	ReportKernelStatus    Handler[ReportKernelStatus, Result]
+	MarkAgentLost         Handler[MarkAgentLost, Result]
+	ReleaseAllocation     Handler[ReleaseAllocation, Result]
+	ForceTerminateSession Handler[ForceTerminateSession, Result]
 
 	names []string
 }
@@ -105,14 +107,16 @@ func NewHandlers(store EventStore, clock func() time.Time, opts Options) (*Handl
 	}
 	r := newRegistry()
 	h := &Handlers{
-		RequestSession:       register(r, requestSessionHandler{d}),
-		TerminateSession:     register(r, terminateSessionHandler{d}),
-		CancelPendingSession: register(r, cancelPendingSessionHandler{d}),
-		UpdatePendingSession: register(r, updatePendingSessionHandler{d}),
-		ScheduleSession:      register(r, scheduleSessionHandler{d}),
-		RegisterAgent:        register(r, registerAgentHandler{d}),
-		ReportKernelStatus:   register(r, reportKernelStatusHandler{d}),
-		MarkAgentLost:        register(r, markAgentLostHandler{d}),
+		RequestSession:        register(r, requestSessionHandler{d}),
+		TerminateSession:      register(r, terminateSessionHandler{d}),
+		CancelPendingSession:  register(r, cancelPendingSessionHandler{d}),
+		UpdatePendingSession:  register(r, updatePendingSessionHandler{d}),
+		ScheduleSession:       register(r, scheduleSessionHandler{d}),
+		RegisterAgent:         register(r, registerAgentHandler{d}),
+		ReportKernelStatus:    register(r, reportKernelStatusHandler{d}),
+		MarkAgentLost:         register(r, markAgentLostHandler{d}),
+		ReleaseAllocation:     register(r, releaseAllocationHandler{d}),
+		ForceTerminateSession: register(r, forceTerminateSessionHandler{d}),
 	}
 	if len(r.errs) > 0 {
 		return nil, errors.Join(r.errs...)

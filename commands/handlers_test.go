@@ -26,12 +26,14 @@ func TestHandlersListEveryCommandOnce(t *testing.T) {
 	want := []string{
 		"session.request", "session.terminate", "session.cancel-pending", "session.update-pending",
 		"session.schedule", "agent.register", "kernel.report-status", "agent.mark-lost",
+		"agent.release-allocation", "session.force-terminate",
 	}
 	if got := h.Names(); !slices.Equal(got, want) {
 		t.Fatalf("names %v, want %v", got, want)
 	}
 	if h.RequestSession == nil || h.TerminateSession == nil || h.CancelPendingSession == nil || h.UpdatePendingSession == nil ||
-		h.ScheduleSession == nil || h.RegisterAgent == nil || h.ReportKernelStatus == nil || h.MarkAgentLost == nil {
+		h.ScheduleSession == nil || h.RegisterAgent == nil || h.ReportKernelStatus == nil || h.MarkAgentLost == nil ||
+		h.ReleaseAllocation == nil || h.ForceTerminateSession == nil {
 		t.Fatal("a handler is missing")
 	}
 }

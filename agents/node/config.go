@@ -1,0 +1,278 @@
+package node
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	goruntime "runtime"
+	"strings"
+	"time"
+
+	"github.com/cairnhq/cairn/agents/accelerator/nvml"
+	"github.com/cairnhq/cairn/agents/protocol"
+	"github.com/cairnhq/cairn/agents/runtime"
+	"github.com/cairnhq/cairn/agents/runtime/podman"
+	"github.com/cairnhq/cairn/domain"
+	"github.com/cairnhq/cairn/infra/bus"
+)
+
+// Defaults applied by Config.WithDefaults to zero fields.
+const (
+	DefaultGPUs              = nvml.SourceNone
+	DefaultHeartbeatInterval = 10 * time.Second
+	DefaultRegisterInterval  = 5 * time.Minute
+	DefaultRetryMin          = 250 * time.Millisecond
+	DefaultRetryMax          = 30 * time.Second
+	// DefaultRecordTTL keeps what the agent remembers of a removed kernel
+	// (its final report and its logs) for longer than the bus keeps
+	// commands for agents (bus.DefaultAgentMaxAge, 7 days), so that a
+	// kernel.create redelivered that late still creates nothing.
+	DefaultRecordTTL = 8 * 24 * time.Hour
+	// DefaultLogArchiveBytes caps the logs kept of a removed kernel.
+	DefaultLogArchiveBytes = runtime.DefaultLogMaxBytes
+
+	// durablePrefix + agent id is the agent's durable consumer.
+	durablePrefix = "agent-"
+)
+
+// Config configures an agent. AgentID, BusURL and DataDir are required;
+// every other zero field takes its default.
+type Config struct {
+	// AgentID names the agent, its bus topic (cairn.agent.<id>) and its
+	// containers (label cairn.agent). Stable across restarts: the agent
+	// adopts the containers labelled with it.
+	AgentID string
+	// BusURL is the NATS server: nats://host:4222.
+	BusURL string
+	// BusCredentialsFile is a NATS .creds file, if the server needs one.
+	BusCredentialsFile string
+	// PodmanURI is the Podman service (default podman.DefaultURI,
+	// unix:///run/podman/podman.sock).
+	PodmanURI string
+	// GPUs is the accelerator discovery spec (nvml, nvml:<path>, none,
+	// mock:<server>...; see agents/accelerator/nvml). Default none.
+	GPUs string
+	// CDIDirs are where NVIDIA CDI specs are looked for (default
+	// accelerator.DefaultCDIDirs).
+	CDIDirs []string
+	// Architecture is the CPU architecture images must match (default this
+	// machine's: x86_64, aarch64...).
+	Architecture string
+	// CPU and MemoryBytes override the discovered host capacity (0:
+	// discovered; see HostCapacity).
+	CPU         domain.Quantity
+	MemoryBytes int64
+	// DataDir keeps the agent's own records (see the package
+	// documentation). Required.
+	DataDir string
+	// Listen is the address of the HTTP endpoint that serves kernel logs
+	// (host:port); empty: none.
+	Listen string
+	// Advertise is the base URL the manager reaches the endpoint at
+	// (http://host:port); default: from Listen, with this machine's host
+	// name when Listen's host is unspecified.
+	Advertise string
+	// HeartbeatInterval is how often the agent sends agent.heartbeat.
+	HeartbeatInterval time.Duration
+	// RegisterInterval is how often the agent sends agent.register again
+	// (each answered by a kernel.sync).
+	RegisterInterval time.Duration
+	// StopGrace is how long a kernel may take to exit after SIGTERM when its
+	// container is removed (default runtime.DefaultStopGrace).
+	StopGrace time.Duration
+	// Rlimits are the kernels' POSIX limits (zero: runtime.DefaultRlimit).
+	Rlimits runtime.Rlimits
+	// RetryMin and RetryMax bound the backoff of retried calls to Podman
+	// and the bus while they are unavailable.
+	RetryMin time.Duration
+	RetryMax time.Duration
+	// RecordTTL is how long a removed kernel's record and logs are kept.
+	RecordTTL time.Duration
+	// LogArchiveBytes caps the logs kept of a removed kernel.
+	LogArchiveBytes int
+	// Version is reported in agent.register.
+	Version string
+}
+
+// WithDefaults returns c with every zero field set to its default.
+func (c Config) WithDefaults() Config {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	if c.PodmanURI == "" {
+		c.PodmanURI = podman.DefaultURI
+	}
+	if c.GPUs == "" {
+		c.GPUs = DefaultGPUs
+	}
+	if c.Architecture == "" {
+		c.Architecture = HostArchitecture()
+	}
+	def(&c.HeartbeatInterval, DefaultHeartbeatInterval)
+	def(&c.RegisterInterval, DefaultRegisterInterval)
+	def(&c.StopGrace, runtime.DefaultStopGrace)
+	def(&c.RetryMin, DefaultRetryMin)
+	def(&c.RetryMax, DefaultRetryMax)
+	def(&c.RecordTTL, DefaultRecordTTL)
+	if c.LogArchiveBytes == 0 {
+		c.LogArchiveBytes = DefaultLogArchiveBytes
+	}
+	if c.Version == "" {
+		c.Version = "dev"
+	}
+	return c
+}
+
+// Validate reports every problem at once (errors.Join). Zero fields other
+// than AgentID, BusURL and DataDir are valid: they take their defaults.
+func (c Config) Validate() error {
+	var errs []error
+	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if err := protocol.ValidateAgentID(c.AgentID); err != nil {
+		add("agent id: %w", err)
+	} else if err := bus.ValidateID("durable", Durable(c.AgentID)); err != nil {
+		add("agent id %q is too long for its durable consumer name: %w", c.AgentID, err)
+	}
+	if c.BusURL == "" {
+		add("bus url: required (nats://host:4222)")
+	} else if err := (bus.Config{URL: c.BusURL}).Validate(); err != nil {
+		add("bus url: %w", err)
+	}
+	if c.PodmanURI != "" {
+		u, err := url.Parse(c.PodmanURI)
+		if err != nil || (u.Scheme != "unix" && u.Scheme != "tcp" && u.Scheme != "ssh") {
+			add("podman uri %q: want unix:///path, tcp://host:port or ssh://...", c.PodmanURI)
+		}
+	}
+	if c.GPUs != "" {
+		if _, err := nvml.ParseSpec(c.GPUs); err != nil {
+			add("gpus: %w", err)
+		}
+	}
+	if c.DataDir == "" {
+		add("data dir: required")
+	}
+	if c.Listen != "" {
+		if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+			add("listen %q: %w", c.Listen, err)
+		}
+	}
+	if c.Advertise != "" {
+		u, err := url.Parse(c.Advertise)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			add("advertise %q: want http://host:port", c.Advertise)
+		}
+		if c.Listen == "" {
+			add("advertise %q: needs listen", c.Advertise)
+		}
+	}
+	if c.CPU < 0 {
+		add("cpu %s: must not be negative", c.CPU)
+	}
+	if c.MemoryBytes < 0 {
+		add("memory %d: must not be negative", c.MemoryBytes)
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{
+		{"heartbeat interval", c.HeartbeatInterval}, {"register interval", c.RegisterInterval},
+		{"stop grace", c.StopGrace}, {"retry min", c.RetryMin}, {"retry max", c.RetryMax},
+		{"record ttl", c.RecordTTL},
+	} {
+		if d.v < 0 {
+			add("%s %s: must not be negative", d.name, d.v)
+		}
+	}
+	if d := c.WithDefaults(); d.RetryMin > d.RetryMax && c.RetryMin >= 0 && c.RetryMax >= 0 {
+		add("retry min %s: must not exceed retry max %s", d.RetryMin, d.RetryMax)
+	}
+	if c.LogArchiveBytes < 0 {
+		add("log archive bytes %d: must not be negative", c.LogArchiveBytes)
+	}
+	for _, rl := range []struct {
+		name string
+		v    runtime.Rlimit
+	}{{"nofile", c.Rlimits.NoFile}, {"nproc", c.Rlimits.NProc}} {
+		if rl.v.Soft > rl.v.Hard {
+			add("rlimit %s: soft limit %d is above the hard limit %d", rl.name, rl.v.Soft, rl.v.Hard)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("agent: invalid config: %w", err)
+	}
+	return nil
+}
+
+// Durable is the name of an agent's durable consumer of its topic.
+func Durable(agentID string) string { return durablePrefix + agentID }
+
+// SanitizeAgentID makes an agent id of a name (a host name): every
+// character an id may not hold becomes '-', and it is cut to the longest
+// id whose durable consumer name (agent-<id>) the bus accepts, 122 bytes.
+// An empty name stays empty (and fails Validate).
+func SanitizeAgentID(name string) string {
+	id := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
+			return r
+		}
+		return '-'
+	}, name)
+	return id[:min(len(id), maxAgentIDLength)]
+}
+
+// maxAgentIDLength is the longest agent id: its durable consumer name,
+// agent-<id>, must fit the bus's limit.
+const maxAgentIDLength = bus.MaxIDLength - len(durablePrefix)
+
+// HostArchitecture is this machine's CPU architecture as images name it.
+func HostArchitecture() string {
+	switch goruntime.GOARCH {
+	case "amd64":
+		return "x86_64"
+	case "arm64":
+		return "aarch64"
+	}
+	return goruntime.GOARCH
+}
+
+// LogValue is the effective configuration for the start-up log line.
+func (c Config) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("agent_id", c.AgentID),
+		slog.String("bus", redactURL(c.BusURL)),
+		slog.Bool("bus_credentials_file", c.BusCredentialsFile != ""),
+		slog.String("podman", c.PodmanURI),
+		slog.String("gpus", c.GPUs),
+		slog.String("architecture", c.Architecture),
+		slog.String("data_dir", c.DataDir),
+		slog.String("listen", c.Listen),
+		slog.String("advertise", c.Advertise),
+		slog.Duration("heartbeat_interval", c.HeartbeatInterval),
+		slog.Duration("register_interval", c.RegisterInterval),
+		slog.Duration("stop_grace", c.StopGrace),
+		slog.String("cpu_override", c.CPU.String()),
+		slog.Int64("memory_override", c.MemoryBytes),
+	)
+}
+
+// redactURL hides the user information (a password or a token) of a
+// comma-separated list of URLs.
+func redactURL(raw string) string {
+	parts := strings.Split(raw, ",")
+	for i, p := range parts {
+		u, err := url.Parse(strings.TrimSpace(p))
+		switch {
+		case err != nil:
+			parts[i] = "(unparsable URL)"
+		case u.User != nil:
+			u.User = url.User("xxxxx")
+			parts[i] = u.String()
+		}
+	}
+	return strings.Join(parts, ",")
+}

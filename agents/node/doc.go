@@ -1,0 +1,92 @@
+// Package node is Cairn's node agent: the process (`cairn agent`, or a
+// goroutine of `cairn dev`) that runs the kernels the manager places on one
+// machine as Podman containers, and reports what becomes of them. It
+// speaks agents/protocol over the bus (infra/bus), runs containers through
+// the runtime port (agents/runtime, Podman), and hands GPUs over as
+// agents/accelerator says.
+//
+//	a, err := node.New(node.Config{AgentID: "gpu-07", BusURL: "nats://manager:4222", DataDir: "/var/lib/cairn-agent"}, logger)
+//	err = a.Run(ctx)                       // until ctx ends
+//	logs, err := a.Logs(ctx, kernelID, runtime.LogOptions{Tail: 100})
+//
+// # What it does
+//
+// At start it discovers its capacity (host CPUs and memory, see
+// HostCapacity; GPUs through NVML or its mocks, Config.GPUs), adopts the
+// containers labelled with its id (below), sends agent.register, and then
+// sends agent.heartbeat every Config.HeartbeatInterval and agent.register
+// again every Config.RegisterInterval. It consumes its topic,
+// cairn.agent.<id>, as the durable consumer agent-<id>:
+//
+//   - kernel.create: the image is pulled if absent, the container created
+//     (idempotent by kernel id: runtime.Runtime.Ensure) with the kernel's
+//     CPU and memory limits, environment (the request's, then
+//     CAIRN_KERNEL_ID, CAIRN_SESSION_ID and CAIRN_KERNEL_ROLE, then its GPU
+//     variables), devices, labels and rlimits, and started; the agent
+//     reports preparing, pulling (if it pulls), creating, running (with
+//     the container id), and exited with the exit code when the process
+//     ends. An image that cannot be had, a spec the runtime refuses, or a
+//     start that fails is reported failed (failed-to-start) with the cause.
+//   - kernel.destroy: the container's logs are kept, the container is
+//     stopped (SIGTERM, then SIGKILL after Config.StopGrace) and removed,
+//     and the kernel reported removed.
+//   - kernel.sync: orphans are removed (below).
+//
+// Handling a command only records it and hands it to the kernel's
+// supervisor, one goroutine per kernel that does everything to its
+// container in order, so a slow pull never holds up other commands and a
+// destroy interrupts a creation in progress. Podman or the bus being
+// unavailable is retried with backoff (Config.RetryMin to RetryMax), never
+// reported as the kernel's failure.
+//
+// # Idempotence and the data directory
+//
+// Commands arrive at least once and a redelivery may come after a later
+// command. The agent keeps a record per kernel in <DataDir>/kernels (one
+// JSON file, written atomically) whose state only moves forward: pending
+// (a kernel.create accepted), started, failed, destroying (a destroy
+// accepted), removed. A record is written before its command is
+// acknowledged, so a restarted agent finishes what it accepted. Hence:
+// a kernel.create for a kernel the agent looks after creates nothing and
+// repeats the kernel's last report; one for a kernel that failed or was
+// removed creates nothing and repeats the final report; a kernel that
+// exited is never started again (runtime Start is a no-op on it). Records and logs of finished kernels are kept for
+// Config.RecordTTL (8 days, longer than the bus keeps commands) in
+// <DataDir>/kernels and <DataDir>/logs.
+//
+// # Restart and adoption
+//
+// Stopping the agent (its context ending, SIGTERM for `cairn agent`)
+// never stops a kernel. At start, the agent lists the containers labelled
+// cairn.agent=<its id> and adopts them: a running container is watched
+// again and reported running again (same container id; the manager treats
+// it as no news), an exited one has its exit reported, one whose kernel
+// has a destroy pending is removed, one created but never started whose
+// kernel.create is pending is started. It never removes a container just
+// because it has no record of it: records can be lost, labels are the
+// truth.
+//
+// # Orphans
+//
+// A container whose kernel no allocation holds any more (its session was
+// failed while the agent was away, say) must go, but the agent cannot tell
+// that alone. The manager answers every agent.register with a kernel.sync
+// listing the kernels allocated on the agent and the revision of the
+// agent's stream that list reflects (AsOfRevision). The agent removes, and
+// reports removed, each kernel it looks after that the list does not name
+// and whose allocation revision (kept on its container as the label
+// LabelAllocationRevision, from KernelCreate.AllocationRevision) is at
+// most AsOfRevision; a kernel allocated after the list was read is kept.
+// A container without that label counts as allocated at revision -1. Until
+// a kernel.sync comes, nothing found at start is removed: leaking a
+// container is preferred to killing a kernel.
+//
+// # Logs
+//
+// Logs returns a kernel's output while its container exists and, once it
+// is removed, the last Config.LogArchiveBytes the agent kept. `cairn dev`
+// calls it in process; for remote agents, Handler serves it over HTTP on
+// Config.Listen as GET /kernels/{kernel id}/logs?tail=N&max_bytes=N, and
+// agent.register carries the base URL (Config.Advertise) the manager
+// fetches it from.
+package node

@@ -1,0 +1,128 @@
+package node
+
+import (
+	"encoding/json"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+
+	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/cairnhq/cairn/agents/runtime"
+	"github.com/cairnhq/cairn/domain"
+)
+
+// Handler is the agent's HTTP endpoint, served on Config.Listen:
+//
+//	GET /kernels/{kernel id}/logs?tail=<lines>&max_bytes=<bytes>
+//	    200 text/plain: the kernel's logs (see Logs)
+//	GET /healthz
+//	    200 application/json {"status":"ok","agent_id":...}
+//	GET /metrics
+//	    the process's Prometheus metrics
+//
+// Errors are RFC 9457 problem details (application/problem+json): 400 for
+// a bad kernel id or option, 404 for a kernel without logs here, 503 when
+// Podman does not answer. The endpoint has no authentication: the manager
+// proxies it (GET /v1/sessions/{id}/logs) and it must only be reachable
+// from the manager's network.
+func (a *Agent) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /kernels/{id}/logs", a.serveLogs)
+	mux.Handle("GET /metrics", promhttp.Handler())
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]string{"status": "ok", "agent_id": a.cfg.AgentID, "version": a.cfg.Version})
+	})
+	return mux
+}
+
+func (a *Agent) serveLogs(w http.ResponseWriter, r *http.Request) {
+	const op = "agent.logs"
+	id, err := uuid.Parse(r.PathValue("id"))
+	if err != nil {
+		writeProblem(w, domain.Invalid(op, "id", "%q is not a kernel id", r.PathValue("id")))
+		return
+	}
+	var opts runtime.LogOptions
+	for _, p := range []struct {
+		name string
+		dst  *int
+	}{{"tail", &opts.Tail}, {"max_bytes", &opts.MaxBytes}} {
+		v := r.URL.Query().Get(p.name)
+		if v == "" {
+			continue
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			writeProblem(w, domain.Invalid(op, p.name, "%q is not a non-negative integer", v))
+			return
+		}
+		*p.dst = n
+	}
+	logs, err := a.Logs(r.Context(), id, opts)
+	if err != nil {
+		writeProblem(w, err)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Content-Length", strconv.Itoa(len(logs)))
+	_, _ = w.Write(logs)
+}
+
+// problem is an RFC 9457 problem details body.
+type problem struct {
+	Type   string `json:"type"`
+	Title  string `json:"title"`
+	Status int    `json:"status"`
+	Detail string `json:"detail,omitempty"`
+	Kind   string `json:"kind"`
+}
+
+// statusOf maps an error kind to its HTTP status.
+func statusOf(k domain.Kind) int {
+	switch k {
+	case domain.KindInvalid:
+		return http.StatusBadRequest
+	case domain.KindNotFound:
+		return http.StatusNotFound
+	case domain.KindConflict:
+		return http.StatusConflict
+	case domain.KindForbidden:
+		return http.StatusForbidden
+	case domain.KindUnauthenticated:
+		return http.StatusUnauthorized
+	case domain.KindQuotaExceeded:
+		return http.StatusTooManyRequests
+	case domain.KindUnavailable:
+		return http.StatusServiceUnavailable
+	case domain.KindTooLarge:
+		return http.StatusRequestEntityTooLarge
+	}
+	return http.StatusInternalServerError
+}
+
+func writeProblem(w http.ResponseWriter, err error) {
+	kind := domain.KindOf(err)
+	status := statusOf(kind)
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(problem{Type: "about:blank", Title: http.StatusText(status), Status: status, Detail: err.Error(), Kind: kind.String()})
+}
+
+// advertiseFor is the base URL of a listener: its address, with this
+// machine's host name when it listens on every interface.
+func advertiseFor(addr net.Addr) string {
+	host, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return "http://" + addr.String()
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		if name, err := os.Hostname(); err == nil && name != "" {
+			host = name
+		}
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cairnhq/cairn/agents/node"
+	"github.com/cairnhq/cairn/agents/runtime/podman"
+	"github.com/cairnhq/cairn/domain"
+)
+
+// agentFlags are the flags of `cairn agent` that are not node.Config
+// fields as they are.
+type agentFlags struct {
+	cpus   string
+	memory string
+}
+
+func newAgentCommand() *cobra.Command {
+	var (
+		cfg   node.Config
+		flags agentFlags
+	)
+	cmd := &cobra.Command{
+		Use:   "agent",
+		Short: "Run a node agent: run the kernels the manager places on this machine in Podman",
+		Long: `agent runs Cairn's node agent. It discovers this machine's capacity (CPUs and
+memory, GPUs through NVML with --gpus nvml, or go-nvml's mock servers with
+--gpus mock:dgxh100), registers with the manager over the bus (--bus, the
+NATS server of "cairn dev" or of the cluster), and runs the kernels placed on
+it as Podman containers (--podman), reporting their progress and exit.
+
+Its topic is cairn.agent.<agent id>, consumed as the durable consumer
+agent-<agent id>; the id must stay the same across restarts. Stopping the
+agent (Ctrl-C, SIGTERM) leaves every container running: at its next start it
+adopts the containers labelled with its id. --data-dir keeps its records of
+accepted commands and the logs of removed kernels.
+
+With --listen it serves the kernels' logs over HTTP for the manager:
+GET /kernels/<kernel id>/logs?tail=N&max_bytes=N (no authentication: keep it
+on the manager's network). --advertise is the URL the manager reaches it at
+(default: from --listen, with this machine's host name).`,
+		Example: `  cairn agent --bus nats://manager:4222 --gpus nvml --listen 0.0.0.0:6001
+  CAIRN_BUS=nats://127.0.0.1:4222 CAIRN_GPUS=mock:dgxh100 cairn agent --data-dir ./data/agent-2 --agent-id node-2`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := flags.apply(&cfg); err != nil {
+				return err
+			}
+			cfg.Version = version
+			a, err := node.New(cfg, slog.Default())
+			if err != nil {
+				return err
+			}
+			return a.Run(cmd.Context())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.AgentID, "agent-id", defaultAgentID(), "agent id: ASCII letters, digits, '-' and '_', stable across restarts")
+	f.StringVar(&cfg.BusURL, "bus", "", "NATS server of the manager's bus, nats://host:4222 (required)")
+	f.StringVar(&cfg.BusCredentialsFile, "bus-credentials", "", "NATS .creds file, if the server requires one")
+	f.StringVar(&cfg.PodmanURI, "podman", podman.DefaultURI, "Podman service URI (unix:///path, tcp://host:port, ssh://...)")
+	f.StringVar(&cfg.GPUs, "gpus", node.DefaultGPUs, "GPU discovery: nvml, nvml:<library path>, none, or mock:<dgxa100|dgxh100|dgxh200|dgxb200>[?mig=...]")
+	f.StringVar(&cfg.DataDir, "data-dir", "./data/agent", "directory for the agent's records and the logs of removed kernels")
+	f.StringVar(&cfg.Listen, "listen", "", "address of the HTTP logs endpoint, host:port (default: none)")
+	f.StringVar(&cfg.Advertise, "advertise", "", "base URL the manager reaches --listen at, http://host:port (default: derived from --listen)")
+	f.StringVar(&cfg.Architecture, "architecture", node.HostArchitecture(), "CPU architecture images must match")
+	f.StringVar(&flags.cpus, "cpus", "", "CPU cores to offer, e.g. 6 or 7.5 (default: discovered)")
+	f.StringVar(&flags.memory, "memory", "", "memory to offer, e.g. 48g (default: discovered)")
+	f.DurationVar(&cfg.HeartbeatInterval, "heartbeat-interval", node.DefaultHeartbeatInterval, "how often to send a heartbeat")
+	f.DurationVar(&cfg.StopGrace, "stop-grace", 10*time.Second, "how long a kernel may take to exit after SIGTERM when it is destroyed")
+	return cmd
+}
+
+// apply parses the flags that need it into cfg.
+func (f agentFlags) apply(cfg *node.Config) error {
+	if f.cpus != "" {
+		q, err := domain.ParseQuantity(f.cpus, domain.SlotCount)
+		if err != nil {
+			return fmt.Errorf("--cpus %q: %w", f.cpus, err)
+		}
+		cfg.CPU = q
+	}
+	if f.memory != "" {
+		q, err := domain.ParseQuantity(f.memory, domain.SlotBytes)
+		if err != nil {
+			return fmt.Errorf("--memory %q: %w", f.memory, err)
+		}
+		cfg.MemoryBytes = q.Whole()
+	}
+	return nil
+}
+
+// defaultAgentID is this machine's host name as an agent id.
+func defaultAgentID() string {
+	name, err := os.Hostname()
+	if err != nil {
+		return ""
+	}
+	return node.SanitizeAgentID(name)
+}

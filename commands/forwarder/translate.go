@@ -1,0 +1,190 @@
+package forwarder
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/google/uuid"
+
+	"github.com/cairnhq/cairn/agents/protocol"
+	"github.com/cairnhq/cairn/commands"
+	"github.com/cairnhq/cairn/domain"
+	"github.com/cairnhq/cairn/eventstore"
+	"github.com/cairnhq/cairn/infra/bus"
+)
+
+const (
+	op                  = "forwarder.translate"
+	agentStreamPrefix   = "agent-"
+	sessionStreamPrefix = "session-"
+)
+
+// outgoing is one message to publish.
+type outgoing struct {
+	topic string
+	msg   *message.Message
+}
+
+// translate returns the messages one event means for the agents (none for
+// most events). A KindUnavailable error means the store could not be read
+// (retry); any other error, that the event will never translate (skip).
+func (f *Forwarder) translate(ctx context.Context, rec eventstore.RecordedEvent) ([]outgoing, error) {
+	switch rec.Type {
+	case domain.TypeAgentAllocated:
+		return f.kernelCreate(ctx, rec)
+	case domain.TypeAgentReleased:
+		return releasedDestroy(rec)
+	case domain.TypeSessionTerminating:
+		e, err := decode[domain.SessionTerminating](rec)
+		if err != nil {
+			return nil, err
+		}
+		return f.sessionDestroy(ctx, rec, e.Reason, e.At)
+	case domain.TypeSessionErrored:
+		e, err := decode[domain.SessionErrored](rec)
+		if err != nil {
+			return nil, err
+		}
+		return f.sessionDestroy(ctx, rec, e.Reason, e.At)
+	}
+	return nil, nil
+}
+
+// kernelCreate joins the allocation with its session's request.
+func (f *Forwarder) kernelCreate(ctx context.Context, rec eventstore.RecordedEvent) ([]outgoing, error) {
+	agentID, err := agentOf(rec)
+	if err != nil {
+		return nil, err
+	}
+	alloc, err := decode[domain.AgentAllocated](rec)
+	if err != nil {
+		return nil, err
+	}
+	first, err := f.readSession(ctx, alloc.SessionID, 1)
+	if err != nil {
+		return nil, err
+	}
+	req, ok := first[0].Event.(domain.SessionRequested)
+	if !ok {
+		return nil, domain.Errorf(op, domain.KindInternal, "session %s does not begin with %s", alloc.SessionID, domain.TypeSessionRequested)
+	}
+	m, err := protocol.NewKernelCreate(agentID, alloc, rec.Revision, req)
+	if err != nil {
+		return nil, err
+	}
+	return encode(agentID, rec.ID, m)
+}
+
+// releasedDestroy tears down what a released allocation ran: a kernel that
+// ended, a placement that was aborted, an agent that was lost.
+func releasedDestroy(rec eventstore.RecordedEvent) ([]outgoing, error) {
+	agentID, err := agentOf(rec)
+	if err != nil {
+		return nil, err
+	}
+	rel, err := decode[domain.AgentReleased](rec)
+	if err != nil {
+		return nil, err
+	}
+	m, err := protocol.NewKernelDestroy(agentID, rel.KernelID, rel.SessionID, rel.Reason, rel.At)
+	if err != nil {
+		return nil, err
+	}
+	return encode(agentID, rec.ID, m)
+}
+
+// sessionDestroy sends a destroy to every placed kernel of the session, as
+// the session stood at this event.
+func (f *Forwarder) sessionDestroy(ctx context.Context, rec eventstore.RecordedEvent, reason string, at time.Time) ([]outgoing, error) {
+	id, err := uuid.Parse(strings.TrimPrefix(rec.Stream, sessionStreamPrefix))
+	if err != nil || !strings.HasPrefix(rec.Stream, sessionStreamPrefix) {
+		return nil, domain.Errorf(op, domain.KindInvalid, "%s event in stream %s", rec.Type, rec.Stream)
+	}
+	events, err := f.readSession(ctx, id, int(rec.Revision)+1)
+	if err != nil {
+		return nil, err
+	}
+	s, err := domain.RehydrateSession(events)
+	if err != nil {
+		return nil, err
+	}
+	var out []outgoing
+	for _, k := range s.Kernels() {
+		if k.AgentID() == "" {
+			continue // never placed: nothing runs
+		}
+		m, err := protocol.NewKernelDestroy(k.AgentID(), k.ID(), id, reason, at)
+		if err != nil {
+			return nil, err
+		}
+		o, err := encode(k.AgentID(), protocol.DerivedID(rec.ID, k.ID().String()), m)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, o...)
+	}
+	return out, nil
+}
+
+// readSession reads and decodes the first n events of a session's stream.
+// A session that does not exist is KindNotFound; a store that fails,
+// KindUnavailable.
+func (f *Forwarder) readSession(ctx context.Context, id uuid.UUID, n int) ([]domain.RecordedEvent, error) {
+	stream := commands.SessionStream(id)
+	recs, err := f.log.ReadStream(ctx, stream, eventstore.ReadStreamOptions{Limit: n})
+	switch {
+	case errors.Is(err, eventstore.ErrStreamNotFound):
+		return nil, domain.Errorf(op, domain.KindNotFound, "session %s does not exist", id)
+	case err != nil:
+		return nil, &domain.Error{Op: op, Kind: domain.KindUnavailable, Message: "read " + stream, Err: err}
+	case len(recs) == 0:
+		return nil, domain.Errorf(op, domain.KindNotFound, "session %s does not exist", id)
+	}
+	out := make([]domain.RecordedEvent, len(recs))
+	for i, r := range recs {
+		ev, err := domain.DecodeEvent(r.Type, r.Version, r.Data)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = domain.RecordedEvent{Revision: r.Revision, Event: ev}
+	}
+	return out, nil
+}
+
+// encode builds the message for an agent's topic.
+func encode(agentID string, id uuid.UUID, m protocol.Message) ([]outgoing, error) {
+	topic, err := bus.AgentTopic(agentID)
+	if err != nil {
+		return nil, err
+	}
+	msg, err := protocol.Encode(id, m)
+	if err != nil {
+		return nil, err
+	}
+	return []outgoing{{topic: topic, msg: msg}}, nil
+}
+
+func agentOf(rec eventstore.RecordedEvent) (string, error) {
+	id, ok := strings.CutPrefix(rec.Stream, agentStreamPrefix)
+	if !ok || id == "" {
+		return "", domain.Errorf(op, domain.KindInvalid, "%s event in stream %s", rec.Type, rec.Stream)
+	}
+	return id, nil
+}
+
+// decode decodes the event's payload as E.
+func decode[E domain.Event](rec eventstore.RecordedEvent) (E, error) {
+	var zero E
+	ev, err := domain.DecodeEvent(rec.Type, rec.Version, rec.Data)
+	if err != nil {
+		return zero, err
+	}
+	e, ok := ev.(E)
+	if !ok {
+		return zero, domain.Errorf(op, domain.KindInternal, "%s decoded as %T", rec.Type, ev)
+	}
+	return e, nil
+}

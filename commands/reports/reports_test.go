@@ -1,0 +1,214 @@
+package reports_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/google/uuid"
+
+	"github.com/cairnhq/cairn/agents/protocol"
+	"github.com/cairnhq/cairn/commands"
+	"github.com/cairnhq/cairn/commands/internal/managertest"
+	"github.com/cairnhq/cairn/commands/reports"
+	"github.com/cairnhq/cairn/domain"
+	"github.com/cairnhq/cairn/infra/bus"
+)
+
+var bg = context.Background()
+
+func register(id string) protocol.AgentRegister {
+	return protocol.AgentRegister{
+		AgentID: id, Architecture: "x86_64",
+		Capacity:  domain.Slots{domain.SlotCPU: domain.Units(8), domain.SlotMem: domain.Units(64 << 30)},
+		StartedAt: managertest.T0, At: managertest.T0,
+	}
+}
+
+func heartbeat(id string) protocol.AgentHeartbeat {
+	return protocol.AgentHeartbeat{AgentID: id, IntervalMillis: 10_000, StartedAt: managertest.T0, At: managertest.T0}
+}
+
+func status(res commands.RequestSessionResult, agent string, phase domain.KernelPhase) protocol.KernelStatus {
+	return protocol.KernelStatus{SessionID: res.SessionID, KernelID: res.KernelIDs[0], AgentID: agent, Phase: phase, ObservedAt: managertest.T0}
+}
+
+// start runs a consumer of b's reports.
+func start(e *managertest.Env, b *bus.Bus, cfg reports.Config) {
+	e.T.Helper()
+	cfg.Clock, cfg.Logger = e.Clock.Now, e.Log
+	c, err := reports.New(cfg, b, e.Store, e.Handlers)
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	managertest.Go(e.T, "reports", c.Run)
+}
+
+// scheduled requests a session and places it on agent.
+func scheduled(e *managertest.Env, agent string) commands.RequestSessionResult {
+	e.T.Helper()
+	res := e.Request(domain.SessionSpec{
+		Name: "job", Owner: domain.Owner{UserID: "u1", AccessKey: "AKIA1"},
+		Domain: "default", Project: "ml", ResourceGroup: "default",
+		Type: domain.SessionBatch, Image: "busybox", Command: "exit 3",
+		Resources: domain.Slots{domain.SlotCPU: domain.Units(1), domain.SlotMem: domain.Units(1 << 30)},
+	})
+	if _, err := e.Handlers.ScheduleSession.Handle(bg, e.MD, commands.ScheduleSession{SessionID: res.SessionID,
+		Kernels: []domain.KernelPlacement{{KernelID: res.KernelIDs[0], AgentID: agent}}}); err != nil {
+		e.T.Fatal(err)
+	}
+	return res
+}
+
+func TestRegisterIsRecordedAndAnsweredWithASync(t *testing.T) {
+	t.Parallel()
+	e := managertest.New(t)
+	b := e.Bus()
+	received := e.Listen(b, "a1")
+	start(e, b, reports.Config{})
+
+	id := e.Report(b, register("a1"))
+	got := e.Next(received)
+	sync, ok := got.Message.(protocol.KernelSync)
+	if !ok || got.ID != protocol.DerivedID(uuid.MustParse(id), protocol.TypeKernelSync).String() ||
+		sync.AgentID != "a1" || len(sync.Kernels) != 0 || sync.AsOfRevision != 0 {
+		t.Fatalf("got %s %+v", got.ID, got.Message)
+	}
+	if a := e.Agent("a1"); !a.Exists() || a.Capacity()[domain.SlotCPU] != domain.Units(8) {
+		t.Fatalf("agent %+v", a)
+	}
+
+	// Registering again lists what is allocated meanwhile.
+	res := scheduled(e, "a1")
+	e.Report(b, register("a1"))
+	got = e.Next(received)
+	if sync := got.Message.(protocol.KernelSync); len(sync.Kernels) != 1 || sync.Kernels[0] != res.KernelIDs[0] ||
+		sync.AsOfRevision != e.Agent("a1").Revision() {
+		t.Fatalf("sync %+v", sync)
+	}
+	if n := e.Count(commands.AgentStream("a1"), domain.TypeAgentRegistered); n != 1 {
+		t.Fatalf("%d registrations recorded, want 1", n)
+	}
+}
+
+func TestKernelReportsDriveTheSession(t *testing.T) {
+	t.Parallel()
+	e := managertest.New(t)
+	b := e.Bus()
+	start(e, b, reports.Config{})
+	e.RegisterAgent(register("a1").Spec())
+	res := scheduled(e, "a1")
+
+	running := status(res, "a1", domain.PhaseRunning)
+	running.ContainerID = "c0ffee"
+	e.Report(b, running)
+	e.AwaitStatus(res.SessionID, domain.StatusRunning)
+
+	exited := status(res, "a1", domain.PhaseExited)
+	exited.ExitCode = 3
+	e.Report(b, exited)
+	e.Report(b, exited) // a repeat is no news
+	s := e.AwaitStatus(res.SessionID, domain.StatusTerminated)
+	if code, ok := s.ExitCode(); !ok || code != 3 || s.StatusReason() != domain.ReasonTaskFailed || s.Result() != domain.ResultFailure {
+		t.Fatalf("exit %d %v, reason %s, result %s", code, ok, s.StatusReason(), s.Result())
+	}
+	e.Await("the allocation is released", func() bool { return e.Agent("a1").Occupied().IsZero() })
+	if n := e.Count(commands.SessionStream(res.SessionID), domain.TypeKernelExited); n != 1 {
+		t.Fatalf("%d kernel.exited events, want 1", n)
+	}
+}
+
+// TestAnEarlyReportWaitsForTheSchedule: an agent answers kernel.create
+// (sent on agent.allocated) before session.scheduled is recorded; the
+// report is retried, not dropped.
+func TestAnEarlyReportWaitsForTheSchedule(t *testing.T) {
+	t.Parallel()
+	e := managertest.New(t)
+	b := e.Bus()
+	e.RegisterAgent(register("a1").Spec())
+	res := e.Request(domain.SessionSpec{
+		Name: "job", Owner: domain.Owner{UserID: "u1", AccessKey: "AKIA1"},
+		Domain: "default", Project: "ml", ResourceGroup: "default", Type: domain.SessionInteractive, Image: "busybox",
+		Resources: domain.Slots{domain.SlotCPU: domain.Units(1), domain.SlotMem: domain.Units(1 << 30)},
+	})
+	start(e, b, reports.Config{})
+	running := status(res, "a1", domain.PhaseRunning)
+	running.ContainerID = "c0ffee"
+	e.Report(b, running)
+	// Reports are handled in order (a retried one comes back behind later
+	// ones): once a later register is recorded, the report was tried.
+	e.Report(b, register("a2"))
+	e.Await("a2 registered", func() bool { return e.Agent("a2").Exists() })
+	if s := e.Session(res.SessionID); s.Status() != domain.StatusPending {
+		t.Fatalf("status %s", s.Status())
+	}
+
+	if _, err := e.Handlers.ScheduleSession.Handle(bg, e.MD, commands.ScheduleSession{SessionID: res.SessionID,
+		Kernels: []domain.KernelPlacement{{KernelID: res.KernelIDs[0], AgentID: "a1"}}}); err != nil {
+		t.Fatal(err)
+	}
+	e.AwaitStatus(res.SessionID, domain.StatusRunning)
+}
+
+func TestASilentAgentIsLost(t *testing.T) {
+	t.Parallel()
+	e := managertest.New(t)
+	b := e.Bus()
+	start(e, b, reports.Config{HeartbeatTimeout: 30 * time.Second, CheckInterval: 10 * time.Millisecond})
+	// a1 runs a session and keeps beating for a while; canary never does.
+	e.Report(b, register("a1"))
+	e.Report(b, register("canary"))
+	e.Await("both registered", func() bool { return e.Agent("a1").Exists() && e.Agent("canary").Exists() })
+	res := scheduled(e, "a1")
+
+	e.Clock.Advance(20 * time.Second)
+	e.Report(b, heartbeat("a1"))
+	e.Report(b, register("marker")) // handled after the heartbeat
+	e.Await("marker registered", func() bool { return e.Agent("marker").Exists() })
+
+	// 35s: the canary, silent since 0s, is lost; a1, heard at 20s, is not.
+	e.Clock.Advance(15 * time.Second)
+	e.Await("canary lost", func() bool { return e.Agent("canary").Status() == domain.AgentStatusLost })
+	if a := e.Agent("a1"); a.Status() != domain.AgentStatusAlive || e.Session(res.SessionID).Status() != domain.StatusScheduled {
+		t.Fatalf("a1 %s, session %s: a heartbeat did not count", a.Status(), e.Session(res.SessionID).Status())
+	}
+
+	// 51s: a1 silent for 31s is lost, its session in ERROR, its
+	// allocation released.
+	e.Clock.Advance(16 * time.Second)
+	s := e.AwaitStatus(res.SessionID, domain.StatusError)
+	if s.StatusReason() != domain.ReasonAgentLost {
+		t.Fatalf("reason %s", s.StatusReason())
+	}
+	e.Await("a1 lost", func() bool { return e.Agent("a1").Status() == domain.AgentStatusLost })
+	if a := e.Agent("a1"); !a.Occupied().IsZero() {
+		t.Fatalf("occupied %v", a.Occupied())
+	}
+	var released []domain.AgentReleased
+	for _, ev := range e.Decoded(commands.AgentStream("a1")) {
+		if r, ok := ev.Event.(domain.AgentReleased); ok {
+			released = append(released, r)
+		}
+	}
+	if len(released) != 1 || released[0].KernelID != res.KernelIDs[0] || released[0].Reason != domain.ReasonAgentLost {
+		t.Fatalf("released %+v", released)
+	}
+
+	// It comes back by registering again.
+	e.Report(b, register("a1"))
+	e.Await("a1 rejoined", func() bool { return e.Agent("a1").Status() == domain.AgentStatusAlive })
+}
+
+func TestUndecodableReportsAreDropped(t *testing.T) {
+	t.Parallel()
+	e := managertest.New(t)
+	b := e.Bus()
+	start(e, b, reports.Config{})
+	if err := b.Publish(bg, bus.ReportsTopic, message.NewMessage(uuid.NewString(), []byte(`{"type":"agent.reboot","version":1}`))); err != nil {
+		t.Fatal(err)
+	}
+	// The consumer moves on to the next report.
+	e.Report(b, register("a1"))
+	e.Await("a1 registered", func() bool { return e.Agent("a1").Exists() })
+}

@@ -1,0 +1,39 @@
+// Package scheduler is the manager's placement process manager: it decides
+// where PENDING sessions run and keeps every session moving through its
+// phases.
+//
+// # Design
+//
+// After HashiCorp Nomad's scheduler: the decision is a pure function,
+// Place, over a read-only view (the pending sessions and the agents'
+// capacity, occupancy and device shares); the Scheduler submits what it
+// decided through the command handlers, whose appends with expected
+// revisions on the agents' streams are the single applier that may refuse
+// an optimistic plan (commands.ScheduleSession). Oversubscription is
+// therefore impossible even when the view is stale: a refused placement
+// waits for the next round.
+//
+// # The loop
+//
+// Run subscribes to the global log from position 0 and folds sessions and
+// agents (allocations included) into its view, so a restarted scheduler
+// rebuilds exactly what it knew. Once caught up it reconciles what a crash
+// may have left half-made (allocations without a scheduled session), then
+// runs rounds: when an event may let a session in (session.requested,
+// agent.registered, agent.rejoined, agent.released) and every
+// Config.Interval. A round runs only after the view has folded the
+// scheduler's own previous writes, so it never decides twice on the same
+// capacity. Each round:
+//
+//  1. cancels sessions PENDING past Config.PendingTimeout (pending-timeout);
+//  2. puts in ERROR sessions stuck between SCHEDULED and CREATING past
+//     Config.StartTimeout (failed-to-start), and force-terminates sessions
+//     TERMINATING past Config.TerminatingTimeout (force-terminated);
+//  3. places every PENDING session it can (ScheduleSession) and records,
+//     for each one it cannot, the reason no-available-instances and every
+//     failed check (UpdatePendingSession) — only when they changed, so a
+//     waiting session costs no event per round.
+//
+// One Scheduler runs per cluster at a time (the leader); two would release
+// each other's half-made placements in their reconcile.
+package scheduler

@@ -1,0 +1,163 @@
+package scheduler
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/cairnhq/cairn/domain"
+	"github.com/cairnhq/cairn/eventstore"
+	"github.com/google/uuid"
+)
+
+const (
+	sessionStreamPrefix = "session-"
+	agentStreamPrefix   = "agent-"
+)
+
+// knownTypes are the event types this build decodes; others (types added
+// by a newer writer to streams the scheduler does not read) are skipped.
+var knownTypes = func() map[string]bool {
+	m := map[string]bool{}
+	for _, t := range domain.EventTypes() {
+		m[t] = true
+	}
+	return m
+}()
+
+// apply folds one event of the global log into the state and reports
+// whether it may let a waiting session be placed: a new session, an agent
+// (re)joining, capacity given back. An event of a known type that does not
+// decode is an error: skipping it could make the scheduler believe
+// capacity is free that is not.
+func (st *state) apply(rec eventstore.RecordedEvent) (wake bool, err error) {
+	st.position = rec.Position
+	sessionStream := strings.HasPrefix(rec.Stream, sessionStreamPrefix)
+	agentStream := strings.HasPrefix(rec.Stream, agentStreamPrefix)
+	if (!sessionStream && !agentStream) || !knownTypes[rec.Type] {
+		return false, nil
+	}
+	ev, err := domain.DecodeEvent(rec.Type, rec.Version, rec.Data)
+	if err != nil {
+		return false, fmt.Errorf("scheduler: %s@%d: %w", rec.Stream, rec.Revision, err)
+	}
+	if agentStream {
+		return st.applyAgent(strings.TrimPrefix(rec.Stream, agentStreamPrefix), ev), nil
+	}
+	id, err := uuid.Parse(strings.TrimPrefix(rec.Stream, sessionStreamPrefix))
+	if err != nil {
+		return false, nil // not a session stream of ours
+	}
+	return st.applySession(id, ev), nil
+}
+
+func (st *state) applyAgent(id string, ev domain.Event) bool {
+	a := st.agents[id]
+	if a == nil {
+		a = &agentView{id: id, allocations: map[uuid.UUID]domain.Allocation{}}
+		st.agents[id] = a
+	}
+	switch e := ev.(type) {
+	case domain.AgentRegistered:
+		a.capacity = e.Capacity.Clone()
+		a.devices = slices.Clone(e.Devices)
+		return true
+	case domain.AgentRejoined:
+		a.lost = false
+		return true
+	case domain.AgentLost:
+		a.lost = true
+	case domain.AgentAllocated:
+		a.allocations[e.KernelID] = domain.Allocation{
+			KernelID: e.KernelID, SessionID: e.SessionID, Slots: e.Slots.Clone(),
+			Devices: slices.Clone(e.Devices), At: e.At,
+		}
+	case domain.AgentReleased:
+		delete(a.allocations, e.KernelID)
+		return true
+	}
+	return false
+}
+
+func (st *state) applySession(id uuid.UUID, ev domain.Event) bool {
+	if e, ok := ev.(domain.SessionRequested); ok {
+		s := &sessionView{
+			id: id, priority: e.Priority, clusterMode: e.ClusterMode, requestedAt: e.At,
+			status: domain.StatusPending, since: e.At,
+		}
+		for _, k := range e.Kernels {
+			s.kernels = append(s.kernels, kernelView{id: k.KernelID, slots: k.Slots.Clone(), status: domain.StatusPending})
+		}
+		st.sessions[id] = s
+		return true
+	}
+	s := st.sessions[id]
+	if s == nil {
+		return false // ended, or a stream that began before ours did
+	}
+	switch e := ev.(type) {
+	case domain.SessionPendingUpdated:
+		s.statusReason, s.pendingDetails = e.Reason, slices.Clone(e.Details)
+		s.attempts = max(s.attempts, e.Tries)
+	case domain.SessionScheduled:
+		for _, p := range e.Kernels {
+			if k := s.kernel(p.KernelID); k != nil {
+				k.agentID, k.status = p.AgentID, domain.StatusScheduled
+			}
+		}
+		s.setStatus(domain.StatusScheduled, e.Reason, e.At)
+	case domain.SessionStatusChanged:
+		s.setStatus(e.Status, e.Reason, e.At)
+	case domain.SessionTerminating:
+		s.setStatus(domain.StatusTerminating, e.Reason, e.At)
+	case domain.SessionTerminated, domain.SessionCancelled, domain.SessionErrored:
+		delete(st.sessions, id)
+	default:
+		s.applyKernel(ev)
+	}
+	return false
+}
+
+func (s *sessionView) setStatus(status domain.SessionStatus, reason string, at time.Time) {
+	s.status, s.statusReason, s.pendingDetails, s.since = status, reason, nil, at
+}
+
+func (s *sessionView) applyKernel(ev domain.Event) {
+	var (
+		id     uuid.UUID
+		status domain.SessionStatus
+	)
+	switch e := ev.(type) {
+	case domain.KernelPreparing:
+		id, status = e.KernelID, domain.StatusPreparing
+	case domain.KernelPulling:
+		id, status = e.KernelID, domain.StatusPulling
+	case domain.KernelPrepared:
+		id, status = e.KernelID, domain.StatusPrepared
+	case domain.KernelCreating:
+		id, status = e.KernelID, domain.StatusCreating
+	case domain.KernelRunning:
+		id, status = e.KernelID, domain.StatusRunning
+	case domain.KernelExited:
+		id, status = e.KernelID, domain.StatusTerminated
+	case domain.KernelTerminated:
+		id, status = e.KernelID, domain.StatusTerminated
+	case domain.KernelErrored:
+		id, status = e.KernelID, domain.StatusError
+	default:
+		return
+	}
+	if k := s.kernel(id); k != nil {
+		k.status = status
+	}
+}
+
+func (s *sessionView) kernel(id uuid.UUID) *kernelView {
+	for i := range s.kernels {
+		if s.kernels[i].id == id {
+			return &s.kernels[i]
+		}
+	}
+	return nil
+}

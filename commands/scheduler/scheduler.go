@@ -1,0 +1,178 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/cairnhq/cairn/commands"
+	"github.com/cairnhq/cairn/eventstore"
+)
+
+// Log is what the scheduler reads from the event store: the global log,
+// from the start, then live. Every eventstore.Store satisfies it.
+type Log interface {
+	Subscribe(ctx context.Context, after uint64) (eventstore.Subscription, error)
+}
+
+var _ Log = eventstore.Store(nil)
+
+// Scheduler is the placement process manager. Build it with New, run it
+// with Run; one Scheduler runs at a time in a cluster (the leader).
+type Scheduler struct {
+	cfg      Config
+	log      Log
+	handlers *commands.Handlers
+	logger   *slog.Logger
+	md       commands.Metadata
+
+	// waitFor is the position of the scheduler's own last write: a round
+	// runs only once the state has folded it, so that it never decides on
+	// a view older than its own decisions.
+	waitFor uint64
+	// started is when Run caught up with the log: phase deadlines count
+	// from then at the earliest, so that a manager coming back after a
+	// while lets the agents' queued reports land before it judges.
+	started time.Time
+}
+
+// New checks cfg and builds a scheduler over the store's log and the
+// command handlers (which must write to the same store).
+func New(cfg Config, log Log, handlers *commands.Handlers) (*Scheduler, error) {
+	var errs []error
+	if err := cfg.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if log == nil {
+		errs = append(errs, errors.New("no event log"))
+	}
+	if handlers == nil {
+		errs = append(errs, errors.New("no command handlers"))
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("scheduler: %w", errors.Join(errs...))
+	}
+	cfg = cfg.WithDefaults()
+	return &Scheduler{
+		cfg:      cfg,
+		log:      log,
+		handlers: handlers,
+		logger:   cfg.Logger.With("component", "scheduler"),
+		md:       commands.Metadata{Actor: cfg.Actor},
+	}, nil
+}
+
+// Run folds the global log from position 0 into its view of sessions and
+// agents, reconciles the allocations a crash may have left half-made, and
+// then runs placement rounds until ctx ends (it returns nil then). A round
+// runs when an event may let a session in (a session requested, an agent
+// registered or rejoined, an allocation released) and at least every
+// Config.Interval, which is also when timeouts are checked and
+// allocations reconciled again. Everything happens on the calling
+// goroutine, so no placement of this scheduler is ever in flight while it
+// reconciles.
+//
+// It returns an error when the log cannot be read or holds an event this
+// build cannot decode.
+func (s *Scheduler) Run(ctx context.Context) error {
+	s.logger.Info("scheduler starting", "config", s.cfg)
+	sub, err := s.log.Subscribe(ctx, 0)
+	if err != nil {
+		return stopped(ctx, fmt.Errorf("scheduler: subscribe: %w", err))
+	}
+	defer sub.Close()
+
+	st := newState()
+	if err := s.catchUp(sub, st); err != nil {
+		return stopped(ctx, err)
+	}
+	s.started = s.cfg.Clock()
+	s.logger.Info("scheduler caught up", "position", st.position, "sessions", len(st.sessions), "agents", len(st.agents))
+
+	ticker := time.NewTicker(s.cfg.Interval)
+	defer ticker.Stop()
+	dirty, reconcileDue := true, true
+	for {
+		if st.position >= s.waitFor && ctx.Err() == nil {
+			if reconcileDue {
+				reconcileDue = false
+				s.reconcile(ctx, st)
+			}
+			// A round decides on a view that has folded the reconcile's writes.
+			if dirty && st.position >= s.waitFor {
+				s.round(ctx, st)
+				dirty = false
+			}
+		}
+		select {
+		case <-ctx.Done():
+			s.logger.Info("scheduler stopped")
+			return nil
+		case <-ticker.C:
+			dirty, reconcileDue = true, true
+		case msg, ok := <-sub.Messages():
+			if !ok {
+				return stopped(ctx, fmt.Errorf("scheduler: subscription ended: %w", sub.Err()))
+			}
+			wake, err := s.drain(sub, st, msg)
+			if err != nil {
+				return err
+			}
+			dirty = dirty || wake
+		}
+	}
+}
+
+// catchUp folds everything up to the subscription's CaughtUp marker.
+func (s *Scheduler) catchUp(sub eventstore.Subscription, st *state) error {
+	for msg := range sub.Messages() {
+		if msg.CaughtUp {
+			return nil
+		}
+		if _, err := st.apply(msg.Event); err != nil {
+			return err
+		}
+	}
+	return fmt.Errorf("scheduler: subscription ended while catching up: %w", sub.Err())
+}
+
+// drain folds msg and whatever else is already buffered (so that a burst
+// of requests makes one round, not one round each).
+func (s *Scheduler) drain(sub eventstore.Subscription, st *state, msg eventstore.Message) (bool, error) {
+	const maxBatch = 4096
+	wake := false
+	for i := 0; ; i++ {
+		if !msg.CaughtUp {
+			w, err := st.apply(msg.Event)
+			if err != nil {
+				return false, err
+			}
+			wake = wake || w
+		}
+		if i >= maxBatch {
+			return wake, nil
+		}
+		var ok bool
+		select {
+		case msg, ok = <-sub.Messages():
+			if !ok {
+				return wake, nil // Run sees the closed channel next
+			}
+		default:
+			return wake, nil
+		}
+	}
+}
+
+// wrote records the position of one of the scheduler's own writes.
+func (s *Scheduler) wrote(pos uint64) { s.waitFor = max(s.waitFor, pos) }
+
+// stopped returns nil when ctx ended (a requested stop), err otherwise.
+func stopped(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
