@@ -12,6 +12,7 @@ import (
 
 	"github.com/cairnhq/cairn/agents/runtime"
 	"github.com/cairnhq/cairn/domain"
+	"github.com/cairnhq/cairn/infra/httpapi"
 )
 
 // Handler is the agent's HTTP endpoint, served on Config.Listen:
@@ -43,7 +44,7 @@ func (a *Agent) serveLogs(w http.ResponseWriter, r *http.Request) {
 	const op = "agent.logs"
 	id, err := uuid.Parse(r.PathValue("id"))
 	if err != nil {
-		writeProblem(w, domain.Invalid(op, "id", "%q is not a kernel id", r.PathValue("id")))
+		httpapi.WriteProblem(w, r, domain.Invalid(op, "id", "%q is not a kernel id", r.PathValue("id")))
 		return
 	}
 	var opts runtime.LogOptions
@@ -57,59 +58,19 @@ func (a *Agent) serveLogs(w http.ResponseWriter, r *http.Request) {
 		}
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
-			writeProblem(w, domain.Invalid(op, p.name, "%q is not a non-negative integer", v))
+			httpapi.WriteProblem(w, r, domain.Invalid(op, p.name, "%q is not a non-negative integer", v))
 			return
 		}
 		*p.dst = n
 	}
 	logs, err := a.Logs(r.Context(), id, opts)
 	if err != nil {
-		writeProblem(w, err)
+		httpapi.WriteProblem(w, r, err)
 		return
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Content-Length", strconv.Itoa(len(logs)))
 	_, _ = w.Write(logs)
-}
-
-// problem is an RFC 9457 problem details body.
-type problem struct {
-	Type   string `json:"type"`
-	Title  string `json:"title"`
-	Status int    `json:"status"`
-	Detail string `json:"detail,omitempty"`
-	Kind   string `json:"kind"`
-}
-
-// statusOf maps an error kind to its HTTP status.
-func statusOf(k domain.Kind) int {
-	switch k {
-	case domain.KindInvalid:
-		return http.StatusBadRequest
-	case domain.KindNotFound:
-		return http.StatusNotFound
-	case domain.KindConflict:
-		return http.StatusConflict
-	case domain.KindForbidden:
-		return http.StatusForbidden
-	case domain.KindUnauthenticated:
-		return http.StatusUnauthorized
-	case domain.KindQuotaExceeded:
-		return http.StatusTooManyRequests
-	case domain.KindUnavailable:
-		return http.StatusServiceUnavailable
-	case domain.KindTooLarge:
-		return http.StatusRequestEntityTooLarge
-	}
-	return http.StatusInternalServerError
-}
-
-func writeProblem(w http.ResponseWriter, err error) {
-	kind := domain.KindOf(err)
-	status := statusOf(kind)
-	w.Header().Set("Content-Type", "application/problem+json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(problem{Type: "about:blank", Title: http.StatusText(status), Status: status, Detail: err.Error(), Kind: kind.String()})
 }
 
 // advertiseFor is the base URL of a listener: its address, with this

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -144,4 +145,16 @@ func ErrorHandler(logger *slog.Logger) fiber.ErrorHandler {
 		c.Set(fiber.HeaderContentType, ProblemContentType)
 		return c.Status(p.Status).JSON(p, ProblemContentType)
 	}
+}
+
+// WriteProblem writes err as a problem+json answer on a net/http
+// ResponseWriter (for the small net/http servers, such as the agent's).
+func WriteProblem(w http.ResponseWriter, r *http.Request, err error) {
+	p := ProblemFor(err)
+	if r != nil {
+		p.Instance = r.URL.RequestURI()
+	}
+	w.Header().Set("Content-Type", ProblemContentType)
+	w.WriteHeader(p.Status)
+	_ = json.NewEncoder(w).Encode(p)
 }
