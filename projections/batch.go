@@ -1,0 +1,165 @@
+package projections
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/cairnhq/cairn/domain"
+	"github.com/cairnhq/cairn/eventstore"
+)
+
+// process applies one batch: it decodes the events the projection
+// handles, then applies them and moves the checkpoint in one transaction,
+// trying again on failure. A batch with nothing to apply only moves the
+// in-memory position, unless CheckpointEvery skipped events are owed a
+// write.
+func (p *Projector) process(ctx context.Context, c *cursor, batch []eventstore.RecordedEvent) error {
+	events, bad, err := p.decode(batch)
+	if err != nil {
+		// Commit what precedes the event that does not decode, so the
+		// read model stops right before it, then stop.
+		if bad > 0 {
+			if perr := p.process(ctx, c, batch[:bad]); perr != nil {
+				return perr
+			}
+		}
+		return err
+	}
+	last := batch[len(batch)-1].Position
+	if len(events) == 0 {
+		c.position = max(c.position, last)
+		c.unwritten += len(batch)
+		p.setPosition(c.position)
+		if c.unwritten < p.opts.CheckpointEvery {
+			return nil
+		}
+	}
+	backoff := p.opts.RetryBackoff
+	for attempt := 1; ; attempt++ {
+		err := p.commit(ctx, c, events, last)
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if errors.Is(err, errResync) {
+			return err
+		}
+		p.metrics.batch(outcomeFailed, 0, 0)
+		if attempt >= p.opts.MaxAttempts {
+			return fmt.Errorf("projections: %s: batch up to position %d failed %d times: %w", p.name, last, attempt, err)
+		}
+		p.log.Warn("projections: batch failed, trying again",
+			slog.Uint64("last_position", last), slog.Int("attempt", attempt), slog.Duration("backoff", backoff), slog.Any("error", err))
+		if err := sleep(ctx, backoff); err != nil {
+			return err
+		}
+		backoff = min(2*backoff, p.opts.MaxRetryBackoff)
+	}
+}
+
+// decode returns the events of batch the projection handles, decoded. On
+// failure it returns the index in batch of the event that did not decode.
+func (p *Projector) decode(batch []eventstore.RecordedEvent) ([]Event, int, error) {
+	var out []Event
+	for i, rec := range batch {
+		if !p.handled[rec.Type] {
+			continue
+		}
+		payload, err := domain.DecodeEvent(rec.Type, rec.Version, rec.Data)
+		if err != nil {
+			return nil, i, &EventError{Projection: p.name, Phase: PhaseDecode, Position: rec.Position, Stream: rec.Stream, Type: rec.Type, Err: err}
+		}
+		out = append(out, Event{RecordedEvent: rec, Payload: payload})
+	}
+	return out, 0, nil
+}
+
+// commit applies events in one transaction and moves the checkpoint to
+// last (or leaves it where another projector already moved it beyond).
+// It first reads and locks the checkpoint row: events at or before the
+// stored position were applied by another projector and are skipped; a
+// stored position behind what this projector committed means the read
+// model was reset, and commit returns errResync without writing.
+func (p *Projector) commit(ctx context.Context, c *cursor, events []Event, last uint64) error {
+	start := time.Now()
+	var applied int
+	var stored uint64
+	var locked time.Time
+	err := p.db.inTx(ctx, func(tx txn) error {
+		locked = time.Now() // after BEGIN (IMMEDIATE on SQLite) got the lock
+		cp, err := lockCheckpoint(ctx, p.db, tx, p.name)
+		if err != nil {
+			return err
+		}
+		if cp.position < c.committed {
+			return errResync
+		}
+		for i := range events {
+			ev := &events[i]
+			if ev.Position <= cp.position {
+				continue
+			}
+			if err := tx.applying(ctx, ev); err != nil {
+				return p.applyError(err, ev)
+			}
+			if err := p.proj.Apply(ctx, tx, *ev); err != nil {
+				return p.applyError(err, ev)
+			}
+			applied++
+		}
+		if err := tx.applying(ctx, nil); err != nil {
+			return p.applyError(err, nil)
+		}
+		if err := tx.flush(ctx); err != nil {
+			return p.applyError(err, nil)
+		}
+		stored = max(cp.position, last)
+		if stored != cp.position {
+			if _, err := tx.Exec(ctx, p.db.cp.setPos, p.name, int64(stored)); err != nil {
+				return fmt.Errorf("write checkpoint: %w", err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	c.held = time.Since(locked)
+	c.committed = stored
+	c.position = max(c.position, stored)
+	c.unwritten = 0
+	p.setPosition(c.position)
+	p.metrics.batch(outcomeCommitted, applied, time.Since(start))
+	return nil
+}
+
+// applyError is err as an *EventError naming the event that caused it:
+// the one whose Apply queued the failing statement, else ev. Failures
+// outside any event (nil) are returned as they are.
+func (p *Projector) applyError(err error, ev *Event) error {
+	var q *queuedError
+	if errors.As(err, &q) && q.event != nil {
+		ev, err = q.event, q.err
+	}
+	if ev == nil {
+		return err
+	}
+	return &EventError{Projection: p.name, Phase: PhaseApply, Position: ev.Position, Stream: ev.Stream, Type: ev.Type, Err: err}
+}
+
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

@@ -1,0 +1,141 @@
+package projections
+
+import (
+	"context"
+	"strings"
+)
+
+// Querier runs read statements. A DB and a Tx are both Queriers, so query
+// functions work inside and outside a batch.
+type Querier interface {
+	// Dialect is the database's dialect.
+	Dialect() Dialect
+	// SQL rewrites query for this database: see DB.SQL.
+	SQL(query string) string
+	// Query runs a statement that returns rows. Close the rows.
+	Query(ctx context.Context, query string, args ...any) (Rows, error)
+	// QueryRow runs a statement that returns at most one row. Scan reports
+	// a missing row with an error matching sql.ErrNoRows (pgx's ErrNoRows
+	// does too).
+	QueryRow(ctx context.Context, query string, args ...any) Row
+}
+
+// Tx is the transaction of one batch, as Apply sees it. Statements use $N
+// placeholders and "{schema}." table prefixes already rewritten by SQL.
+type Tx interface {
+	Querier
+	// Exec runs a statement and returns the number of rows it changed.
+	Exec(ctx context.Context, query string, args ...any) (int64, error)
+	// Queue adds a write whose result the caller does not need. Queued
+	// statements run in order, before the transaction's next Exec, Query
+	// or QueryRow and before the commit, so reads see them. On PostgreSQL
+	// they go to the server together (a pipeline: one round trip for many
+	// events); on SQLite Queue runs the statement at once. A queued
+	// statement that fails fails the batch, and the error names the event
+	// whose Apply queued it.
+	Queue(query string, args ...any)
+}
+
+// Rows is a result set: both drivers' rows behind one interface.
+type Rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	// Err is the error that ended the iteration, if any.
+	Err() error
+	Close() error
+}
+
+// Row is a single-row result.
+type Row interface {
+	Scan(dest ...any) error
+}
+
+// errRow is a Row whose Scan fails with err.
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }
+
+// txn is a Tx the runtime drives.
+type txn interface {
+	Tx
+	// applying tells which event (and context) the next queued statements
+	// belong to (nil outside Apply), and returns the error of a statement
+	// queued earlier that already failed, if any.
+	applying(ctx context.Context, ev *Event) error
+	// flush runs the queued statements.
+	flush(ctx context.Context) error
+	// commit flushes, then commits.
+	commit(ctx context.Context) error
+	// rollback ends the transaction if it is still open; it is safe to call
+	// after commit.
+	rollback() error
+}
+
+// queuedError is the failure of a queued statement: the event whose Apply
+// queued it, if any, and the cause.
+type queuedError struct {
+	event *Event
+	err   error
+}
+
+func (e *queuedError) Error() string { return "queued statement: " + e.err.Error() }
+func (e *queuedError) Unwrap() error { return e.err }
+
+// backend is what a DB delegates to: one per dialect.
+type backend interface {
+	begin(ctx context.Context) (txn, error)
+	query(ctx context.Context, query string, args ...any) (Rows, error)
+	queryRow(ctx context.Context, query string, args ...any) Row
+	close() error
+}
+
+// DB is the database the read models live in, for one dialect: the
+// projectors write to it and the query functions read from it. Build it
+// with OpenSQLite, NewSQLite or NewPostgres. It is safe for concurrent use.
+type DB struct {
+	dialect Dialect
+	// prefix replaces "{schema}." in statements: "" on SQLite, the quoted
+	// schema and a dot on PostgreSQL.
+	prefix string
+	b      backend
+	// cp are the checkpoint statements for this database.
+	cp checkpointSQL
+}
+
+func newDB(dialect Dialect, prefix string, b backend) *DB {
+	db := &DB{dialect: dialect, prefix: prefix, b: b}
+	db.cp = newCheckpointSQL(db)
+	return db
+}
+
+// Dialect is the database's dialect.
+func (db *DB) Dialect() Dialect { return db.dialect }
+
+// SQL returns query with every "{schema}." placeholder replaced by the
+// qualifier of the read models' tables: removed on SQLite, the quoted
+// schema (the event store's) on PostgreSQL. Read models rewrite their
+// statements once, when they are built.
+func (db *DB) SQL(query string) string { return rewrite(db.prefix, query) }
+
+// rewrite replaces every "{schema}." in query by prefix.
+func rewrite(prefix, query string) string {
+	return strings.ReplaceAll(query, "{schema}.", prefix)
+}
+
+// Query runs a read statement outside any batch.
+func (db *DB) Query(ctx context.Context, query string, args ...any) (Rows, error) {
+	return db.b.query(ctx, query, args...)
+}
+
+// QueryRow runs a single-row read statement outside any batch.
+func (db *DB) QueryRow(ctx context.Context, query string, args ...any) Row {
+	return db.b.queryRow(ctx, query, args...)
+}
+
+// Close releases what the constructor opened (the SQLite write connection
+// of OpenSQLite); handles passed in by the caller stay open.
+func (db *DB) Close() error { return db.b.close() }
+
+func (db *DB) begin(ctx context.Context) (txn, error) { return db.b.begin(ctx) }
+
+var _ Querier = (*DB)(nil)

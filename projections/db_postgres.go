@@ -1,0 +1,161 @@
+package projections
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// schemaName is what NewPostgres accepts, as the event store does.
+var schemaName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
+
+// rollbackTimeout bounds the ROLLBACK of a batch whose context has ended.
+const rollbackTimeout = 5 * time.Second
+
+// NewPostgres builds a DB on a PostgreSQL pool, with the read models'
+// tables in schema: normally the event store's (postgres.Store.Pool() and
+// Schema()), so read models live beside the events. The pool stays the
+// caller's. Its sessions must run READ COMMITTED (the event store's pool
+// forces it).
+func NewPostgres(pool *pgxpool.Pool, schema string) (*DB, error) {
+	if pool == nil {
+		return nil, errors.New("projections: no PostgreSQL pool")
+	}
+	if !schemaName.MatchString(schema) {
+		return nil, fmt.Errorf("projections: schema %q: want letters, digits and '_', at most 63 bytes, not starting with a digit", schema)
+	}
+	prefix := pgx.Identifier{schema}.Sanitize() + "."
+	return newDB(Postgres, prefix, &pgBackend{pool: pool, prefix: prefix}), nil
+}
+
+type pgBackend struct {
+	pool   *pgxpool.Pool
+	prefix string
+}
+
+func (b *pgBackend) begin(ctx context.Context) (txn, error) {
+	tx, err := b.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
+	if err != nil {
+		return nil, err
+	}
+	return &pgTx{tx: tx, prefix: b.prefix}, nil
+}
+
+func (b *pgBackend) query(ctx context.Context, query string, args ...any) (Rows, error) {
+	rows, err := b.pool.Query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgRows{rows}, nil
+}
+
+func (b *pgBackend) queryRow(ctx context.Context, query string, args ...any) Row {
+	return b.pool.QueryRow(ctx, query, args...)
+}
+
+func (b *pgBackend) close() error { return nil }
+
+// pgTx is a pgx transaction with a pipeline of queued statements.
+type pgTx struct {
+	tx     pgx.Tx
+	prefix string
+	event  *Event
+	batch  pgx.Batch
+	// owners[i] is the event whose Apply queued the i-th statement.
+	owners []*Event
+}
+
+func (t *pgTx) Dialect() Dialect        { return Postgres }
+func (t *pgTx) SQL(query string) string { return rewrite(t.prefix, query) }
+
+func (t *pgTx) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	if err := t.flush(ctx); err != nil {
+		return 0, err
+	}
+	tag, err := t.tx.Exec(ctx, query, args...)
+	if err != nil {
+		return 0, err
+	}
+	return tag.RowsAffected(), nil
+}
+
+func (t *pgTx) Queue(query string, args ...any) {
+	t.batch.Queue(query, args...)
+	t.owners = append(t.owners, t.event)
+}
+
+func (t *pgTx) Query(ctx context.Context, query string, args ...any) (Rows, error) {
+	if err := t.flush(ctx); err != nil {
+		return nil, err
+	}
+	rows, err := t.tx.Query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgRows{rows}, nil
+}
+
+func (t *pgTx) QueryRow(ctx context.Context, query string, args ...any) Row {
+	if err := t.flush(ctx); err != nil {
+		return errRow{err}
+	}
+	return t.tx.QueryRow(ctx, query, args...)
+}
+
+func (t *pgTx) applying(_ context.Context, ev *Event) error {
+	t.event = ev
+	return nil
+}
+
+// flush sends the queued statements in one pipeline and reads their
+// results in order; the first failure names the event that queued it.
+func (t *pgTx) flush(ctx context.Context) (err error) {
+	n := t.batch.Len()
+	if n == 0 {
+		return nil
+	}
+	batch, owners := t.batch, t.owners
+	t.batch, t.owners = pgx.Batch{}, nil
+	results := t.tx.SendBatch(ctx, &batch)
+	defer func() {
+		if cerr := results.Close(); err == nil && cerr != nil {
+			err = cerr
+		}
+	}()
+	for i := range n {
+		if _, err := results.Exec(); err != nil {
+			return &queuedError{event: owners[i], err: err}
+		}
+	}
+	return nil
+}
+
+func (t *pgTx) commit(ctx context.Context) error {
+	if err := t.flush(ctx); err != nil {
+		return err
+	}
+	return t.tx.Commit(ctx)
+}
+
+// rollback runs even when the batch's context has ended, so the connection
+// goes back to the pool clean.
+func (t *pgTx) rollback() error {
+	ctx, cancel := context.WithTimeout(context.Background(), rollbackTimeout)
+	defer cancel()
+	if err := t.tx.Rollback(ctx); err != nil && !errors.Is(err, pgx.ErrTxClosed) {
+		return err
+	}
+	return nil
+}
+
+type pgRows struct{ pgx.Rows }
+
+func (r pgRows) Close() error {
+	r.Rows.Close()
+	return r.Rows.Err()
+}

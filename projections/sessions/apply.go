@@ -1,0 +1,222 @@
+package sessions
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/cairnhq/cairn/domain"
+	"github.com/cairnhq/cairn/projections"
+)
+
+// Apply implements projections.Projection. It mirrors the fold of
+// domain.Session (session_rehydrate.go): the same facts, as rows.
+func (m *ReadModel) Apply(ctx context.Context, tx projections.Tx, ev projections.Event) error {
+	if e, ok := ev.Payload.(domain.SessionRequested); ok {
+		return m.applyRequested(ctx, tx, ev, e)
+	}
+	sid, err := sessionIDFromStream(ev.Stream)
+	if err != nil {
+		return err
+	}
+	pos := int64(ev.Position)
+	d := tx.Dialect()
+	switch e := ev.Payload.(type) {
+	case domain.SessionPendingUpdated:
+		details, err := jsonText(nonNil(e.Details))
+		if err != nil {
+			return err
+		}
+		return exec(ctx, tx, m.sql.pendingUpdated, sid, e.Reason, details, e.Tries, pos)
+	case domain.SessionScheduled:
+		return m.applyScheduled(ctx, tx, sid, pos, e)
+	case domain.SessionStatusChanged:
+		var started any
+		if e.Status == domain.StatusRunning {
+			started = d.Time(e.At)
+		}
+		return exec(ctx, tx, m.sql.setStatus, sid, string(e.Status), e.Reason, started, pos)
+	case domain.SessionTerminating:
+		return exec(ctx, tx, m.sql.setStatus, sid, string(domain.StatusTerminating), e.Reason, nil, pos)
+	case domain.SessionTerminated:
+		var code any
+		if e.ExitCode != nil {
+			code = int64(*e.ExitCode)
+		}
+		return exec(ctx, tx, m.sql.terminated, sid, string(domain.StatusTerminated), e.Reason, string(e.Result), code, d.Time(e.At), pos)
+	case domain.SessionCancelled:
+		return m.applyEnded(ctx, tx, sid, pos, domain.StatusCancelled, e.Reason, "", d.Time(e.At))
+	case domain.SessionErrored:
+		return m.applyEnded(ctx, tx, sid, pos, domain.StatusError, e.Reason, e.Message, d.Time(e.At))
+	default:
+		return m.applyKernel(ctx, tx, sid, pos, ev.Payload)
+	}
+}
+
+// applyRequested creates the session's row and its kernels' rows.
+func (m *ReadModel) applyRequested(ctx context.Context, tx projections.Tx, ev projections.Event, e domain.SessionRequested) error {
+	pos := int64(ev.Position)
+	total := domain.Slots{}
+	for _, k := range e.Kernels {
+		total = total.Add(k.Slots)
+	}
+	requested, err := jsonText(total)
+	if err != nil {
+		return err
+	}
+	sid := e.SessionID.String()
+	if err := exec(ctx, tx, m.sql.insertSession,
+		sid, e.Name, e.Owner.UserID, e.Owner.AccessKey, e.Domain, e.Project, e.ResourceGroup,
+		string(e.Type), e.Image, e.Command, e.Priority, string(e.ClusterMode), len(e.Kernels),
+		string(domain.StatusPending), "[]", "[]", requested, tx.Dialect().Time(e.At), pos,
+	); err != nil {
+		return err
+	}
+	for i, k := range e.Kernels {
+		slots, err := jsonText(k.Slots)
+		if err != nil {
+			return err
+		}
+		if err := exec(ctx, tx, m.sql.insertKernel,
+			k.KernelID.String(), sid, i, string(k.Role), string(domain.StatusPending), slots, "[]", pos,
+		); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// applyScheduled records every kernel's agent and devices, and the
+// session's agents and device assignment.
+func (m *ReadModel) applyScheduled(ctx context.Context, tx projections.Tx, sid string, pos int64, e domain.SessionScheduled) error {
+	agents := map[string]bool{}
+	assignments := []DeviceAssignment{}
+	for _, p := range e.Kernels {
+		agents[p.AgentID] = true
+		shares := sortedShares(p.Devices)
+		for _, s := range shares {
+			assignments = append(assignments, DeviceAssignment{KernelID: p.KernelID, AgentID: p.AgentID, DeviceID: s.DeviceID, Amount: s.Amount.String()})
+		}
+		devices, err := jsonText(shares)
+		if err != nil {
+			return err
+		}
+		if err := exec(ctx, tx, m.sql.placeKernel,
+			p.KernelID.String(), p.AgentID, devices, string(domain.StatusScheduled), e.Reason, pos,
+		); err != nil {
+			return err
+		}
+	}
+	ids := make([]string, 0, len(agents))
+	for id := range agents {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	agentIDs, err := jsonText(ids)
+	if err != nil {
+		return err
+	}
+	devices, err := jsonText(assignments)
+	if err != nil {
+		return err
+	}
+	return exec(ctx, tx, m.sql.scheduled, sid, string(domain.StatusScheduled), e.Reason, "[]", agentIDs, devices,
+		tx.Dialect().Time(e.At), pos)
+}
+
+// applyEnded ends a session that was cancelled or failed, and every kernel
+// of it that had not ended.
+func (m *ReadModel) applyEnded(ctx context.Context, tx projections.Tx, sid string, pos int64, status domain.SessionStatus, reason, message string, at any) error {
+	if err := exec(ctx, tx, m.sql.endKernels, sid, string(status), reason, pos,
+		string(domain.StatusTerminated), string(domain.StatusCancelled), string(domain.StatusError)); err != nil {
+		return err
+	}
+	return exec(ctx, tx, m.sql.ended, sid, string(status), reason, message, at, pos)
+}
+
+// applyKernel records a kernel's progress or end.
+func (m *ReadModel) applyKernel(ctx context.Context, tx projections.Tx, sid string, pos int64, ev domain.Event) error {
+	var (
+		id                       uuid.UUID
+		status                   domain.SessionStatus
+		reason                   string
+		container, code, message any
+	)
+	switch e := ev.(type) {
+	case domain.KernelPreparing:
+		id, status, reason = e.KernelID, domain.StatusPreparing, domain.ReasonKernelPreparing
+	case domain.KernelPulling:
+		id, status, reason = e.KernelID, domain.StatusPulling, domain.ReasonKernelPulling
+	case domain.KernelPrepared:
+		id, status, reason = e.KernelID, domain.StatusPrepared, domain.ReasonKernelPrepared
+	case domain.KernelCreating:
+		id, status, reason = e.KernelID, domain.StatusCreating, domain.ReasonKernelCreating
+	case domain.KernelRunning:
+		id, status, reason = e.KernelID, domain.StatusRunning, domain.ReasonKernelStarted
+		container = e.ContainerID
+	case domain.KernelExited:
+		id, status, reason = e.KernelID, domain.StatusTerminated, e.Reason
+		code = int64(e.ExitCode)
+	case domain.KernelTerminated:
+		id, status, reason = e.KernelID, domain.StatusTerminated, e.Reason
+	case domain.KernelErrored:
+		id, status, reason = e.KernelID, domain.StatusError, e.Reason
+		message = e.Message
+	default:
+		return fmt.Errorf("sessions: unexpected event %s", ev.EventType())
+	}
+	if err := exec(ctx, tx, m.sql.kernelStatus, id.String(), string(status), reason, container, code, message, pos); err != nil {
+		return err
+	}
+	return exec(ctx, tx, m.sql.touchSession, sid, pos)
+}
+
+// sessionIDFromStream returns the session id of a session stream
+// ("session-<uuid>", commands.SessionStream).
+func sessionIDFromStream(stream string) (string, error) {
+	rest, ok := strings.CutPrefix(stream, "session-")
+	if !ok {
+		return "", fmt.Errorf("sessions: stream %q is not a session stream", stream)
+	}
+	id, err := uuid.Parse(rest)
+	if err != nil {
+		return "", fmt.Errorf("sessions: stream %q: %w", stream, err)
+	}
+	return id.String(), nil
+}
+
+// exec queues a write (see projections.Tx.Queue): its failure fails the
+// batch, naming this event.
+func exec(_ context.Context, tx projections.Tx, query string, args ...any) error {
+	tx.Queue(query, args...)
+	return nil
+}
+
+// jsonText encodes v for a JSON column (TEXT on SQLite, jsonb on
+// PostgreSQL: both take the text).
+func jsonText(v any) (string, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "", fmt.Errorf("sessions: encode %T: %w", v, err)
+	}
+	return string(b), nil
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// sortedShares returns shares sorted by device id (never nil), the order
+// the domain keeps them in.
+func sortedShares(shares []domain.DeviceShare) []domain.DeviceShare {
+	out := append([]domain.DeviceShare{}, shares...)
+	sort.Slice(out, func(i, j int) bool { return out[i].DeviceID < out[j].DeviceID })
+	return out
+}

@@ -1,0 +1,68 @@
+package sessions_test
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/cairnhq/cairn/commands"
+	"github.com/cairnhq/cairn/projections"
+	"github.com/cairnhq/cairn/projections/projectiontest"
+	"github.com/cairnhq/cairn/projections/sessions"
+)
+
+// BenchmarkRebuild replays a log of requested and cancelled sessions into
+// the sessions read model: go test -run '^$' -bench Rebuild ./projections/sessions/
+// (the PostgreSQL case under scripts/with-postgres.sh).
+func BenchmarkRebuild(b *testing.B) {
+	for _, open := range []struct {
+		name string
+		open func(testing.TB) *projectiontest.Backend
+	}{{"sqlite", projectiontest.SQLite}, {"postgres", projectiontest.Postgres}} {
+		b.Run(open.name, func(b *testing.B) {
+			be := open.open(b)
+			const sessionsN = 3000
+			events := fill(b, be, sessionsN)
+			p, err := projections.NewProjector(be.DB, be.Store, sessions.New(be.DB), projections.Options{Logger: projectiontest.Discard})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for range b.N {
+				if err := p.Rebuild(ctx, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(events)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+		})
+	}
+}
+
+// fill requests n sessions from 16 writers and cancels every other one; it
+// returns the number of events written.
+func fill(b *testing.B, be *projectiontest.Backend, n int) int {
+	h := projectiontest.Handlers(b, be)
+	var wg sync.WaitGroup
+	const writers = 16
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range n / writers {
+				res, err := h.RequestSession.Handle(ctx, projectiontest.MD, commands.RequestSession{Spec: projectiontest.SessionSpec(fmt.Sprintf("u%d", w), "", 1)})
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				if i%2 == 0 {
+					if _, err := h.CancelPendingSession.Handle(ctx, projectiontest.MD, commands.CancelPendingSession{SessionID: res.SessionID}); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return n/writers*writers + (n/writers+1)/2*writers
+}
