@@ -8,10 +8,10 @@ import (
 // (normally Store.Path) with the same settings as the store's write
 // connection: the synchronous mode and busy timeout of opts, and BEGIN
 // IMMEDIATE transactions, so concurrent writers wait for the write lock
-// instead of failing with SQLITE_BUSY. It exists for measuring a raw
-// baseline on the same database as a Store (cmd bench); Cairn itself never
-// writes outside the store. The pool holds at most conns connections; the
-// caller closes the handle.
+// instead of failing with SQLITE_BUSY. The projections write their read
+// models through it (same file, same WAL), and benchmarks use it for raw
+// baselines. The pool holds at most conns connections; the caller closes
+// the handle.
 func OpenRaw(path string, opts Options, conns int) (*sql.DB, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
