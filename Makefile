@@ -31,8 +31,12 @@ bench: build ## run the benchmarks against raw baselines, print the table, write
 	scripts/with-postgres.sh $(BIN) bench store --out docs/benchmarks.md
 
 .PHONY: fuzz
-fuzz: ## run each fuzz test for FUZZTIME (default 30s)
-	$(GO) test -run='^$$' -fuzz=FuzzUnmarshalEnvelope -fuzztime=$${FUZZTIME:-30s} ./eventstore/
+FUZZ_TARGETS := eventstore:FuzzUnmarshalEnvelope eventstore/sqlite:FuzzParseDSN agents/protocol:FuzzDecodePayload agents/accelerator:FuzzParseCDISpec infra/bus:FuzzAgentTopic
+fuzz: ## run every fuzz test for FUZZTIME each (default 30s)
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	  pkg=$${t%%:*}; fn=$${t##*:}; echo "fuzz $$fn in ./$$pkg"; \
+	  $(GO) test -run='^$$' -fuzz="^$$fn$$" -fuzztime=$${FUZZTIME:-30s} ./$$pkg/; \
+	done
 
 .PHONY: lint
 lint: ## go vet and a gofmt check
