@@ -31,7 +31,7 @@ bench: build ## run the benchmarks against raw baselines, print the table, write
 	scripts/with-postgres.sh $(BIN) bench store --out docs/benchmarks.md
 
 .PHONY: fuzz
-FUZZ_TARGETS := eventstore:FuzzUnmarshalEnvelope eventstore/sqlite:FuzzParseDSN agents/protocol:FuzzDecodePayload agents/accelerator:FuzzParseCDISpec infra/bus:FuzzAgentTopic
+FUZZ_TARGETS := eventstore:FuzzUnmarshalEnvelope eventstore/sqlite:FuzzParseDSN agents/protocol:FuzzDecodePayload agents/accelerator:FuzzParseCDISpec infra/bus:FuzzAgentTopic readapi:FuzzParseCreateSession
 fuzz: ## run every fuzz test for FUZZTIME each (default 30s)
 	@set -e; for t in $(FUZZ_TARGETS); do \
 	  pkg=$${t%%:*}; fn=$${t##*:}; echo "fuzz $$fn in ./$$pkg"; \

@@ -107,7 +107,11 @@ func checkKeys(raw []byte, t reflect.Type, path string) error {
 		for _, k := range keys {
 			ft, ok := fields[k]
 			if !ok {
-				return domain.Invalid("", join(path, k), "unknown field")
+				field := join(path, k)
+				if k == "" {
+					field = join(path, "(empty key)")
+				}
+				return domain.Invalid("", field, "unknown field")
 			}
 			if err := checkKeys(obj[k], ft, join(path, k)); err != nil {
 				return err

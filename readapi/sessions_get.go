@@ -1,0 +1,44 @@
+package readapi
+
+import (
+	"errors"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+
+	"github.com/cairnhq/cairn/domain"
+	"github.com/cairnhq/cairn/projections/sessions"
+)
+
+const opGetSession = "session.get"
+
+// getSession handles GET /v1/sessions/{id}: the session as the read model
+// shows it, after the optional wait_for_position.
+func (a *api) getSession(c *fiber.Ctx) error {
+	who, err := callerOf(c)
+	if err != nil {
+		return err
+	}
+	id, err := sessionID(c, opGetSession)
+	if err != nil {
+		return err
+	}
+	if err := a.waitForPosition(c, opGetSession); err != nil {
+		return err
+	}
+	s, err := a.visibleSession(c, who, opGetSession, id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(viewSession(s))
+}
+
+// visibleSession reads a session from the read model; one the caller may
+// not see is not found.
+func (a *api) visibleSession(c *fiber.Ctx, who caller, op string, id uuid.UUID) (sessions.Session, error) {
+	s, err := a.Sessions.GetSession(c.UserContext(), id)
+	if errors.Is(err, domain.ErrNotFound) || (err == nil && !who.sees(s)) {
+		return sessions.Session{}, notFound(op, id)
+	}
+	return s, err
+}
