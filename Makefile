@@ -7,6 +7,8 @@ DATA_DIR ?= ./data
 BUILD_TAGS := remote,exclude_graphdriver_btrfs,btrfs_noversion,exclude_graphdriver_devicemapper,containers_image_openpgp
 export GOFLAGS := -buildvcs=false -tags=$(BUILD_TAGS)
 LISTEN ?= 127.0.0.1:8080
+# More `cairn dev` flags for `make run`, e.g. DEV_FLAGS="--nats-listen 0.0.0.0:4222".
+DEV_FLAGS ?=
 
 .DEFAULT_GOAL := help
 
@@ -19,16 +21,22 @@ build: ## build bin/cairn
 	$(GO) build -o $(BIN) ./cmd/cairn
 
 .PHONY: run
-run: build ## start Cairn for development (cairn dev: embedded store in $(DATA_DIR), API on $(LISTEN))
-	$(BIN) dev --listen $(LISTEN) --data-dir $(DATA_DIR)
+run: build ## start Cairn for development (cairn dev: API on $(LISTEN), NATS, local Podman agent, SQLite in $(DATA_DIR))
+	@if [[ $$(id -u) -eq 0 ]]; then scripts/install-podman.sh; \
+	  elif ! scripts/install-podman.sh; then \
+	    echo "make run: WARNING: Podman is not ready (run scripts/install-podman.sh as root); the local agent cannot start, use DEV_FLAGS=--no-agent" >&2; \
+	  fi
+	$(BIN) dev --listen $(LISTEN) --data-dir $(DATA_DIR) $(DEV_FLAGS)
 
 .PHONY: test
 test: lint ## run every test with -race, starting a throwaway PostgreSQL (CI=true: missing services fail)
 	scripts/test.sh
 
 .PHONY: bench
-bench: build ## run the benchmarks against raw baselines, print the table, write docs/benchmarks.md
+bench: build ## run the benchmarks against raw baselines (store, session start vs podman run), write docs/benchmarks.md
 	scripts/with-postgres.sh $(BIN) bench store --out docs/benchmarks.md
+	@if [[ $$(id -u) -eq 0 ]]; then scripts/install-podman.sh; fi
+	$(BIN) bench sessions --append docs/benchmarks.md
 
 .PHONY: fuzz
 FUZZ_TARGETS := eventstore:FuzzUnmarshalEnvelope eventstore/sqlite:FuzzParseDSN agents/protocol:FuzzDecodePayload agents/accelerator:FuzzParseCDISpec infra/bus:FuzzAgentTopic readapi:FuzzParseCreateSession

@@ -1,104 +1,58 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
-	"path/filepath"
-	"time"
 
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 
-	"github.com/cairnhq/cairn/eventstore/dsn"
-	"github.com/cairnhq/cairn/infra/config"
+	"github.com/cairnhq/cairn/infra/devserver"
+	"github.com/cairnhq/cairn/infra/images"
 )
 
-type devConfig struct {
-	Listen  string
-	DataDir string
-	Store   string
-}
-
-func (c devConfig) storeDSN() string {
-	if c.Store != "" {
-		return c.Store
-	}
-	return "sqlite://" + filepath.Join(c.DataDir, "cairn.db")
-}
-
-// Validate reports every problem at once.
-func (c devConfig) Validate() error {
-	var errs []error
-	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
-		errs = append(errs, fmt.Errorf("--listen %q: %w", c.Listen, err))
-	}
-	if c.DataDir == "" {
-		errs = append(errs, errors.New("--data-dir must not be empty"))
-	}
-	return errors.Join(errs...)
-}
-
 func newDevCommand() *cobra.Command {
-	var cfg devConfig
+	var cfg devserver.Config
 	cmd := &cobra.Command{
 		Use:   "dev",
-		Short: "Run Cairn for development in one process, on the embedded SQLite store",
-		Long: `dev runs Cairn in one process with its embedded defaults: the event store
-is SQLite in --data-dir (or --store names another one). It serves
-/healthz and Prometheus /metrics on --listen and stops cleanly on Ctrl-C.`,
+		Short: "Run all of Cairn in one process: API, scheduler, embedded NATS, a local Podman agent, SQLite",
+		Long: `dev runs Cairn in one process with its embedded defaults: the HTTP API
+(--listen), the command handlers, the read models' projectors, the
+scheduler, the forwarder and the reports consumer; an embedded NATS
+JetStream server carrying the message bus (--nats-listen); one local agent
+running sessions as Podman containers (--podman; --no-agent for none); and
+the event store, SQLite in --data-dir (or --store names another one).
+
+The first start creates the superadmin's credentials in
+<data-dir>/credentials.json (mode 0600) and prints the API URL and the
+bearer token. Another machine's agent joins with
+"cairn agent --bus nats://<this host>:<port>" once --nats-listen accepts
+connections from it (e.g. 0.0.0.0:4222).
+
+Ctrl-C (SIGINT) or SIGTERM stops it cleanly: the HTTP API first, then the
+agent (which leaves every container running; the next start adopts them),
+then the managers, the bus, NATS and the store.`,
+		Example: `  cairn dev
+  cairn dev --listen 0.0.0.0:8080 --nats-listen 0.0.0.0:4222 --data-dir /var/lib/cairn-dev
+  cairn dev --gpus mock:dgxh100 --image localhost/team/pytorch:2.4
+  CAIRN_STORE=postgres://cairn@db/cairn cairn dev --no-agent`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := cfg.Validate(); err != nil {
-				return err
-			}
-			return runDev(cmd.Context(), cfg)
+			cfg.Version = version
+			cfg.Logger = slog.Default()
+			cfg.Out = os.Stdout
+			return devserver.Run(cmd.Context(), cfg)
 		},
 	}
-	cmd.Flags().StringVar(&cfg.Listen, "listen", "127.0.0.1:8080", "HTTP listen address")
-	cmd.Flags().StringVar(&cfg.DataDir, "data-dir", "./data", "directory for the embedded store and local state")
-	cmd.Flags().StringVar(&cfg.Store, "store", "", "event store DSN (sqlite:///path/cairn.db or postgres://...); default: SQLite in --data-dir")
+	f := cmd.Flags()
+	f.StringVar(&cfg.Listen, "listen", devserver.DefaultListen, "HTTP API address, host:port (port 0: any free port)")
+	f.StringVar(&cfg.DataDir, "data-dir", devserver.DefaultDataDir, "directory for the SQLite store, NATS streams, agent records and credentials.json")
+	f.StringVar(&cfg.Store, "store", "", "event store DSN (sqlite:///path/cairn.db or postgres://...); default: SQLite in --data-dir")
+	f.StringVar(&cfg.NATSListen, "nats-listen", devserver.DefaultNATSListen, "embedded NATS address, host:port; 0.0.0.0:4222 lets other machines' agents join")
+	f.BoolVar(&cfg.NoAgent, "no-agent", false, "run no local agent (sessions wait for one to join over the bus)")
+	f.StringVar(&cfg.AgentID, "agent-id", devserver.DefaultAgentID, "id of the local agent (its containers are labelled cairn.agent=<id>)")
+	f.StringVar(&cfg.GPUs, "gpus", devserver.DefaultGPUs, "GPU discovery of the local agent: none, nvml, nvml:<library path>, mock:<dgxa100|dgxh100|dgxh200|dgxb200>")
+	f.StringVar(&cfg.Podman, "podman", devserver.DefaultPodman, "Podman service URI of the local agent")
+	f.StringArrayVar(&cfg.Images, "image", nil, "register an image sessions may use, besides "+images.BaseImage+" (repeatable)")
+	f.DurationVar(&cfg.MaxWait, "max-wait", devserver.DefaultMaxWait, "longest wait of a query for the read models to reach ?wait_for_position")
 	return cmd
-}
-
-func runDev(ctx context.Context, cfg devConfig) error {
-	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
-		return fmt.Errorf("data dir: %w", err)
-	}
-	slog.Info("starting cairn dev", "version", version, "listen", cfg.Listen, "data_dir", cfg.DataDir, "store", config.RedactDSN(cfg.storeDSN()))
-	store, err := dsn.Open(ctx, cfg.storeDSN())
-	if err != nil {
-		return fmt.Errorf("open event store: %w", err)
-	}
-	defer store.Close()
-
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]string{"status": "ok", "version": version})
-	})
-	mux.Handle("GET /metrics", promhttp.Handler())
-	ln, err := net.Listen("tcp", cfg.Listen)
-	if err != nil {
-		return err
-	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	fmt.Printf("Cairn is up: http://%s (health: /healthz, metrics: /metrics); Ctrl-C stops it\n", ln.Addr())
-
-	select {
-	case <-ctx.Done():
-	case err := <-errc:
-		return err
-	}
-	slog.Info("shutting down")
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	return srv.Shutdown(shutdownCtx)
 }

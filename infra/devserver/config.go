@@ -1,0 +1,206 @@
+package devserver
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/cairnhq/cairn/agents/accelerator/nvml"
+	"github.com/cairnhq/cairn/agents/protocol"
+	"github.com/cairnhq/cairn/agents/runtime/podman"
+	"github.com/cairnhq/cairn/infra/config"
+	"github.com/cairnhq/cairn/infra/images"
+)
+
+// Defaults applied by Config.WithDefaults to zero fields.
+const (
+	DefaultListen          = "127.0.0.1:8080"
+	DefaultDataDir         = "./data"
+	DefaultNATSListen      = "127.0.0.1:4222"
+	DefaultAgentID         = "local"
+	DefaultGPUs            = nvml.SourceNone
+	DefaultPodman          = podman.DefaultURI
+	DefaultMaxWait         = 30 * time.Second
+	DefaultShutdownTimeout = 30 * time.Second
+	DefaultReadyTimeout    = 2 * time.Minute
+)
+
+// Config configures the development server. The zero value is valid:
+// every zero field takes its default.
+type Config struct {
+	// Listen is the HTTP API's address, host:port (default 127.0.0.1:8080;
+	// port 0 picks a free port, printed at start).
+	Listen string
+	// DataDir holds everything the server keeps: the SQLite store, the
+	// embedded NATS server's streams, the forwarder's checkpoint, the local
+	// agent's records and credentials.json (default ./data).
+	DataDir string
+	// Store is the event store's DSN (default sqlite://<DataDir>/cairn.db).
+	Store string
+	// NATSListen is the embedded NATS server's address, host:port (default
+	// 127.0.0.1:4222, this machine only; 0.0.0.0:4222 lets other machines'
+	// agents join; port 0 picks a free port).
+	NATSListen string
+	// NoAgent runs no local agent: sessions wait for an agent that joins
+	// over the bus.
+	NoAgent bool
+	// AgentID is the local agent's id (default "local").
+	AgentID string
+	// GPUs is the local agent's GPU discovery (default none; nvml,
+	// mock:dgxh100...).
+	GPUs string
+	// Podman is the Podman service of the local agent (default
+	// unix:///run/podman/podman.sock).
+	Podman string
+	// Images are the images sessions may use besides images.BaseImage.
+	Images []string
+	// MaxWait bounds how long a query waits for the read models to reach a
+	// position it was asked to read at (default 30s).
+	MaxWait time.Duration
+	// ShutdownTimeout bounds the wait for each part to stop (default 30s).
+	ShutdownTimeout time.Duration
+	// ReadyTimeout bounds the wait for the read models to catch up with
+	// the log at start (default 2 minutes).
+	ReadyTimeout time.Duration
+	// Version is reported by /healthz and the local agent.
+	Version string
+	// Logger receives every part's logs (default slog.Default()).
+	Logger *slog.Logger
+	// Out receives the start-up banner: URLs, the token, how an agent
+	// joins (default: discarded).
+	Out io.Writer
+	// Clock stamps events and measures timeouts (default time.Now).
+	Clock func() time.Time
+	// OnReady, if set, is called once the server serves, with where it
+	// does (for callers that run it in process: benchmarks, tests).
+	OnReady func(Endpoints)
+}
+
+// Endpoints say where a running server serves.
+type Endpoints struct {
+	// APIURL is the HTTP API's base URL, http://host:port.
+	APIURL string
+	// Token is the bootstrap superadmin's bearer token.
+	Token string
+	// CredentialsPath is the credentials file.
+	CredentialsPath string
+	// BusURL is the embedded NATS server's URL.
+	BusURL string
+	// AgentID is the local agent's id, empty without one.
+	AgentID string
+}
+
+// WithDefaults returns c with every zero field set to its default.
+func (c Config) WithDefaults() Config {
+	set := func(f *string, v string) {
+		if *f == "" {
+			*f = v
+		}
+	}
+	set(&c.Listen, DefaultListen)
+	set(&c.DataDir, DefaultDataDir)
+	set(&c.NATSListen, DefaultNATSListen)
+	set(&c.AgentID, DefaultAgentID)
+	set(&c.GPUs, DefaultGPUs)
+	set(&c.Podman, DefaultPodman)
+	set(&c.Version, "dev")
+	set(&c.Store, "sqlite://"+filepath.Join(c.DataDir, "cairn.db"))
+	if c.MaxWait == 0 {
+		c.MaxWait = DefaultMaxWait
+	}
+	if c.ShutdownTimeout == 0 {
+		c.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	if c.ReadyTimeout == 0 {
+		c.ReadyTimeout = DefaultReadyTimeout
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Out == nil {
+		c.Out = io.Discard
+	}
+	if c.Clock == nil {
+		c.Clock = time.Now
+	}
+	return c
+}
+
+// Validate reports every problem at once. Zero fields are valid (they take
+// their defaults).
+func (c Config) Validate() error {
+	var errs []error
+	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	d := c.WithDefaults()
+	if err := checkHostPort(d.Listen); err != nil {
+		add("listen %q: %w", d.Listen, err)
+	}
+	if err := checkHostPort(d.NATSListen); err != nil {
+		add("nats listen %q: %w", d.NATSListen, err)
+	}
+	if d.Listen == d.NATSListen && !hasPortZero(d.Listen) {
+		add("listen and nats listen are both %q", d.Listen)
+	}
+	if err := protocol.ValidateAgentID(d.AgentID); err != nil {
+		add("agent id: %w", err)
+	}
+	if _, err := nvml.ParseSpec(d.GPUs); err != nil {
+		add("gpus: %w", err)
+	}
+	for _, ref := range c.Images {
+		if err := images.Validate(ref); err != nil {
+			add("image: %w", err)
+		}
+	}
+	for _, v := range []struct {
+		name string
+		d    time.Duration
+	}{{"max wait", c.MaxWait}, {"shutdown timeout", c.ShutdownTimeout}, {"ready timeout", c.ReadyTimeout}} {
+		if v.d < 0 {
+			add("%s %s: must not be negative", v.name, v.d)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("devserver: invalid config: %w", err)
+	}
+	return nil
+}
+
+func checkHostPort(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return err
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return fmt.Errorf("port %q: want 0 to 65535", port)
+	}
+	return nil
+}
+
+func hasPortZero(addr string) bool {
+	_, port, _ := net.SplitHostPort(addr)
+	return port == "0"
+}
+
+// LogValue is the effective configuration for the start-up log line,
+// secrets redacted.
+func (c Config) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("listen", c.Listen),
+		slog.String("data_dir", c.DataDir),
+		slog.String("store", config.RedactDSN(c.Store)),
+		slog.String("nats_listen", c.NATSListen),
+		slog.Bool("no_agent", c.NoAgent),
+		slog.String("agent_id", c.AgentID),
+		slog.String("gpus", c.GPUs),
+		slog.String("podman", c.Podman),
+		slog.Any("images", c.Images),
+		slog.Duration("max_wait", c.MaxWait),
+		slog.Duration("shutdown_timeout", c.ShutdownTimeout),
+	)
+}

@@ -1,0 +1,33 @@
+// Package devserver assembles `cairn dev`: every part of Cairn in one
+// process, on the embedded defaults. Config says where things live and
+// listen; Run starts the parts, serves until its context ends (or a part
+// fails), then stops them and returns.
+//
+// # What runs
+//
+//   - the event store, chosen by DSN (SQLite in the data directory by
+//     default), with the read models in the same database;
+//   - an embedded NATS JetStream server (infra/bus/natsembed) carrying the
+//     message bus, on Config.NATSListen, so that `cairn agent --bus
+//     nats://<host>:<port>` on another machine can join;
+//   - the projectors of the sessions and agents read models;
+//   - the manager's process managers: the scheduler, the forwarder
+//     (events → agents' topics, checkpoint in the data directory), the
+//     reports consumer (agents' reports → commands, liveness) and the
+//     address book of remote agents' logs endpoints (infra/agentlogs);
+//   - one local agent (agents/node, Podman) unless Config.NoAgent;
+//   - the HTTP API (fiber: readapi's routes, /healthz, /metrics) with the
+//     bootstrap superadmin's bearer token (infra/bootstrap).
+//
+// # Order
+//
+// Parts start in this order, each once the previous one is up: store and
+// read-model database, NATS, bus, projectors (Run waits until they have
+// caught up with the log, so the first answers are not stale), scheduler,
+// forwarder, reports consumer, address book, local agent, HTTP. They stop
+// in the reverse order: HTTP first (no new requests), then the agent
+// (which leaves every container running: the next start adopts them),
+// then the process managers and projectors, the bus, NATS, and the store
+// last. A part that stops on its own before it is asked to — the agent
+// cannot reach Podman, say — stops the whole server, and Run returns why.
+package devserver

@@ -1,0 +1,168 @@
+package devserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/adaptor"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/cairnhq/cairn/infra/agentlogs"
+	"github.com/cairnhq/cairn/infra/bootstrap"
+	"github.com/cairnhq/cairn/infra/httpapi"
+	"github.com/cairnhq/cairn/infra/images"
+	"github.com/cairnhq/cairn/readapi"
+)
+
+// httpShutdownTimeout bounds the wait for requests in flight at shutdown;
+// a wait_for_position may take up to Config.MaxWait.
+const httpShutdownTimeout = 10 * time.Second
+
+// registry returns the server's Prometheus registry, created on first use
+// with the Go and process collectors. Each server has its own, so that
+// several can run in one process (tests).
+func (s *server) registry() (*prometheus.Registry, error) {
+	if s.reg != nil {
+		return s.reg, nil
+	}
+	reg := prometheus.NewRegistry()
+	for _, c := range []prometheus.Collector{
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	s.reg = reg
+	return reg, nil
+}
+
+// startHTTP binds the API's address, bootstraps the credentials (their
+// file records the API's URL), mounts the routes and serves.
+func (s *server) startHTTP(context.Context) error {
+	catalog, err := images.NewStatic(append([]string{images.BaseImage}, s.cfg.Images...)...)
+	if err != nil {
+		return err
+	}
+	s.images = catalog
+	ln, err := net.Listen("tcp", s.cfg.Listen)
+	if err != nil {
+		return err
+	}
+	s.apiURL = "http://" + localAddr(ln.Addr())
+	s.credentials, s.created, err = bootstrap.Ensure(s.cfg.DataDir, s.apiURL)
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("bootstrap credentials: %w", err)
+	}
+	app, err := s.app()
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	s.parts.goRun("HTTP API", func(ctx context.Context) error {
+		served := make(chan error, 1)
+		go func() { served <- app.Listener(ln) }()
+		select {
+		case err := <-served:
+			return fmt.Errorf("serve %s: %w", s.apiURL, err)
+		case <-ctx.Done():
+		}
+		err := app.ShutdownWithTimeout(httpShutdownTimeout)
+		// A shutdown that comes before the server has started serving
+		// finds nothing to close: closing the listener stops a Serve
+		// that starts late.
+		if cerr := ln.Close(); cerr != nil && !errors.Is(cerr, net.ErrClosed) {
+			err = errors.Join(err, cerr)
+		}
+		if serr := <-served; serr != nil && !errors.Is(serr, net.ErrClosed) {
+			err = errors.Join(err, serr)
+		}
+		return err
+	})
+	s.log.Info("HTTP API serving", "url", s.apiURL, "images", catalog.List())
+	return nil
+}
+
+// app builds the fiber app: /healthz and /metrics without
+// authentication, readapi's /v1 routes behind the bootstrap token.
+func (s *server) app() (*fiber.App, error) {
+	reg, err := s.registry()
+	if err != nil {
+		return nil, err
+	}
+	app, err := httpapi.New(httpapi.Config{Logger: s.log, Registerer: reg})
+	if err != nil {
+		return nil, err
+	}
+	app.Get("/healthz", s.healthz)
+	app.Get("/metrics", adaptor.HTTPHandler(promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})))
+
+	c := s.credentials
+	auth := httpapi.NewTokenAuth(map[string]httpapi.Principal{
+		c.Token: {UserID: c.UserID, Email: c.Email, AccessKey: c.AccessKey, Role: readapi.RoleSuperadmin, Domain: c.Domain},
+	})
+	local := map[string]agentlogs.LocalAgent{}
+	if s.agent != nil {
+		local[s.cfg.AgentID] = s.agent
+	}
+	if err := readapi.Mount(app, readapi.Deps{
+		Commands: s.handlers,
+		Sessions: s.sessions,
+		Agents:   s.agents,
+		Waiter:   readapi.WaitAll(s.waiters...),
+		Logs:     agentlogs.NewSource(local, s.addresses, nil),
+		Images:   s.images,
+		Auth:     auth.Middleware,
+		MaxWait:  s.cfg.MaxWait,
+		Clock:    s.cfg.Clock,
+	}); err != nil {
+		return nil, err
+	}
+	app.Use(httpapi.NotFound)
+	return app, nil
+}
+
+// healthz answers that the server is up, with the read models' positions.
+func (s *server) healthz(c *fiber.Ctx) error {
+	positions := make(map[string]uint64, len(s.projectors))
+	for _, p := range s.projectors {
+		positions[p.Name()] = p.Position()
+	}
+	return c.JSON(fiber.Map{
+		"status":      "ok",
+		"version":     s.cfg.Version,
+		"local_agent": s.localAgentID(),
+		"bus":         s.nats.ClientURL(),
+		"read_models": positions,
+	})
+}
+
+func (s *server) localAgentID() string {
+	if s.agent == nil {
+		return ""
+	}
+	return s.cfg.AgentID
+}
+
+// localAddr is addr as a URL host for this machine: the loopback address
+// when it listens on every interface.
+func localAddr(addr net.Addr) string {
+	tcp, ok := addr.(*net.TCPAddr)
+	if !ok {
+		return addr.String()
+	}
+	host := tcp.IP.String()
+	if tcp.IP.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, strconv.Itoa(tcp.Port))
+}

@@ -1,0 +1,279 @@
+package devserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/cairnhq/cairn/agents/node"
+	"github.com/cairnhq/cairn/commands"
+	"github.com/cairnhq/cairn/commands/forwarder"
+	"github.com/cairnhq/cairn/commands/reports"
+	"github.com/cairnhq/cairn/commands/scheduler"
+	"github.com/cairnhq/cairn/eventstore"
+	"github.com/cairnhq/cairn/infra/agentlogs"
+	"github.com/cairnhq/cairn/infra/bootstrap"
+	"github.com/cairnhq/cairn/infra/bus"
+	"github.com/cairnhq/cairn/infra/bus/natsembed"
+	"github.com/cairnhq/cairn/infra/images"
+	"github.com/cairnhq/cairn/projections"
+	"github.com/cairnhq/cairn/projections/agents"
+	"github.com/cairnhq/cairn/projections/sessions"
+	"github.com/cairnhq/cairn/readapi"
+)
+
+// Files and directories inside Config.DataDir.
+const (
+	natsDir        = "nats"
+	agentDir       = "agent"
+	checkpointFile = "forwarder.checkpoint"
+	addressesFile  = "agent-addresses.json"
+)
+
+// Run starts the development server (see the package documentation), runs
+// it until ctx ends, then stops it and returns nil; or returns why it
+// could not start, or why a part stopped on its own.
+func Run(ctx context.Context, cfg Config) (err error) {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	cfg = cfg.WithDefaults()
+	log := cfg.Logger
+	log.Info("cairn dev starting", "version", cfg.Version, "config", cfg)
+	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
+		return fmt.Errorf("devserver: data directory: %w", err)
+	}
+
+	s := &server{cfg: cfg, log: log, parts: newParts(log, cfg.ShutdownTimeout)}
+	defer func() {
+		log.Info("cairn dev stopping")
+		if stopErr := s.parts.stopAll(); stopErr != nil {
+			err = errors.Join(err, fmt.Errorf("devserver: stop: %w", stopErr))
+		}
+		log.Info("cairn dev stopped")
+	}()
+	if err := s.start(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil // interrupted while starting
+		}
+		return fmt.Errorf("devserver: %w", err)
+	}
+	b := s.banner()
+	printBanner(cfg.Out, b)
+	if cfg.OnReady != nil {
+		cfg.OnReady(Endpoints{APIURL: s.apiURL, Token: s.credentials.Token, CredentialsPath: b.credentialsPath,
+			BusURL: s.nats.ClientURL(), AgentID: s.localAgentID()})
+	}
+
+	select {
+	case <-ctx.Done():
+		return nil
+	case e := <-s.parts.exited:
+		return fmt.Errorf("devserver: %s stopped: %w", e.name, e.err)
+	}
+}
+
+// server is the state of one Run.
+type server struct {
+	cfg   Config
+	log   *slog.Logger
+	parts *parts
+
+	store      eventstore.Store
+	db         *projections.DB
+	handlers   *commands.Handlers
+	nats       *natsembed.Server
+	bus        *bus.Bus
+	sessions   *sessions.ReadModel
+	agents     *agents.ReadModel
+	waiters    []readapi.Waiter
+	projectors []*projections.Projector
+	reg        *prometheus.Registry
+	addresses  *agentlogs.AddressBook
+	agent      *node.Agent
+	images     *images.Static
+
+	apiURL      string
+	credentials bootstrap.Credentials
+	created     bool
+}
+
+// start starts every part in order; what started is stopped by Run.
+func (s *server) start(ctx context.Context) error {
+	for _, step := range []struct {
+		name string
+		fn   func(context.Context) error
+	}{
+		{"event store", s.startStore},
+		{"embedded NATS", s.startNATS},
+		{"bus", s.startBus},
+		{"read models", s.startProjectors},
+		{"process managers", s.startManagers},
+		{"local agent", s.startAgent},
+		{"HTTP API", s.startHTTP},
+	} {
+		start := time.Now()
+		if err := step.fn(ctx); err != nil {
+			return fmt.Errorf("%s: %w", step.name, err)
+		}
+		s.log.Debug("started", "part", step.name, "took", time.Since(start))
+	}
+	return nil
+}
+
+func (s *server) startStore(ctx context.Context) error {
+	store, db, err := openStore(ctx, s.cfg.Store)
+	if err != nil {
+		return err
+	}
+	s.store, s.db = store, db
+	s.parts.onClose("event store", store.Close)
+	s.parts.onClose("read-model database", db.Close)
+	s.handlers, err = commands.NewHandlers(store, s.cfg.Clock, commands.Options{})
+	return err
+}
+
+func (s *server) startNATS(ctx context.Context) error {
+	host, port, err := splitHostPort(s.cfg.NATSListen)
+	if err != nil {
+		return err
+	}
+	ns, err := natsembed.Start(ctx, natsembed.Options{
+		Host:     host,
+		Port:     port,
+		StoreDir: filepath.Join(s.cfg.DataDir, natsDir),
+		Logger:   s.log,
+	})
+	if err != nil {
+		return err
+	}
+	s.nats = ns
+	s.parts.onClose("embedded NATS", func() error { ns.Shutdown(); return nil })
+	return nil
+}
+
+func (s *server) startBus(ctx context.Context) error {
+	b, err := bus.Connect(ctx, bus.Config{URL: s.nats.ClientURL(), ClientName: "cairn-dev"}, s.log)
+	if err != nil {
+		return err
+	}
+	s.bus = b
+	s.parts.onClose("bus", b.Close)
+	return nil
+}
+
+// startProjectors runs the read models' projectors and waits until they
+// have caught up with the log.
+func (s *server) startProjectors(ctx context.Context) error {
+	reg, err := s.registry()
+	if err != nil {
+		return err
+	}
+	metrics, err := projections.NewMetrics(reg)
+	if err != nil {
+		return err
+	}
+	s.sessions, s.agents = sessions.New(s.db), agents.New(s.db)
+	var projectors []*projections.Projector
+	for _, rm := range []projections.Projection{s.sessions, s.agents} {
+		p, err := projections.NewProjector(s.db, s.store, rm, projections.Options{Logger: s.log, Metrics: metrics})
+		if err != nil {
+			return err
+		}
+		s.parts.goRun("projector "+p.Name(), p.Run)
+		projectors = append(projectors, p)
+		s.waiters = append(s.waiters, p)
+	}
+	s.projectors = projectors
+	timeout := time.NewTimer(s.cfg.ReadyTimeout)
+	defer timeout.Stop()
+	for _, p := range projectors {
+		select {
+		case <-p.CaughtUp():
+		case e := <-s.parts.exited:
+			return fmt.Errorf("%s: %w", e.name, e.err)
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-timeout.C:
+			return fmt.Errorf("projector %s has not caught up with the log after %s (at position %d)", p.Name(), s.cfg.ReadyTimeout, p.Position())
+		}
+	}
+	return nil
+}
+
+// startManagers runs the scheduler, the forwarder, the reports consumer
+// and the address book of agents' logs endpoints.
+func (s *server) startManagers(context.Context) error {
+	sched, err := scheduler.New(scheduler.Config{Clock: s.cfg.Clock, Logger: s.log}, s.store, s.handlers)
+	if err != nil {
+		return err
+	}
+	fwd, err := forwarder.New(forwarder.Config{Logger: s.log}, s.store, s.bus,
+		forwarder.NewFileCheckpoint(filepath.Join(s.cfg.DataDir, checkpointFile)))
+	if err != nil {
+		return err
+	}
+	rep, err := reports.New(reports.Config{Clock: s.cfg.Clock, Logger: s.log}, s.bus, s.store, s.handlers)
+	if err != nil {
+		return err
+	}
+	book, err := agentlogs.OpenAddressBook(filepath.Join(s.cfg.DataDir, addressesFile), s.log)
+	if err != nil {
+		return err
+	}
+	s.addresses = book
+	s.parts.goRun("scheduler", sched.Run)
+	s.parts.goRun("forwarder", fwd.Run)
+	s.parts.goRun("reports consumer", rep.Run)
+	s.parts.goRun("agent address book", func(ctx context.Context) error { return book.Run(ctx, s.bus, "") })
+	return nil
+}
+
+// startAgent runs the local agent, unless the configuration says none.
+func (s *server) startAgent(context.Context) error {
+	if s.cfg.NoAgent {
+		s.log.Info("no local agent: sessions wait for an agent to join", "bus", s.nats.ClientURL())
+		return nil
+	}
+	a, err := node.New(node.Config{
+		AgentID:   s.cfg.AgentID,
+		BusURL:    s.nats.ClientURL(),
+		PodmanURI: s.cfg.Podman,
+		GPUs:      s.cfg.GPUs,
+		DataDir:   filepath.Join(s.cfg.DataDir, agentDir),
+		Version:   s.cfg.Version,
+	}, s.log)
+	if err != nil {
+		return err
+	}
+	s.agent = a
+	s.parts.goRun("local agent", func(ctx context.Context) error {
+		err := a.Run(ctx)
+		if err != nil && ctx.Err() == nil {
+			return fmt.Errorf("%w (is Podman serving %s? scripts/install-podman.sh starts it; --no-agent runs without a local agent)", err, s.cfg.Podman)
+		}
+		return err
+	})
+	return nil
+}
+
+// splitHostPort parses host:port with a numeric port.
+func splitHostPort(addr string) (string, int, error) {
+	host, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, err
+	}
+	port, err := strconv.Atoi(p)
+	if err != nil {
+		return "", 0, fmt.Errorf("port %q: %w", p, err)
+	}
+	return host, port, nil
+}
