@@ -100,7 +100,14 @@ func (s *Store) Append(ctx context.Context, stream string, expected eventstore.E
 var errRetryAppend = errors.New("retryable")
 
 func (s *Store) appendOnce(ctx context.Context, stream string, expected eventstore.ExpectedRevision, a appendArgs) (eventstore.AppendResult, error) {
-	r, err := s.queryStatus(ctx, s.sql.append, stream, expected.Code(), a.ids, a.types, a.versions, a.data, a.metadata)
+	var r statusRow
+	var err error
+	if len(a.ids) == 1 {
+		// The common case, with scalar parameters (migration 0002).
+		r, err = s.queryStatus(ctx, s.sql.appendOne, stream, expected.Code(), a.ids[0], a.types[0], a.versions[0], a.data[0], a.metadata[0])
+	} else {
+		r, err = s.queryStatus(ctx, s.sql.append, stream, expected.Code(), a.ids, a.types, a.versions, a.data, a.metadata)
+	}
 	if err != nil {
 		var pgErr *pgconn.PgError
 		if !errors.As(err, &pgErr) || pgErr.Code != codeUniqueViolation || pgErr.ConstraintName != idConstraint {

@@ -192,7 +192,7 @@ func TestSameStreamXidOrder(t *testing.T) {
 		var waiting int
 		var withXid int
 		err := observer.QueryRow(ctx, `SELECT count(*), count(backend_xid) FROM pg_stat_activity
- WHERE wait_event_type = 'Lock' AND wait_event = 'advisory' AND query LIKE '%' || $1 || '%append_events%'`, quoteIdent(schema)).Scan(&waiting, &withXid)
+ WHERE wait_event_type = 'Lock' AND wait_event = 'advisory' AND query LIKE '%' || $1 || '%append_event%'`, quoteIdent(schema)).Scan(&waiting, &withXid)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -352,7 +352,7 @@ func waitForLockWait(t *testing.T, observer *pgx.Conn, schema, lockType string) 
 	for {
 		var waiting int
 		err := observer.QueryRow(t.Context(), `SELECT count(*) FROM pg_stat_activity
- WHERE wait_event_type = 'Lock' AND wait_event = $2 AND query LIKE '%' || $1 || '%append_events%'`, quoteIdent(schema), lockType).Scan(&waiting)
+ WHERE wait_event_type = 'Lock' AND wait_event = $2 AND query LIKE '%' || $1 || '%append_event%'`, quoteIdent(schema), lockType).Scan(&waiting)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -55,6 +55,7 @@ type Store struct {
 // statements are the store's SQL, qualified with its schema.
 type statements struct {
 	append    string
+	appendOne string
 	storedIDs string
 	readAll   string
 	forward   string
@@ -69,6 +70,8 @@ func newStatements(schema string) statements {
 	return statements{
 		append: `SELECT out_status, out_revision, out_position, out_conflict_id FROM ` + quoteIdent(schema) +
 			`.append_events($1, $2, $3, $4, $5, $6, $7)`,
+		appendOne: `SELECT out_status, out_revision, out_position, out_conflict_id FROM ` + quoteIdent(schema) +
+			`.append_event($1, $2, $3, $4, $5, $6, $7)`,
 		storedIDs: `SELECT out_status, out_revision, out_position, out_conflict_id FROM ` + quoteIdent(schema) +
 			`.stored_ids_status($1, $2)`,
 		// The horizon and the rows come from the statement's one snapshot:
