@@ -46,15 +46,24 @@ CONF
   fi
 fi
 
-if ! curl -fsS --unix-socket "$SOCK" http://d/_ping >/dev/null 2>&1; then
+# ping the API service (curl when present, else podman's own remote client)
+ping() {
+  if command -v curl >/dev/null 2>&1; then
+    curl -fsS --unix-socket "$SOCK" http://d/_ping >/dev/null 2>&1
+  else
+    podman --remote --url "unix://$SOCK" version >/dev/null 2>&1
+  fi
+}
+
+if ! ping; then
   log "starting the podman API service on unix://$SOCK"
   mkdir -p "$(dirname "$SOCK")"
   nohup podman system service --time=0 "unix://$SOCK" >/tmp/cairn-podman-service.log 2>&1 &
   for _ in $(seq 1 100); do
-    curl -fsS --unix-socket "$SOCK" http://d/_ping >/dev/null 2>&1 && break
+    ping && break
     sleep 0.1
   done
-  curl -fsS --unix-socket "$SOCK" http://d/_ping >/dev/null || { log "podman service did not start:"; cat /tmp/cairn-podman-service.log >&2; exit 1; }
+  ping || { log "podman service did not start:"; cat /tmp/cairn-podman-service.log >&2; exit 1; }
 fi
 
 if ! podman image exists "$IMAGE"; then
