@@ -81,9 +81,6 @@ func (q Quantity) Whole() int64 { return int64(q) / QuantityScale }
 // IsWhole reports whether q has no fractional part.
 func (q Quantity) IsWhole() bool { return int64(q)%QuantityScale == 0 }
 
-// Float returns q as a float64, for display and metrics only.
-func (q Quantity) Float() float64 { return float64(q) / QuantityScale }
-
 // String renders q with only the decimals it needs: "4", "0.5", "0.25".
 func (q Quantity) String() string {
 	neg := q < 0

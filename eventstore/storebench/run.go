@@ -19,8 +19,8 @@ func Run(ctx context.Context, backend string, store eventstore.Store, base Basel
 		return nil, fmt.Errorf("baseline reset: %w", err)
 	}
 	var out []Result
-	add := func(scenario, unit string, cairn, raw float64, extra string, higher bool) {
-		out = append(out, Result{Backend: backend, Scenario: scenario, Unit: unit, Cairn: cairn, Raw: raw, Extra: extra, HigherIsBetter: higher})
+	add := func(scenario, unit string, cairn, raw float64) {
+		out = append(out, Result{Backend: backend, Scenario: scenario, Unit: unit, Cairn: cairn, Raw: raw})
 	}
 
 	for _, sc := range []struct {
@@ -52,7 +52,7 @@ func Run(ctx context.Context, backend string, store eventstore.Store, base Basel
 			cairn += c / float64(cfg.rounds())
 			raw += r / float64(cfg.rounds())
 		}
-		add(sc.name, "events/s", cairn, raw, "", true)
+		add(sc.name, "events/s", cairn, raw)
 	}
 
 	cfg.progress("%s: replay of %d events (loading)", backend, cfg.ReplayEvents)
@@ -60,15 +60,15 @@ func Run(ctx context.Context, backend string, store eventstore.Store, base Basel
 	if err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
-	add(fmt.Sprintf("replay ReadAll over %d events", cfg.ReplayEvents), "events/s", cairnReplay, rawReplay, "", true)
+	add(fmt.Sprintf("replay ReadAll over %d events", cfg.ReplayEvents), "events/s", cairnReplay, rawReplay)
 
 	cfg.progress("%s: subscription lag at %d appends/s", backend, cfg.LagRate)
 	lag, commit, err := subscriptionLag(ctx, store, cfg.LagRate, cfg.LagDuration)
 	if err != nil {
 		return nil, fmt.Errorf("lag: %w", err)
 	}
-	add(fmt.Sprintf("subscription lag p50 at %d/s (raw: append latency)", cfg.LagRate), "ms", ms(lag[0]), ms(commit[0]), "", false)
-	add(fmt.Sprintf("subscription lag p99 at %d/s (raw: append latency)", cfg.LagRate), "ms", ms(lag[1]), ms(commit[1]), "", false)
+	add(fmt.Sprintf("subscription lag p50 at %d/s (raw: append latency)", cfg.LagRate), "ms", ms(lag[0]), ms(commit[0]))
+	add(fmt.Sprintf("subscription lag p99 at %d/s (raw: append latency)", cfg.LagRate), "ms", ms(lag[1]), ms(commit[1]))
 	return out, nil
 }
 

@@ -82,10 +82,6 @@ type Result struct {
 	Unit     string
 	Cairn    float64
 	Raw      float64
-	// Extra holds figures that have no raw counterpart (e.g. p99).
-	Extra string
-	// HigherIsBetter says how to read the ratio.
-	HigherIsBetter bool
 }
 
 // Ratio is Cairn / Raw.

@@ -37,23 +37,22 @@ type FieldError struct {
 	Detail string `json:"detail"`
 }
 
+// kindStatus is the one mapping between error kinds and HTTP statuses.
+var kindStatus = map[domain.Kind]int{
+	domain.KindInvalid:         http.StatusBadRequest,
+	domain.KindNotFound:        http.StatusNotFound,
+	domain.KindConflict:        http.StatusConflict,
+	domain.KindForbidden:       http.StatusForbidden,
+	domain.KindQuotaExceeded:   http.StatusForbidden,
+	domain.KindUnauthenticated: http.StatusUnauthorized,
+	domain.KindUnavailable:     http.StatusServiceUnavailable,
+	domain.KindTooLarge:        http.StatusRequestEntityTooLarge,
+}
+
 // StatusOf maps an error kind to its HTTP status.
 func StatusOf(k domain.Kind) int {
-	switch k {
-	case domain.KindInvalid:
-		return http.StatusBadRequest
-	case domain.KindNotFound:
-		return http.StatusNotFound
-	case domain.KindConflict:
-		return http.StatusConflict
-	case domain.KindForbidden, domain.KindQuotaExceeded:
-		return http.StatusForbidden
-	case domain.KindUnauthenticated:
-		return http.StatusUnauthorized
-	case domain.KindUnavailable:
-		return http.StatusServiceUnavailable
-	case domain.KindTooLarge:
-		return http.StatusRequestEntityTooLarge
+	if status, ok := kindStatus[k]; ok {
+		return status
 	}
 	return http.StatusInternalServerError
 }
@@ -112,22 +111,22 @@ func collectFields(err error, out *[]FieldError) {
 	}
 }
 
+// kindForStatus classifies a status the HTTP layer produced itself (fiber
+// errors such as 405 or 413). Statuses several kinds share (403) map to the
+// more general kind.
 func kindForStatus(status int) domain.Kind {
 	switch status {
-	case http.StatusBadRequest, http.StatusMethodNotAllowed, http.StatusUnsupportedMediaType:
-		return domain.KindInvalid
-	case http.StatusNotFound:
-		return domain.KindNotFound
-	case http.StatusConflict:
-		return domain.KindConflict
 	case http.StatusForbidden:
 		return domain.KindForbidden
-	case http.StatusUnauthorized:
-		return domain.KindUnauthenticated
-	case http.StatusRequestEntityTooLarge:
-		return domain.KindTooLarge
-	case http.StatusServiceUnavailable, http.StatusTooManyRequests:
+	case http.StatusMethodNotAllowed, http.StatusUnsupportedMediaType:
+		return domain.KindInvalid
+	case http.StatusTooManyRequests:
 		return domain.KindUnavailable
+	}
+	for k, s := range kindStatus {
+		if s == status {
+			return k
+		}
 	}
 	return domain.KindInternal
 }
