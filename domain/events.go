@@ -77,6 +77,25 @@ var registry = buildRegistry(
 	entry[AgentReleased](),
 	entry[AgentLost](),
 	entry[AgentRejoined](),
+	// Virtual folder stream.
+	entry[VFolderCreated](),
+	entry[VFolderRenamed](),
+	entry[VFolderInvited](),
+	entry[VFolderInvitationAccepted](),
+	entry[VFolderInvitationRejected](),
+	entry[VFolderInvitationCancelled](),
+	entry[VFolderLeft](),
+	entry[VFolderShared](),
+	entry[VFolderUnshared](),
+	entry[VFolderCloneFinished](),
+	entry[VFolderTrashed](),
+	entry[VFolderRestored](),
+	entry[VFolderDeleteStarted](),
+	entry[VFolderDeleteFinished](),
+	entry[VFolderPurged](),
+	// Virtual folder owner index stream.
+	entry[VFolderNameClaimed](),
+	entry[VFolderNameReleased](),
 )
 
 func buildRegistry(entries ...eventEntry) map[string]eventDecoder {

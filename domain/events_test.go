@@ -16,6 +16,11 @@ func TestEventWireNames(t *testing.T) {
 		"kernel.pulling", "kernel.running", "kernel.terminated",
 		"session.cancelled", "session.errored", "session.pending-updated", "session.requested",
 		"session.scheduled", "session.status-changed", "session.terminated", "session.terminating",
+		"vfolder.clone_finished", "vfolder.created", "vfolder.delete_finished", "vfolder.delete_started",
+		"vfolder.invitation_accepted", "vfolder.invitation_cancelled", "vfolder.invitation_rejected",
+		"vfolder.invited", "vfolder.left", "vfolder.name_claimed", "vfolder.name_released",
+		"vfolder.purged", "vfolder.renamed", "vfolder.restored", "vfolder.shared", "vfolder.trashed",
+		"vfolder.unshared",
 	}
 	if got := EventTypes(); !slices.Equal(got, want) {
 		t.Fatalf("event types:\n got %v\nwant %v", got, want)
@@ -47,6 +52,23 @@ func TestEventRegistryRoundTrip(t *testing.T) {
 		AgentReleased{KernelID: kernelA, SessionID: sessionID, Reason: ReasonTaskFinished, At: at(1)},
 		AgentLost{Reason: ReasonAgentLost, At: at(1)},
 		AgentRejoined{At: at(1)},
+		folderCreated(userOwner),
+		VFolderRenamed{Name: "n", By: "u", At: at(1)},
+		invited(invite1, "bob", VFolderReadWrite),
+		VFolderInvitationAccepted{InvitationID: invite1, At: at(1)},
+		VFolderInvitationRejected{InvitationID: invite1, At: at(1)},
+		VFolderInvitationCancelled{InvitationID: invite1, By: "u", At: at(1)},
+		VFolderLeft{UserID: "bob", By: "bob", At: at(1)},
+		VFolderShared{UserID: "bob", Permission: VFolderReadOnly, By: "u", At: at(1)},
+		VFolderUnshared{UserID: "bob", By: "u", At: at(1)},
+		VFolderCloneFinished{Status: VFolderError, Message: "m", At: at(1)},
+		VFolderTrashed{By: "u", At: at(1)},
+		VFolderRestored{By: "u", At: at(1)},
+		VFolderDeleteStarted{By: "u", At: at(1)},
+		VFolderDeleteFinished{Status: VFolderDeleteComplete, At: at(1)},
+		VFolderPurged{By: "u", At: at(1)},
+		VFolderNameClaimed{FolderID: folderID, Name: "n", At: at(1)},
+		VFolderNameReleased{FolderID: folderID, Name: "n", At: at(1)},
 	}
 	seen := map[string]bool{}
 	for _, e := range events {

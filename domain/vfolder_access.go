@@ -1,0 +1,165 @@
+package domain
+
+import "slices"
+
+// VFolderHostPermission is one right on a storage host, granted through the
+// allowed_vfolder_hosts of a domain, a project or a keypair policy.
+type VFolderHostPermission string
+
+const (
+	HostCreateVFolder        VFolderHostPermission = "create-vfolder"
+	HostModifyVFolder        VFolderHostPermission = "modify-vfolder"
+	HostDeleteVFolder        VFolderHostPermission = "delete-vfolder"
+	HostMountInSession       VFolderHostPermission = "mount-in-session"
+	HostUploadFile           VFolderHostPermission = "upload-file"
+	HostDownloadFile         VFolderHostPermission = "download-file"
+	HostInviteOthers         VFolderHostPermission = "invite-others"
+	HostSetUserSpecificPerms VFolderHostPermission = "set-user-specific-permission"
+)
+
+// AllVFolderHostPermissions lists every host permission.
+var AllVFolderHostPermissions = []VFolderHostPermission{
+	HostCreateVFolder, HostModifyVFolder, HostDeleteVFolder, HostMountInSession,
+	HostUploadFile, HostDownloadFile, HostInviteOthers, HostSetUserSpecificPerms,
+}
+
+// VFolderHostAccess is what a user may do on each storage host: the union
+// of their domain's, their projects' and their keypair policy's
+// allowed_vfolder_hosts (DOMAIN.md, "Resource policies").
+type VFolderHostAccess map[string][]VFolderHostPermission
+
+// Allows reports whether access grants perm on host.
+func (a VFolderHostAccess) Allows(host string, perm VFolderHostPermission) bool {
+	return slices.Contains(a[host], perm)
+}
+
+// Union returns the union of a and others, each host's permissions sorted.
+func (a VFolderHostAccess) Union(others ...VFolderHostAccess) VFolderHostAccess {
+	out := VFolderHostAccess{}
+	for _, m := range append([]VFolderHostAccess{a}, others...) {
+		for host, perms := range m {
+			for _, p := range perms {
+				if !slices.Contains(out[host], p) {
+					out[host] = append(out[host], p)
+				}
+			}
+		}
+	}
+	for host := range out {
+		slices.Sort(out[host])
+	}
+	return out
+}
+
+// require is the KindForbidden error of a missing host permission.
+func (a VFolderHostAccess) require(op, host string, perm VFolderHostPermission) error {
+	if a.Allows(host, perm) {
+		return nil
+	}
+	return Errorf(op, KindForbidden, "the %s permission on storage host %q is not granted (allowed_vfolder_hosts)", perm, host)
+}
+
+// VFolderViewer is who looks at or acts on a folder, as tenancy knows them.
+type VFolderViewer struct {
+	UserID string
+	Domain string
+	// Superadmin acts everywhere; DomainAdmin everywhere inside Domain.
+	Superadmin  bool
+	DomainAdmin bool
+	// ReadOnly is the monitor role: it sees its domain's folders, read-only.
+	ReadOnly bool
+	// Projects are the projects the user belongs to.
+	Projects []string
+}
+
+// manages reports whether v administers folders of owner: superadmins,
+// the domain's admins, and the owner of a user folder.
+func (v VFolderViewer) manages(o VFolderOwner) bool {
+	if v.ReadOnly {
+		return false
+	}
+	if v.Superadmin || (v.DomainAdmin && v.Domain == o.Domain) {
+		return true
+	}
+	return o.Kind == VFolderOwnedByUser && o.ID == v.UserID
+}
+
+// EffectivePermission is what v may do with f's files, and false when v
+// may not see f at all (which callers answer as not found):
+//   - superadmins and the domain's admins: wd;
+//   - the owner of a user folder: wd;
+//   - a member of a shared user folder: the accepted invitation's permission;
+//   - a member of the owning project: their override, else the folder's
+//     permission;
+//   - a monitor of the domain: ro.
+func (f *VFolder) EffectivePermission(v VFolderViewer) (VFolderPermission, bool) {
+	if !f.Exists() {
+		return "", false
+	}
+	if v.manages(f.owner) {
+		return VFolderRWDelete, true
+	}
+	var perm VFolderPermission
+	switch f.owner.Kind {
+	case VFolderOwnedByUser:
+		perm = f.members[v.UserID]
+	case VFolderOwnedByProject:
+		if slices.Contains(v.Projects, f.owner.ID) {
+			perm = f.permission
+			if o, ok := f.overrides[v.UserID]; ok {
+				perm = o
+			}
+		}
+	}
+	if v.ReadOnly {
+		if perm.Valid() || v.Superadmin || v.Domain == f.owner.Domain {
+			return VFolderReadOnly, true
+		}
+		return "", false
+	}
+	return perm, perm.Valid()
+}
+
+// visible returns the not-found error when v may not see f.
+func (f *VFolder) visible(op string, v VFolderViewer) (VFolderPermission, error) {
+	perm, ok := f.EffectivePermission(v)
+	if !ok {
+		return "", Errorf(op, KindNotFound, "no such virtual folder")
+	}
+	return perm, nil
+}
+
+// requireManage returns not-found when v cannot see f, forbidden when v
+// sees it but does not administer it.
+func (f *VFolder) requireManage(op string, v VFolderViewer) error {
+	if _, err := f.visible(op, v); err != nil {
+		return err
+	}
+	if !v.manages(f.owner) {
+		return Errorf(op, KindForbidden, "only the folder's owner or an admin may do this")
+	}
+	return nil
+}
+
+// CheckFileAccess says whether v may read (write false) or write files of
+// f, with the host permission that goes with it (download-file for reads,
+// upload-file for writes); deleting files also needs the wd permission.
+func (f *VFolder) CheckFileAccess(v VFolderViewer, access VFolderHostAccess, write, remove bool) error {
+	const op = "vfolder.files"
+	perm, err := f.visible(op, v)
+	if err != nil {
+		return err
+	}
+	if f.status != VFolderReady {
+		return Errorf(op, KindConflict, "the folder is %s: its files can be used only when it is ready", f.status)
+	}
+	switch {
+	case remove && !perm.CanDeleteFiles():
+		return Errorf(op, KindForbidden, "deleting files needs the wd permission; you have %s", perm)
+	case write && !perm.CanWrite():
+		return Errorf(op, KindForbidden, "writing files needs the rw permission; you have %s", perm)
+	case write || remove:
+		return access.require(op, f.host, HostUploadFile)
+	}
+	return access.require(op, f.host, HostDownloadFile)
+}
