@@ -116,8 +116,8 @@ func (s *server) app() (*fiber.App, error) {
 	}
 	if err := readapi.Mount(app, readapi.Deps{
 		Commands: s.handlers,
-		Sessions: s.sessions,
-		Agents:   s.agents,
+		Sessions: s.models.Sessions,
+		Agents:   s.models.Agents,
 		Waiter:   readapi.WaitAll(s.waiters...),
 		Logs:     agentlogs.NewSource(local, s.addresses, nil),
 		Images:   s.images,

@@ -24,9 +24,8 @@ import (
 	"github.com/cairnhq/cairn/infra/bus"
 	"github.com/cairnhq/cairn/infra/bus/natsembed"
 	"github.com/cairnhq/cairn/infra/images"
+	"github.com/cairnhq/cairn/infra/readmodels"
 	"github.com/cairnhq/cairn/projections"
-	"github.com/cairnhq/cairn/projections/agents"
-	"github.com/cairnhq/cairn/projections/sessions"
 	"github.com/cairnhq/cairn/readapi"
 )
 
@@ -92,8 +91,7 @@ type server struct {
 	handlers   *commands.Handlers
 	nats       *natsembed.Server
 	bus        *bus.Bus
-	sessions   *sessions.ReadModel
-	agents     *agents.ReadModel
+	models     readmodels.Set
 	waiters    []readapi.Waiter
 	projectors []*projections.Projector
 	reg        *prometheus.Registry
@@ -130,7 +128,7 @@ func (s *server) start(ctx context.Context) error {
 }
 
 func (s *server) startStore(ctx context.Context) error {
-	store, db, err := openStore(ctx, s.cfg.Store)
+	store, db, err := readmodels.Open(ctx, s.cfg.Store)
 	if err != nil {
 		return err
 	}
@@ -181,9 +179,9 @@ func (s *server) startProjectors(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s.sessions, s.agents = sessions.New(s.db), agents.New(s.db)
+	s.models = readmodels.New(s.db)
 	var projectors []*projections.Projector
-	for _, rm := range []projections.Projection{s.sessions, s.agents} {
+	for _, rm := range s.models.All() {
 		p, err := projections.NewProjector(s.db, s.store, rm, projections.Options{Logger: s.log, Metrics: metrics})
 		if err != nil {
 			return err

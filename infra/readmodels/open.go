@@ -1,4 +1,4 @@
-package devserver
+package readmodels
 
 import (
 	"context"
@@ -11,10 +11,10 @@ import (
 	"github.com/cairnhq/cairn/projections"
 )
 
-// openStore opens the event store named by storeDSN and the read models'
+// Open opens the event store named by storeDSN and the read models'
 // database beside it (the same SQLite file, or the store's PostgreSQL pool
-// and schema).
-func openStore(ctx context.Context, storeDSN string) (eventstore.Store, *projections.DB, error) {
+// and schema). Closing the store closes both.
+func Open(ctx context.Context, storeDSN string) (eventstore.Store, *projections.DB, error) {
 	store, err := dsn.Open(ctx, storeDSN)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open the event store: %w", err)
