@@ -19,11 +19,14 @@ import (
 	"github.com/cairnhq/cairn/commands/reports"
 	"github.com/cairnhq/cairn/commands/scheduler"
 	"github.com/cairnhq/cairn/eventstore"
+	"github.com/cairnhq/cairn/eventstore/postgres"
+	"github.com/cairnhq/cairn/eventstore/sqlite"
 	"github.com/cairnhq/cairn/infra/agentlogs"
 	"github.com/cairnhq/cairn/infra/bootstrap"
 	"github.com/cairnhq/cairn/infra/bus"
 	"github.com/cairnhq/cairn/infra/bus/natsembed"
 	"github.com/cairnhq/cairn/infra/images"
+	"github.com/cairnhq/cairn/infra/lease"
 	"github.com/cairnhq/cairn/infra/readmodels"
 	"github.com/cairnhq/cairn/projections"
 	"github.com/cairnhq/cairn/readapi"
@@ -228,11 +231,29 @@ func (s *server) startManagers(context.Context) error {
 		return err
 	}
 	s.addresses = book
-	s.parts.goRun("scheduler", sched.Run)
+	l, err := s.schedulerLease()
+	if err != nil {
+		return err
+	}
+	s.parts.goRun("scheduler", func(ctx context.Context) error {
+		return lease.Run(ctx, l, "scheduler", s.log, time.Second, sched.Run)
+	})
 	s.parts.goRun("forwarder", fwd.Run)
 	s.parts.goRun("reports consumer", rep.Run)
 	s.parts.goRun("agent address book", func(ctx context.Context) error { return book.Run(ctx, s.bus, "") })
 	return nil
+}
+
+// schedulerLease is the lease that keeps one scheduler per store: a flock
+// beside a SQLite database, an advisory lock in PostgreSQL.
+func (s *server) schedulerLease() (lease.Lease, error) {
+	switch st := s.store.(type) {
+	case *sqlite.Store:
+		return lease.NewFile(st.Path()+".scheduler.lock", time.Second), nil
+	case *postgres.Store:
+		return lease.NewPostgres(s.cfg.Store, "scheduler/"+st.Schema(), lease.PostgresOptions{})
+	}
+	return nil, fmt.Errorf("no scheduler lease for an event store of type %T", s.store)
 }
 
 // startAgent runs the local agent, unless the configuration says none.

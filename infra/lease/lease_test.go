@@ -1,0 +1,141 @@
+package lease
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/cairnhq/cairn/infra/pgtest"
+)
+
+// waitTimeout bounds every wait (generous: -race on a shared machine).
+const waitTimeout = 30 * time.Second
+
+// checkExclusive: while a holds the lease, b cannot take it; once a
+// releases it, b can.
+func checkExclusive(t *testing.T, a, b Lease) {
+	t.Helper()
+	ctx := context.Background()
+	heldA, releaseA, err := a.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	if _, _, err := b.Acquire(short); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("b acquired a held lease (err %v)", err)
+	}
+	if heldA.Err() != nil {
+		t.Fatal("a lost the lease while nobody took it")
+	}
+	releaseA()
+	if heldA.Err() == nil {
+		t.Fatal("a's context lives on after release")
+	}
+	wctx, wcancel := context.WithTimeout(ctx, waitTimeout)
+	defer wcancel()
+	_, releaseB, err := b.Acquire(wctx)
+	if err != nil {
+		t.Fatalf("b cannot take the released lease: %v", err)
+	}
+	releaseB()
+}
+
+func TestFileLeaseIsExclusive(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "cairn.db.scheduler.lock")
+	checkExclusive(t, NewFile(path, 10*time.Millisecond), NewFile(path, 10*time.Millisecond))
+}
+
+func newPostgres(t *testing.T, url, name string) *Postgres {
+	t.Helper()
+	l, err := NewPostgres(url, name, PostgresOptions{CheckEvery: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+func TestPostgresLeaseIsExclusive(t *testing.T) {
+	t.Parallel()
+	url := pgtest.URL(t)
+	name := "test/" + uuid.NewString()
+	checkExclusive(t, newPostgres(t, url, name), newPostgres(t, url, name))
+	// Another name is another lease.
+	_, release, err := newPostgres(t, url, "other/"+uuid.NewString()).Acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	release()
+}
+
+// TestPostgresLeaseLostWithItsConnection: when the leader's session ends
+// (a crash, a partition the server noticed), its context is cancelled and
+// a follower takes over.
+func TestPostgresLeaseLostWithItsConnection(t *testing.T) {
+	t.Parallel()
+	url := pgtest.URL(t)
+	name := "test/" + uuid.NewString()
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	held, release, err := newPostgres(t, url, name).Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+
+	admin, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(context.Background())
+	var killed int
+	err = admin.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_locks
+		WHERE locktype = 'advisory' AND objsubid = 1 AND granted
+		  AND ((classid::bigint << 32) | objid::bigint) = hashtextextended($1, 0)`, "cairn.lease/"+name).Scan(&killed)
+	if err != nil || killed != 1 {
+		t.Fatalf("terminated %d holders (err %v), want 1", killed, err)
+	}
+	select {
+	case <-held.Done():
+	case <-ctx.Done():
+		t.Fatal("the leader did not notice it lost its connection")
+	}
+	_, releaseB, err := newPostgres(t, url, name).Acquire(ctx)
+	if err != nil {
+		t.Fatalf("the follower cannot take over: %v", err)
+	}
+	releaseB()
+}
+
+func TestRunLeadsUntilStopped(t *testing.T) {
+	t.Parallel()
+	l := NewFile(filepath.Join(t.TempDir(), "lock"), 10*time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
+	runs := 0
+	err := Run(ctx, l, "test", slog.New(slog.DiscardHandler), time.Millisecond, func(held context.Context) error {
+		runs++
+		if runs < 3 {
+			return nil // returned early: Run tries again
+		}
+		cancel()
+		<-held.Done()
+		return held.Err()
+	})
+	if err != nil || runs != 3 {
+		t.Fatalf("Run = %v after %d runs, want nil after 3", err, runs)
+	}
+
+	boom := fmt.Errorf("boom")
+	err = Run(context.Background(), l, "test", nil, time.Millisecond, func(context.Context) error { return boom })
+	if !errors.Is(err, boom) {
+		t.Fatalf("Run = %v, want the leader's failure", err)
+	}
+}
