@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+
+	"github.com/cairnhq/cairn/domain/audit"
 )
 
 // Event is the payload of one domain event. Its wire name comes from
@@ -77,6 +79,8 @@ var registry = buildRegistry(
 	entry[AgentReleased](),
 	entry[AgentLost](),
 	entry[AgentRejoined](),
+	// Audit trail.
+	entry[audit.Record](),
 )
 
 func buildRegistry(entries ...eventEntry) map[string]eventDecoder {
