@@ -47,6 +47,9 @@ var (
 )
 
 func (e *ChainError) Error() string {
+	if e.Index < 0 {
+		return fmt.Sprintf("audit chain: %s: %s", e.Problem, e.Detail)
+	}
 	return fmt.Sprintf("audit chain: %s at record seq %d (position %d, expected seq %d): %s", e.Problem, e.Seq, e.Index, e.Expected, e.Detail)
 }
 

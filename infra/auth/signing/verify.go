@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -66,7 +67,9 @@ func (v *Verifier) Verify(ctx context.Context, in Incoming) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	res := Result{AccessKey: cred.AccessKey}
+	// A copy: with fiber, header strings point into buffers reused after
+	// the handler returns, and the caller may keep the key (audit records).
+	res := Result{AccessKey: strings.Clone(cred.AccessKey)}
 
 	rawDate := in.Header(HeaderDate)
 	if rawDate == "" {
