@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+
+	"github.com/cairnhq/cairn/domain/audit"
 )
 
 // Event is the payload of one domain event. Its wire name comes from
@@ -96,6 +98,8 @@ var registry = buildRegistry(
 	// Virtual folder owner index stream.
 	entry[VFolderNameClaimed](),
 	entry[VFolderNameReleased](),
+	// Audit trail.
+	entry[audit.Record](),
 )
 
 func buildRegistry(entries ...eventEntry) map[string]eventDecoder {

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/cairnhq/cairn/domain/audit"
 )
 
 // TestEventWireNames pins the wire names: they are stored forever, so a
@@ -12,6 +14,7 @@ import (
 func TestEventWireNames(t *testing.T) {
 	want := []string{
 		"agent.allocated", "agent.lost", "agent.registered", "agent.rejoined", "agent.released",
+		"audit.recorded",
 		"kernel.creating", "kernel.errored", "kernel.exited", "kernel.prepared", "kernel.preparing",
 		"kernel.pulling", "kernel.running", "kernel.terminated",
 		"session.cancelled", "session.errored", "session.pending-updated", "session.requested",
@@ -69,6 +72,7 @@ func TestEventRegistryRoundTrip(t *testing.T) {
 		VFolderPurged{By: "u", At: at(1)},
 		VFolderNameClaimed{FolderID: folderID, Name: "n", At: at(1)},
 		VFolderNameReleased{FolderID: folderID, Name: "n", At: at(1)},
+		auditRecord(t),
 	}
 	seen := map[string]bool{}
 	for _, e := range events {
@@ -80,6 +84,43 @@ func TestEventRegistryRoundTrip(t *testing.T) {
 		}
 	}
 	checkRoundTrip(t, events)
+}
+
+func auditRecord(t *testing.T) audit.Record {
+	t.Helper()
+	r, err := audit.Seal(audit.Genesis, audit.Record{
+		Time: at(1), UserID: "u1", AccessKey: "AKIAIOSFODNN7EXAMPLE", ActingAs: "AKOWNER", Action: "session.create",
+		EntityType: "session", EntityID: sessionID.String(), ClientIP: "192.0.2.7", Outcome: audit.Denied,
+		Status: 403, Duration: 1500, RequestID: "req-1",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestAuditRecordedWireFormat: the stored payload is the record with its
+// chain fields, and it still verifies once decoded.
+func TestAuditRecordedWireFormat(t *testing.T) {
+	r := auditRecord(t)
+	data, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"v":1,"seq":1,"time":"2025-03-01T12:00:01Z","user_id":"u1","access_key":"AKIAIOSFODNN7EXAMPLE",` +
+		`"acting_as":"AKOWNER","action":"session.create","entity_type":"session","entity_id":"` + sessionID.String() + `",` +
+		`"client_ip":"192.0.2.7","outcome":"denied","status":403,"duration_ns":1500,"request_id":"req-1",` +
+		`"prev_hash":"0000000000000000000000000000000000000000000000000000000000000000","hash":"` + r.Hash.String() + `"}`
+	if string(data) != want {
+		t.Fatalf("wire format:\n got %s\nwant %s", data, want)
+	}
+	e, err := DecodeEvent(TypeAuditRecorded, 1, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := audit.Verify(slices.Values([]audit.Record{e.(audit.Record)})); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestDecodeEventWireFormat(t *testing.T) {
