@@ -55,11 +55,17 @@ func (p retryPolicy) wait(ctx context.Context, n int) error {
 	}
 }
 
-// loaded is an aggregate with the events it was folded from and the
-// position of the stream's last event (0 for an empty stream).
+// loaded is an aggregate with the events it was folded from, the
+// stream's revision and the position of its last event (0 for an empty
+// stream).
+//
+// Annotations (access records written with a command's events) are left
+// out of the fold: the aggregate sees its own events, numbered densely
+// from 0, while revision is the stream's, which appends expect.
 type loaded[A aggregate] struct {
 	agg      A
 	events   []domain.RecordedEvent
+	revision int64
 	position uint64
 }
 
@@ -67,19 +73,22 @@ type loaded[A aggregate] struct {
 // new aggregate (revision -1).
 func (r repository[A]) load(ctx context.Context, stream string) (loaded[A], error) {
 	const op = "commands.load"
-	var l loaded[A]
+	l := loaded[A]{revision: -1}
 	recorded, err := r.store.ReadStream(ctx, stream, eventstore.ReadStreamOptions{})
 	if err != nil && !errors.Is(err, eventstore.ErrStreamNotFound) {
 		return l, storeError(op, err)
 	}
-	l.events = make([]domain.RecordedEvent, len(recorded))
-	for i, rec := range recorded {
+	l.events = make([]domain.RecordedEvent, 0, len(recorded))
+	for _, rec := range recorded {
+		l.revision, l.position = rec.Revision, rec.Position
+		if domain.IsAnnotation(rec.Type) {
+			continue
+		}
 		ev, err := domain.DecodeEvent(rec.Type, rec.Version, rec.Data)
 		if err != nil {
 			return l, &domain.Error{Op: op, Kind: domain.KindInternal, Message: stream, Err: err}
 		}
-		l.events[i] = domain.RecordedEvent{Revision: rec.Revision, Event: ev}
-		l.position = rec.Position
+		l.events = append(l.events, domain.RecordedEvent{Revision: int64(len(l.events)), Event: ev})
 	}
 	if l.agg, err = r.rehydrate(l.events); err != nil {
 		return l, &domain.Error{Op: op, Kind: domain.KindInternal, Message: stream, Err: err}
@@ -116,7 +125,14 @@ func (r repository[A]) update(ctx context.Context, stream string, md Metadata, d
 		if err != nil {
 			return zero, 0, err
 		}
-		res, err := r.store.Append(ctx, stream, eventstore.Exact(l.agg.Revision()), data...)
+		data, release, err := withAccessRecord(ctx, stream, md, data)
+		if err != nil {
+			return zero, 0, err
+		}
+		res, err := r.store.Append(ctx, stream, eventstore.Exact(l.revision), data...)
+		if err != nil {
+			release()
+		}
 		if err == nil {
 			after, err := r.fold(l, events)
 			return after, res.Position, err
@@ -144,7 +160,14 @@ func (r repository[A]) create(ctx context.Context, stream string, md Metadata, e
 	if err != nil {
 		return 0, err
 	}
+	data, release, err := withAccessRecord(ctx, stream, md, data)
+	if err != nil {
+		return 0, err
+	}
 	res, err := r.store.Append(ctx, stream, eventstore.NoStream, data...)
+	if err != nil {
+		release()
+	}
 	if err != nil {
 		if !definitelyNotWritten(err) {
 			err = &uncertainAppendError{stream: stream, err: err}

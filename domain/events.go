@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
-
-	"github.com/cairnhq/cairn/domain/audit"
 )
 
 // Event is the payload of one domain event. Its wire name comes from
@@ -99,7 +97,8 @@ var registry = buildRegistry(
 	entry[VFolderNameClaimed](),
 	entry[VFolderNameReleased](),
 	// Audit trail.
-	entry[audit.Record](),
+	entry[AccessLogged](),
+	entry[AuditRecorded](),
 )
 
 func buildRegistry(entries ...eventEntry) map[string]eventDecoder {

@@ -13,7 +13,7 @@ import (
 // rename is a breaking change this test makes visible.
 func TestEventWireNames(t *testing.T) {
 	want := []string{
-		"agent.allocated", "agent.lost", "agent.registered", "agent.rejoined", "agent.released",
+		"access.logged", "agent.allocated", "agent.lost", "agent.registered", "agent.rejoined", "agent.released",
 		"audit.recorded",
 		"kernel.creating", "kernel.errored", "kernel.exited", "kernel.prepared", "kernel.preparing",
 		"kernel.pulling", "kernel.running", "kernel.terminated",
@@ -72,7 +72,8 @@ func TestEventRegistryRoundTrip(t *testing.T) {
 		VFolderPurged{By: "u", At: at(1)},
 		VFolderNameClaimed{FolderID: folderID, Name: "n", At: at(1)},
 		VFolderNameReleased{FolderID: folderID, Name: "n", At: at(1)},
-		auditRecord(t),
+		AccessLogged{Record: audit.Record{Time: at(1), Action: "GET /v1/sessions", Outcome: audit.Success, Status: 200}},
+		AuditRecorded{Record: auditRecord(t), SourcePosition: 7},
 	}
 	seen := map[string]bool{}
 	for _, e := range events {
@@ -103,14 +104,14 @@ func auditRecord(t *testing.T) audit.Record {
 // chain fields, and it still verifies once decoded.
 func TestAuditRecordedWireFormat(t *testing.T) {
 	r := auditRecord(t)
-	data, err := json.Marshal(r)
+	data, err := json.Marshal(AuditRecorded{Record: r, SourcePosition: 7})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := `{"v":1,"seq":1,"time":"2025-03-01T12:00:01Z","user_id":"u1","access_key":"AKIAIOSFODNN7EXAMPLE",` +
 		`"acting_as":"AKOWNER","action":"session.create","entity_type":"session","entity_id":"` + sessionID.String() + `",` +
 		`"client_ip":"192.0.2.7","outcome":"denied","status":403,"duration_ns":1500,"request_id":"req-1",` +
-		`"prev_hash":"0000000000000000000000000000000000000000000000000000000000000000","hash":"` + r.Hash.String() + `"}`
+		`"prev_hash":"0000000000000000000000000000000000000000000000000000000000000000","hash":"` + r.Hash.String() + `","source_position":7}`
 	if string(data) != want {
 		t.Fatalf("wire format:\n got %s\nwant %s", data, want)
 	}
@@ -118,7 +119,7 @@ func TestAuditRecordedWireFormat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := audit.Verify(slices.Values([]audit.Record{e.(audit.Record)})); err != nil {
+	if _, err := audit.Verify(slices.Values([]audit.Record{e.(AuditRecorded).Record})); err != nil {
 		t.Fatal(err)
 	}
 }
