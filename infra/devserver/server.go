@@ -9,12 +9,14 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/cairnhq/cairn/agents/node"
 	"github.com/cairnhq/cairn/commands"
+	"github.com/cairnhq/cairn/commands/auditseq"
 	"github.com/cairnhq/cairn/commands/forwarder"
 	"github.com/cairnhq/cairn/commands/reports"
 	"github.com/cairnhq/cairn/commands/scheduler"
@@ -210,8 +212,8 @@ func (s *server) startProjectors(ctx context.Context) error {
 	return nil
 }
 
-// startManagers runs the scheduler, the forwarder, the reports consumer
-// and the address book of agents' logs endpoints.
+// startManagers runs the scheduler and the audit sequencer (each under its
+// lease), the forwarder, the reports consumer and the address book of agents' logs endpoints.
 func (s *server) startManagers(context.Context) error {
 	sched, err := scheduler.New(scheduler.Config{Clock: s.cfg.Clock, Logger: s.log}, s.store, s.handlers)
 	if err != nil {
@@ -231,27 +233,38 @@ func (s *server) startManagers(context.Context) error {
 		return err
 	}
 	s.addresses = book
-	l, err := s.schedulerLease()
+	seq, err := auditseq.New(auditseq.Config{Logger: s.log}, s.store)
 	if err != nil {
 		return err
 	}
-	s.parts.goRun("scheduler", func(ctx context.Context) error {
-		return lease.Run(ctx, l, "scheduler", s.log, time.Second, sched.Run)
-	})
+	for _, leader := range []struct {
+		name string
+		run  func(context.Context) error
+	}{{"scheduler", sched.Run}, {"audit sequencer", seq.Run}} {
+		name, run := leader.name, leader.run
+		l, err := s.lease(strings.ReplaceAll(name, " ", "-"))
+		if err != nil {
+			return err
+		}
+		s.parts.goRun(name, func(ctx context.Context) error {
+			return lease.Run(ctx, l, name, s.log, time.Second, run)
+		})
+	}
 	s.parts.goRun("forwarder", fwd.Run)
 	s.parts.goRun("reports consumer", rep.Run)
 	s.parts.goRun("agent address book", func(ctx context.Context) error { return book.Run(ctx, s.bus, "") })
 	return nil
 }
 
-// schedulerLease is the lease that keeps one scheduler per store: a flock
-// beside a SQLite database, an advisory lock in PostgreSQL.
-func (s *server) schedulerLease() (lease.Lease, error) {
+// lease is the lease that keeps one leader of name (the scheduler, the
+// audit sequencer) per store: a flock beside a SQLite database, an
+// advisory lock in PostgreSQL.
+func (s *server) lease(name string) (lease.Lease, error) {
 	switch st := s.store.(type) {
 	case *sqlite.Store:
-		return lease.NewFile(st.Path()+".scheduler.lock", time.Second), nil
+		return lease.NewFile(st.Path()+"."+name+".lock", time.Second), nil
 	case *postgres.Store:
-		return lease.NewPostgres(s.cfg.Store, "scheduler/"+st.Schema(), lease.PostgresOptions{})
+		return lease.NewPostgres(s.cfg.Store, name+"/"+st.Schema(), lease.PostgresOptions{})
 	}
 	return nil, fmt.Errorf("no scheduler lease for an event store of type %T", s.store)
 }
