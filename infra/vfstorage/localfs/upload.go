@@ -11,6 +11,7 @@ import (
 	"os"
 	"path"
 	"strconv"
+	"sync"
 
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/infra/vfstorage"
@@ -181,10 +182,19 @@ func existing(op string, root *os.Root, clean string, noReplace bool) (replaced,
 }
 
 // copyLimited copies src to dst until EOF, or until it has copied one byte
-// more than limit (over). It copies in chunks, looking at ctx between them;
-// each chunk goes through (*os.File).ReadFrom, which moves the bytes in the
-// kernel (copy_file_range, splice) when src allows it.
+// more than limit (over). It copies in chunks, looking at ctx between them.
+// From a file, each chunk goes through (*os.File).ReadFrom, which moves
+// the bytes in the kernel (copy_file_range); from anything else (an HTTP
+// body) through a pooled 1 MiB buffer, as a 32 KiB one (io.Copy's) costs
+// a third of the throughput in system calls.
 func copyLimited(ctx context.Context, dst *os.File, src io.Reader, limit int64) (n int64, over bool, err error) {
+	_, isFile := src.(*os.File)
+	var buf []byte
+	if !isFile {
+		bp := copyBuffers.Get().(*[]byte)
+		defer copyBuffers.Put(bp)
+		buf = *bp
+	}
 	for {
 		if err := ctx.Err(); err != nil {
 			return n, false, err
@@ -193,7 +203,15 @@ func copyLimited(ctx context.Context, dst *os.File, src io.Reader, limit int64) 
 		if left := limit - n; left < want {
 			want = left + 1
 		}
-		m, err := io.CopyN(dst, src, want)
+		var m int64
+		if isFile {
+			m, err = io.CopyN(dst, src, want)
+		} else {
+			m, err = io.CopyBuffer(writerOnly{dst}, io.LimitReader(src, want), buf)
+			if err == nil && m < want {
+				err = io.EOF
+			}
+		}
 		n += m
 		switch {
 		case n > limit:
@@ -205,6 +223,12 @@ func copyLimited(ctx context.Context, dst *os.File, src io.Reader, limit int64) 
 		}
 	}
 }
+
+var copyBuffers = sync.Pool{New: func() any { b := make([]byte, 1<<20); return &b }}
+
+// writerOnly hides (*os.File).ReadFrom, so that io.CopyBuffer uses the
+// buffer it is given.
+type writerOnly struct{ io.Writer }
 
 // isWriteErr tells a failure to write f (a full disk) from a failure to
 // read the upload: f's errors name f.
