@@ -252,7 +252,9 @@ func BenchmarkDownload(b *testing.B) {
 	b.ResetTimer()
 	for i := range b.N {
 		if i%2 == 0 {
-			bl.run("copy", func() time.Duration { return plainCopy(b, filepath.Join(stored, "f"), filepath.Join(dir, "copy"), false, false) })
+			bl.run("copy", func() time.Duration {
+				return plainCopy(b, filepath.Join(stored, "f"), filepath.Join(dir, "copy"), false, false)
+			})
 		}
 		start := time.Now()
 		r, _, err := s.Download(b.Context(), ref, "f")
@@ -277,7 +279,9 @@ func BenchmarkDownload(b *testing.B) {
 		}
 		b.StartTimer()
 		if i%2 == 1 {
-			bl.run("copy", func() time.Duration { return plainCopy(b, filepath.Join(stored, "f"), filepath.Join(dir, "copy"), false, false) })
+			bl.run("copy", func() time.Duration {
+				return plainCopy(b, filepath.Join(stored, "f"), filepath.Join(dir, "copy"), false, false)
+			})
 		}
 	}
 	bl.report(port)

@@ -24,6 +24,7 @@ var fileTests = []suiteTest{
 	{"Download", testDownload},
 	{"DownloadOnlyRegularFiles", testDownloadOnlyRegular},
 	{"UsageFollowsWrites", testUsageFollowsWrites},
+	{"UsageHardLinks", testUsageHardLinks},
 }
 
 // testList: a listing reports each entry's name, type, size and mode in
@@ -378,5 +379,35 @@ func testUsageFollowsWrites(t *testing.T, h Harness) {
 		if want := measure(t, mountDir(t, h, ref)); got != want {
 			t.Fatalf("after %s: Usage = %+v, measured %+v", st.name, got, want)
 		}
+	}
+}
+
+// testUsageHardLinks: a file with several links in the folder counts once,
+// and writes to such files keep the usage right.
+func testUsageHardLinks(t *testing.T, h Harness) {
+	ref := newFolder(t, h)
+	ctx := t.Context()
+	upload(t, h, ref, "a", pattern(1, 100))
+	dir := mountDir(t, h, ref)
+	if err := os.Link(filepath.Join(dir, "a"), filepath.Join(dir, "b")); err != nil {
+		t.Fatal(err)
+	}
+	sessionWrote(t, h, ref)
+	if u := wantUsage(t, h, ref); u != (vfstorage.Usage{Bytes: 100, Files: 2}) {
+		t.Fatalf("usage %+v", u)
+	}
+	upload(t, h, ref, "b", pattern(2, 10)) // replaces the link, a keeps its bytes
+	if u := wantUsage(t, h, ref); u != (vfstorage.Usage{Bytes: 110, Files: 2}) {
+		t.Fatalf("after replacing a link: %+v", u)
+	}
+	if err := os.Link(filepath.Join(dir, "a"), filepath.Join(dir, "c")); err != nil {
+		t.Fatal(err)
+	}
+	sessionWrote(t, h, ref)
+	if err := h.Storage.Remove(ctx, ref, "a", false); err != nil {
+		t.Fatal(err)
+	}
+	if u := wantUsage(t, h, ref); u != (vfstorage.Usage{Bytes: 110, Files: 2}) {
+		t.Fatalf("after removing one of two links: %+v", u)
 	}
 }

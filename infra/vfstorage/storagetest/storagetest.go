@@ -28,6 +28,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/google/uuid"
@@ -160,10 +161,12 @@ func pattern(seed byte, size int) []byte {
 }
 
 // measure computes a folder's usage independently of the backend: every
-// entry under dir but the staging directory, regular files' sizes.
+// entry under dir but the staging directory, regular files' sizes (once
+// per inode).
 func measure(t *testing.T, dir string) vfstorage.Usage {
 	t.Helper()
 	var u vfstorage.Usage
+	inodes := make(map[uint64]bool)
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -180,6 +183,12 @@ func measure(t *testing.T, dir string) vfstorage.Usage {
 			fi, err := d.Info()
 			if err != nil {
 				return err
+			}
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
+				if inodes[st.Ino] {
+					return nil
+				}
+				inodes[st.Ino] = true
 			}
 			u.Bytes += fi.Size()
 		}
