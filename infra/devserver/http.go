@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/cairnhq/cairn/infra/accesslog"
 	"github.com/cairnhq/cairn/infra/agentlogs"
 	"github.com/cairnhq/cairn/infra/bootstrap"
 	"github.com/cairnhq/cairn/infra/httpapi"
@@ -105,6 +106,15 @@ func (s *server) app() (*fiber.App, error) {
 	}
 	app.Get("/healthz", s.healthz)
 	app.Get("/metrics", adaptor.HTTPHandler(promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})))
+
+	// Every /v1 request is recorded in the audit trail; the writer stops
+	// after the HTTP API, so in-flight requests' records are flushed.
+	access, err := accesslog.NewWriter(accesslog.Config{Logger: s.log, Registerer: reg}, s.store)
+	if err != nil {
+		return nil, err
+	}
+	s.parts.goRun("access log", access.Run)
+	app.Use("/v1", accesslog.Middleware(access, s.cfg.Clock))
 
 	c := s.credentials
 	auth := httpapi.NewTokenAuth(map[string]httpapi.Principal{

@@ -171,7 +171,7 @@ func TestRunServesAndStopsInOrder(t *testing.T) {
 		order = append(order, m[1])
 	}
 	want := []string{
-		"HTTP API", "agent address book", "reports consumer", "forwarder", "audit sequencer", "scheduler",
+		"HTTP API", "access log", "agent address book", "reports consumer", "forwarder", "audit sequencer", "scheduler",
 		"projector agents", "projector sessions", "bus", "embedded NATS", "read-model database", "event store",
 	}
 	if strings.Join(order, ",") != strings.Join(want, ",") {

@@ -1,0 +1,146 @@
+package accesslog
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/cairnhq/cairn/commands"
+	"github.com/cairnhq/cairn/domain/audit"
+	"github.com/cairnhq/cairn/infra/httpapi"
+)
+
+const (
+	expectKey  = "cairn.access.expect"
+	deniedKey  = "cairn.access.denied"
+	claimedKey = "cairn.access.claimed_key"
+)
+
+// ExpectStatus tells the access record written with a command's events
+// the status the route answers when the command succeeds (by default 201
+// for POST, 202 for DELETE, 200 otherwise).
+func ExpectStatus(c *fiber.Ctx, status int) { c.Locals(expectKey, status) }
+
+// Deny marks the request as denied by authorization even when it is
+// answered like a missing object (404, no existence leak).
+func Deny(c *fiber.Ctx) { c.Locals(deniedKey, true) }
+
+// ClaimAccessKey records the access key a request claimed before it was
+// authenticated, so a refused request's record still names it.
+func ClaimAccessKey(c *fiber.Ctx, accessKey string) {
+	c.Locals(claimedKey, strings.Clone(accessKey))
+}
+
+// Middleware records every request: put it before authentication, so
+// refused requests are recorded too. Clock defaults to time.Now.
+func Middleware(w *Writer, clock func() time.Time) fiber.Handler {
+	if clock == nil {
+		clock = time.Now
+	}
+	return func(c *fiber.Ctx) error {
+		start := clock()
+		slot := commands.NewAccessSlot(func(entityType, entityID string) audit.Record {
+			rec := base(c, start, clock)
+			rec.EntityType, rec.EntityID = entityType, entityID
+			rec.Outcome, rec.Status = audit.Success, expected(c)
+			return rec
+		})
+		c.SetUserContext(commands.WithAccessSlot(c.UserContext(), slot))
+		err := c.Next()
+		if slot.Taken() && err == nil {
+			return nil
+		}
+		status := c.Response().StatusCode()
+		if err != nil {
+			status = httpapi.ProblemFor(err).Status
+		}
+		rec := base(c, start, clock)
+		rec.EntityType, rec.EntityID = entityOf(c)
+		rec.Status, rec.Outcome = status, outcome(c, status)
+		if werr := w.Write(c.UserContext(), rec); werr != nil {
+			w.log.Error("access record lost", "request_id", rec.RequestID, "error", werr)
+		}
+		return err
+	}
+}
+
+// base is the record's who, what, where and how long.
+func base(c *fiber.Ctx, start time.Time, clock func() time.Time) audit.Record {
+	route, _ := routeOf(c)
+	rec := audit.Record{
+		Time:      start,
+		Action:    c.Method() + " " + route,
+		ClientIP:  c.IP(),
+		RequestID: httpapi.RequestID(c),
+		Duration:  clock().Sub(start),
+	}
+	if p, ok := httpapi.CurrentPrincipal(c); ok {
+		rec.UserID, rec.AccessKey = p.UserID, p.AccessKey
+	} else if ak, ok := c.Locals(claimedKey).(string); ok {
+		rec.AccessKey = ak
+	}
+	// fiber's strings may point into buffers reused after the request;
+	// the record outlives it in the queue.
+	for _, f := range []*string{&rec.Action, &rec.ClientIP, &rec.RequestID, &rec.UserID, &rec.AccessKey} {
+		*f = strings.Clone(*f)
+	}
+	return rec
+}
+
+// routeOf is the matched route's pattern (/v1/sessions/:id), or the path
+// itself when no route matched (a request refused by a group's middleware
+// sees the group's prefix as its route).
+func routeOf(c *fiber.Ctx) (pattern string, matched bool) {
+	p := c.Path()
+	if r := c.Route(); r != nil && (r.Path == p || strings.Contains(r.Path, ":")) {
+		return r.Path, true
+	}
+	if len(p) > 256 {
+		p = p[:256]
+	}
+	return p, false
+}
+
+// entityOf names what a request is about: the resource of its path
+// (/v1/sessions/:id → session) and its id.
+func entityOf(c *fiber.Ctx) (string, string) {
+	route, matched := routeOf(c)
+	segs := strings.Split(strings.TrimPrefix(route, "/v1/"), "/")
+	if segs[0] == "" || strings.HasPrefix(segs[0], ":") {
+		return "", ""
+	}
+	typ, id := strings.TrimSuffix(segs[0], "s"), ""
+	switch {
+	case matched:
+		id = c.Params("id")
+	case len(segs) > 1:
+		id = segs[1]
+	}
+	return typ, strings.Clone(id)
+}
+
+func expected(c *fiber.Ctx) int {
+	if s, ok := c.Locals(expectKey).(int); ok {
+		return s
+	}
+	switch c.Method() {
+	case http.MethodPost:
+		return http.StatusCreated
+	case http.MethodDelete:
+		return http.StatusAccepted
+	}
+	return http.StatusOK
+}
+
+func outcome(c *fiber.Ctx, status int) audit.Outcome {
+	denied, _ := c.Locals(deniedKey).(bool)
+	switch {
+	case denied || status == http.StatusUnauthorized || status == http.StatusForbidden:
+		return audit.Denied
+	case status >= 400:
+		return audit.Failure
+	}
+	return audit.Success
+}

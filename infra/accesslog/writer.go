@@ -1,0 +1,220 @@
+// Package accesslog records every API request in the audit trail
+// (DOMAIN.md "Audit and logs"): a fiber middleware builds each request's
+// access record, and either hands it to the command the request runs
+// (commands.AccessSlot: the record is appended with the command's events)
+// or, for reads, refusals and failures, queues it for the Writer, which
+// appends queued records to the access-log stream in batches. The audit
+// sequencer (commands/auditseq) chains both kinds.
+//
+// # Crash window
+//
+// A mutating request's record is stored with its events or not at all. A
+// queued record is stored when the Writer's next append commits: a crash
+// loses at most the records queued and not yet appended (one batch, a few
+// milliseconds of reads). The response of such a request has already been
+// sent. A full queue makes requests wait for room (backpressure) rather
+// than drop records.
+package accesslog
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/cairnhq/cairn/domain"
+	"github.com/cairnhq/cairn/domain/audit"
+	"github.com/cairnhq/cairn/eventstore"
+)
+
+// Defaults of Config.
+const (
+	DefaultQueue    = 16384
+	DefaultMaxBatch = 1024
+	// DefaultStopTimeout bounds the last flush when the Writer stops.
+	DefaultStopTimeout = 5 * time.Second
+)
+
+// Appender is what the Writer needs of the event store.
+type Appender interface {
+	Append(ctx context.Context, stream string, expected eventstore.ExpectedRevision, events ...eventstore.EventData) (eventstore.AppendResult, error)
+}
+
+// Config configures a Writer.
+type Config struct {
+	// Queue is how many records may wait to be appended (default 16384).
+	Queue int
+	// MaxBatch is the most records in one append (default 1024).
+	MaxBatch int
+	// StopTimeout bounds the last flush at stop (default 5s).
+	StopTimeout time.Duration
+	// Logger receives the logs (default slog.Default()).
+	Logger *slog.Logger
+	// Registerer receives the metrics (none when nil).
+	Registerer prometheus.Registerer
+}
+
+// Writer appends queued access records to the access-log stream. Records
+// are appended in batches of whatever queued up during the previous
+// append (group commit: no timer, no added latency when idle).
+type Writer struct {
+	cfg     Config
+	store   Appender
+	queue   chan audit.Record
+	log     *slog.Logger
+	written prometheus.Counter
+	batches prometheus.Histogram
+	failed  prometheus.Counter
+}
+
+// NewWriter builds a Writer; Run appends.
+func NewWriter(cfg Config, store Appender) (*Writer, error) {
+	if store == nil {
+		return nil, errors.New("accesslog: no store")
+	}
+	if cfg.Queue < 0 || cfg.MaxBatch < 0 || cfg.StopTimeout < 0 {
+		return nil, fmt.Errorf("accesslog: queue %d, batch %d and stop timeout %s must not be negative", cfg.Queue, cfg.MaxBatch, cfg.StopTimeout)
+	}
+	if cfg.Queue == 0 {
+		cfg.Queue = DefaultQueue
+	}
+	if cfg.MaxBatch == 0 {
+		cfg.MaxBatch = DefaultMaxBatch
+	}
+	if cfg.StopTimeout == 0 {
+		cfg.StopTimeout = DefaultStopTimeout
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	w := &Writer{
+		cfg: cfg, store: store, queue: make(chan audit.Record, cfg.Queue), log: cfg.Logger.With("component", "access-log"),
+		written: prometheus.NewCounter(prometheus.CounterOpts{Name: "cairn_access_records_written_total", Help: "Access records appended to the access-log stream."}),
+		batches: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "cairn_access_record_batch_size", Help: "Access records per append.",
+			Buckets: prometheus.ExponentialBuckets(1, 4, 6)}),
+		failed: prometheus.NewCounter(prometheus.CounterOpts{Name: "cairn_access_record_append_failures_total", Help: "Failed appends of access records (retried)."}),
+	}
+	if cfg.Registerer != nil {
+		for _, c := range []prometheus.Collector{w.written, w.batches, w.failed} {
+			if err := cfg.Registerer.Register(c); err != nil {
+				return nil, fmt.Errorf("accesslog: metrics: %w", err)
+			}
+		}
+	}
+	return w, nil
+}
+
+// Write queues a record, waiting for room while the queue is full (or
+// until ctx ends: the record is then not written, and the error says so).
+func (w *Writer) Write(ctx context.Context, rec audit.Record) error {
+	select {
+	case w.queue <- rec:
+		return nil
+	default:
+	}
+	select {
+	case w.queue <- rec:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("accesslog: queue full, record of %s not written: %w", rec.RequestID, ctx.Err())
+	}
+}
+
+// Run appends queued records until ctx ends, then flushes what is queued
+// (within Config.StopTimeout). A failed append is retried with back-off;
+// the queue meanwhile fills up and holds requests back.
+func (w *Writer) Run(ctx context.Context) error {
+	batch := make([]audit.Record, 0, w.cfg.MaxBatch)
+	for {
+		select {
+		case <-ctx.Done():
+			return w.flushAtStop()
+		case rec := <-w.queue:
+			batch = w.fill(append(batch[:0], rec))
+		}
+		if err := w.appendRetrying(ctx, batch); err != nil {
+			if ctx.Err() != nil {
+				// Keep the batch for the last flush.
+				return w.flushAtStop(batch...)
+			}
+			return err
+		}
+	}
+}
+
+// fill adds what is queued already, up to MaxBatch.
+func (w *Writer) fill(batch []audit.Record) []audit.Record {
+	for len(batch) < w.cfg.MaxBatch {
+		select {
+		case rec := <-w.queue:
+			batch = append(batch, rec)
+		default:
+			return batch
+		}
+	}
+	return batch
+}
+
+func (w *Writer) appendRetrying(ctx context.Context, batch []audit.Record) error {
+	backoff := 10 * time.Millisecond
+	for {
+		err := w.append(ctx, batch)
+		if err == nil {
+			return nil
+		}
+		if errors.Is(err, eventstore.ErrInvalidEvent) {
+			// Cannot succeed by retrying (a bug): say so loudly, keep going.
+			w.log.Error("access records refused by the store; dropped", slog.Int("records", len(batch)), slog.Any("error", err))
+			return nil
+		}
+		w.failed.Inc()
+		w.log.Warn("cannot append access records; retrying", slog.Int("records", len(batch)), slog.Any("error", err), slog.Duration("retry_in", backoff))
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+		backoff = min(2*backoff, 5*time.Second)
+	}
+}
+
+func (w *Writer) append(ctx context.Context, batch []audit.Record) error {
+	data := make([]eventstore.EventData, len(batch))
+	for i, rec := range batch {
+		payload, err := json.Marshal(domain.AccessLogged{Record: rec})
+		if err != nil {
+			return fmt.Errorf("%w: %w", eventstore.ErrInvalidEvent, err)
+		}
+		data[i] = eventstore.EventData{ID: eventstore.NewEventID(), Type: domain.TypeAccessLogged, Version: domain.SchemaVersion, Data: payload,
+			Metadata: eventstore.Metadata{Actor: rec.UserID, AccessKey: rec.AccessKey, ActingAs: rec.ActingAs, RequestID: rec.RequestID, ClientIP: rec.ClientIP}}
+	}
+	if _, err := w.store.Append(ctx, domain.AccessLogStream, eventstore.Any, data...); err != nil {
+		return err
+	}
+	w.written.Add(float64(len(batch)))
+	w.batches.Observe(float64(len(batch)))
+	return nil
+}
+
+// flushAtStop appends pending and everything still queued.
+func (w *Writer) flushAtStop(pending ...audit.Record) error {
+	ctx, cancel := context.WithTimeout(context.Background(), w.cfg.StopTimeout)
+	defer cancel()
+	batch := append([]audit.Record(nil), pending...)
+	for {
+		batch = w.fill(batch)
+		if len(batch) == 0 {
+			return nil
+		}
+		if err := w.append(ctx, batch); err != nil {
+			return fmt.Errorf("accesslog: %d records not written at stop: %w", len(batch)+len(w.queue), err)
+		}
+		batch = batch[:0]
+	}
+}
