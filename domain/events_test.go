@@ -16,7 +16,18 @@ func TestEventWireNames(t *testing.T) {
 		"kernel.pulling", "kernel.running", "kernel.terminated",
 		"session.cancelled", "session.errored", "session.pending-updated", "session.requested",
 		"session.scheduled", "session.status-changed", "session.terminated", "session.terminating",
+		"domain.activated", "domain.created", "domain.deactivated", "domain.modified",
+		"project.activated", "project.created", "project.deactivated", "project.member-added",
+		"project.member-removed", "project.modified",
+		"user.created", "user.creation-abandoned", "user.email-reserved", "user.main-keypair-set",
+		"user.modified", "user.password-changed",
+		"keypair.activated", "keypair.deactivated", "keypair.issued", "keypair.modified", "keypair.secret-rotated",
+		"keypair-policy.created", "keypair-policy.modified", "user-policy.created", "user-policy.modified",
+		"project-policy.created", "project-policy.modified",
+		"resource-group.access-granted", "resource-group.access-revoked", "resource-group.created", "resource-group.modified",
+		"image.forgotten", "image.modified", "image.registered",
 	}
+	slices.Sort(want)
 	if got := EventTypes(); !slices.Equal(got, want) {
 		t.Fatalf("event types:\n got %v\nwant %v", got, want)
 	}
@@ -48,6 +59,7 @@ func TestEventRegistryRoundTrip(t *testing.T) {
 		AgentLost{Reason: ReasonAgentLost, At: at(1)},
 		AgentRejoined{At: at(1)},
 	}
+	events = append(events, tenancyEvents()...)
 	seen := map[string]bool{}
 	for _, e := range events {
 		seen[e.EventType()] = true
