@@ -197,6 +197,15 @@ func (p *problems) checkToken(field, s string, max int) {
 	}
 }
 
+// CheckName validates the name of an object (a domain, a project, a
+// policy, a resource group) given in the input field: 1 to 64 letters,
+// digits, '.', '_' and '-', starting with a letter or a digit.
+func CheckName(op, field, name string) error {
+	p := &problems{op: op}
+	p.checkName(field, name)
+	return p.err()
+}
+
 // checkName: an object name (see checkName in session_request.go).
 func (p *problems) checkName(field, name string) { checkNameField(field, name, p.bad) }
 

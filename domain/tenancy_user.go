@@ -8,7 +8,9 @@ import (
 )
 
 const (
-	maxEmailLength        = 254
+	// MaxEmailLength keeps user-email-<address> within the event store's
+	// stream name limit (RFC 5321 allows 254; longer addresses are rare).
+	MaxEmailLength        = 240
 	maxPasswordHashLength = 1024
 )
 
@@ -129,9 +131,10 @@ func (u *User) apply(ev Event) error {
 func EmailKey(email string) string { return strings.ToLower(strings.TrimSpace(email)) }
 
 // checkEmail: one '@' between a non-empty local part and a domain with a
-// dot or "localhost", no spaces or control characters, at most 254 bytes.
+// dot or "localhost", no spaces or control characters, at most
+// MaxEmailLength bytes.
 func (p *problems) checkEmail(field, email string) {
-	p.checkToken(field, email, maxEmailLength)
+	p.checkToken(field, email, MaxEmailLength)
 	if email == "" {
 		return
 	}
@@ -142,7 +145,14 @@ func (p *problems) checkEmail(field, email string) {
 	}
 }
 
-func (p *problems) checkUsername(field, s string) { p.checkToken(field, s, maxEmailLength) }
+// CheckEmail validates an e-mail address given in the input field.
+func CheckEmail(op, field, email string) error {
+	p := &problems{op: op}
+	p.checkEmail(field, email)
+	return p.err()
+}
+
+func (p *problems) checkUsername(field, s string) { p.checkToken(field, s, MaxEmailLength) }
 
 func (p *problems) checkPasswordHash(field, s string) { p.checkToken(field, s, maxPasswordHashLength) }
 
