@@ -65,7 +65,10 @@ func (h createUserHandler) Handle(ctx context.Context, md Metadata, cmd CreateUs
 	// and writes nothing.
 	probe := spec
 	probe.ID, probe.PasswordHash = uuid.Max, "probe"
-	blank, _ := domain.RehydrateUser(nil)
+	blank, err := domain.RehydrateUser(nil)
+	if err != nil {
+		return CreateUserResult{}, err
+	}
 	if _, err := blank.Create(probe, at); err != nil {
 		return CreateUserResult{}, errors.Join(err, checkPassword(op, "password", cmd.Password))
 	}

@@ -80,7 +80,7 @@ func (s ImageSpec) normalized(p *problems) ImageSpec {
 	ports := map[int]bool{}
 	for i, sp := range out.ServicePorts {
 		field := "service_ports." + sp.Name
-		p.checkNameField(field, sp.Name)
+		p.checkName(field, sp.Name)
 		if i > 0 && out.ServicePorts[i-1].Name == sp.Name {
 			p.bad(field, "listed twice")
 		}
@@ -99,8 +99,6 @@ func (s ImageSpec) normalized(p *problems) ImageSpec {
 	}
 	return out
 }
-
-func (p *problems) checkNameField(field, name string) { checkNameField(field, name, p.bad) }
 
 // ImageChanges are the fields a modification sets; nil leaves a field as
 // it is.

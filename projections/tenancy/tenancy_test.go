@@ -39,7 +39,7 @@ type world struct {
 
 // build sends the commands of a small but complete tenancy; with
 // restart set it restarts the projector half-way.
-func build(t *testing.T, h *commands.Handlers, restart func()) world {
+func build(t testing.TB, h *commands.Handlers, restart func()) world {
 	t.Helper()
 	var w world
 	md := projectiontest.MD
@@ -135,7 +135,7 @@ func build(t *testing.T, h *commands.Handlers, restart func()) world {
 	return w
 }
 
-func handlers(t *testing.T, b *projectiontest.Backend) *commands.Handlers {
+func handlers(t testing.TB, b *projectiontest.Backend) *commands.Handlers {
 	t.Helper()
 	h, err := commands.NewHandlers(b.Store, projectiontest.StepClock(), commands.Options{PasswordHasher: plainHasher{}})
 	if err != nil {
