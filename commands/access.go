@@ -24,8 +24,8 @@ type AccessSlot struct {
 }
 
 // NewAccessSlot returns a slot whose record build makes at append time,
-// for the entity the append is about (from the stream's name: the type
-// before the first '-', the id after it).
+// for the entity the append is about (from the stream's name, see
+// entityOfStream).
 func NewAccessSlot(build func(entityType, entityID string) audit.Record) *AccessSlot {
 	return &AccessSlot{build: build}
 }
@@ -45,8 +45,24 @@ func (s *AccessSlot) take(stream string) (audit.Record, bool) {
 		return audit.Record{}, false
 	}
 	s.taken = true
-	typ, id, _ := strings.Cut(stream, "-")
+	typ, id := entityOfStream(stream)
 	return s.build(typ, id), true
+}
+
+// compoundEntities are the stream prefixes whose entity type has a dash.
+var compoundEntities = []string{"keypair-policy", "user-policy", "project-policy", "resource-group", "user-email", "vfolder-owner"}
+
+// entityOfStream splits a stream name into the entity type and id it is
+// about: session-<uuid> → session, <uuid>; resource-group-gpu →
+// resource-group, gpu.
+func entityOfStream(stream string) (string, string) {
+	for _, typ := range compoundEntities {
+		if id, ok := strings.CutPrefix(stream, typ+"-"); ok {
+			return typ, id
+		}
+	}
+	typ, id, _ := strings.Cut(stream, "-")
+	return typ, id
 }
 
 // release gives the record back after a failed append, so a retry (or

@@ -23,7 +23,16 @@
 // KindInvalid, a closed or failing store KindUnavailable).
 //
 // Commands that span streams (ScheduleSession, ReportKernelStatus,
-// MarkAgentLost) write them one after the other, never in one transaction;
-// each documents what a crash between two appends leaves behind and what
-// repairs it.
+// MarkAgentLost, CreateUser, IssueKeypair) write them one after the other,
+// never in one transaction; each documents what a crash between two
+// appends leaves behind and what repairs it.
+//
+// The tenancy commands (domains, projects, users, keypairs, resource
+// policies, resource groups, images) carry the Principal that acts and
+// authorize it before writing; tenancy.go holds the decision table.
+// Their aggregates live in streams named by natural key (domain-<name>,
+// keypair-<access key>, ...), so creating one with the expected revision
+// "no stream" is what keeps the key unique; user e-mail addresses, whose
+// users are named by id, are kept unique by a reservation stream (see
+// CreateUser).
 package commands

@@ -22,6 +22,34 @@ type Handlers struct {
 	ReleaseAllocation     Handler[ReleaseAllocation, Result]
 	ForceTerminateSession Handler[ForceTerminateSession, Result]
 
+	// Tenancy (see tenancy.go for who may send what).
+	CreateDomain              Handler[CreateDomain, Result]
+	ModifyDomain              Handler[ModifyDomain, Result]
+	CreateProject             Handler[CreateProject, Result]
+	ModifyProject             Handler[ModifyProject, Result]
+	AddProjectMember          Handler[AddProjectMember, Result]
+	RemoveProjectMember       Handler[RemoveProjectMember, Result]
+	CreateUser                Handler[CreateUser, CreateUserResult]
+	ModifyUser                Handler[ModifyUser, Result]
+	IssueKeypair              Handler[IssueKeypair, IssueKeypairResult]
+	ModifyKeypair             Handler[ModifyKeypair, Result]
+	SetKeypairActive          Handler[SetKeypairActive, Result]
+	RotateKeypairSecret       Handler[RotateKeypairSecret, RotateKeypairSecretResult]
+	SetMainKeypair            Handler[SetMainKeypair, Result]
+	CreateKeypairPolicy       Handler[CreateKeypairPolicy, Result]
+	ModifyKeypairPolicy       Handler[ModifyKeypairPolicy, Result]
+	CreateUserPolicy          Handler[CreateUserPolicy, Result]
+	ModifyUserPolicy          Handler[ModifyUserPolicy, Result]
+	CreateProjectPolicy       Handler[CreateProjectPolicy, Result]
+	ModifyProjectPolicy       Handler[ModifyProjectPolicy, Result]
+	CreateResourceGroup       Handler[CreateResourceGroup, Result]
+	ModifyResourceGroup       Handler[ModifyResourceGroup, Result]
+	GrantResourceGroupAccess  Handler[GrantResourceGroupAccess, Result]
+	RevokeResourceGroupAccess Handler[RevokeResourceGroupAccess, Result]
+	RegisterImage             Handler[RegisterImage, Result]
+	ModifyImage               Handler[ModifyImage, Result]
+	ForgetImage               Handler[ForgetImage, Result]
+
 	names []string
 }
 
@@ -33,6 +61,8 @@ const (
 	DefaultMaxAttempts = 8
 	DefaultBackoff     = 2 * time.Millisecond
 	DefaultMaxBackoff  = 100 * time.Millisecond
+	// DefaultEmailReservationGrace: see Options.EmailReservationGrace.
+	DefaultEmailReservationGrace = 30 * time.Second
 )
 
 // Options tune the handlers. The zero value is valid: every zero field
@@ -47,8 +77,16 @@ type Options struct {
 	// it doubles with every attempt up to MaxBackoff (defaults 2ms, 100ms).
 	Backoff    time.Duration
 	MaxBackoff time.Duration
-	// NewID makes session and kernel ids (default: UUIDv7).
+	// NewID makes session, kernel and user ids (default: UUIDv7).
 	NewID func() uuid.UUID
+	// PasswordHasher hashes the passwords of CreateUser and ModifyUser.
+	// Without one, those commands fail (KindInternal) when a password is
+	// given; every other command works.
+	PasswordHasher PasswordHasher
+	// EmailReservationGrace is how old an e-mail reservation whose user
+	// was never created must be before another CreateUser may take it
+	// over (default 30s; see domain.EmailReservation).
+	EmailReservationGrace time.Duration
 }
 
 // WithDefaults returns o with every zero field set to its default.
@@ -65,6 +103,9 @@ func (o Options) WithDefaults() Options {
 	if o.NewID == nil {
 		o.NewID = newUUIDv7
 	}
+	if o.EmailReservationGrace == 0 {
+		o.EmailReservationGrace = DefaultEmailReservationGrace
+	}
 	return o
 }
 
@@ -76,6 +117,9 @@ func (o Options) Validate() error {
 	}
 	if o.Backoff < 0 || o.MaxBackoff < 0 {
 		errs = append(errs, fmt.Errorf("backoff %v / max backoff %v: must not be negative", o.Backoff, o.MaxBackoff))
+	}
+	if o.EmailReservationGrace < 0 {
+		errs = append(errs, fmt.Errorf("e-mail reservation grace %v: must not be negative", o.EmailReservationGrace))
 	}
 	return errors.Join(errs...)
 }
@@ -104,6 +148,9 @@ func NewHandlers(store EventStore, clock func() time.Time, opts Options) (*Handl
 		agents:   repository[*domain.Agent]{store: store, rehydrate: domain.RehydrateAgent, retry: retry},
 		clock:    clock,
 		newID:    opts.NewID,
+		tenancy:  newTenancyRepos(store, retry),
+		hasher:   opts.PasswordHasher,
+		grace:    opts.EmailReservationGrace,
 	}
 	r := newRegistry()
 	h := &Handlers{
@@ -117,6 +164,33 @@ func NewHandlers(store EventStore, clock func() time.Time, opts Options) (*Handl
 		MarkAgentLost:         register(r, markAgentLostHandler{d}),
 		ReleaseAllocation:     register(r, releaseAllocationHandler{d}),
 		ForceTerminateSession: register(r, forceTerminateSessionHandler{d}),
+
+		CreateDomain:              register(r, createDomainHandler{d}),
+		ModifyDomain:              register(r, modifyDomainHandler{d}),
+		CreateProject:             register(r, createProjectHandler{d}),
+		ModifyProject:             register(r, modifyProjectHandler{d}),
+		AddProjectMember:          register(r, addProjectMemberHandler{d}),
+		RemoveProjectMember:       register(r, removeProjectMemberHandler{d}),
+		CreateUser:                register(r, createUserHandler{d}),
+		ModifyUser:                register(r, modifyUserHandler{d}),
+		IssueKeypair:              register(r, issueKeypairHandler{d}),
+		ModifyKeypair:             register(r, modifyKeypairHandler{d}),
+		SetKeypairActive:          register(r, setKeypairActiveHandler{d}),
+		RotateKeypairSecret:       register(r, rotateKeypairSecretHandler{d}),
+		SetMainKeypair:            register(r, setMainKeypairHandler{d}),
+		CreateKeypairPolicy:       register(r, createKeypairPolicyHandler{d}),
+		ModifyKeypairPolicy:       register(r, modifyKeypairPolicyHandler{d}),
+		CreateUserPolicy:          register(r, createUserPolicyHandler{d}),
+		ModifyUserPolicy:          register(r, modifyUserPolicyHandler{d}),
+		CreateProjectPolicy:       register(r, createProjectPolicyHandler{d}),
+		ModifyProjectPolicy:       register(r, modifyProjectPolicyHandler{d}),
+		CreateResourceGroup:       register(r, createResourceGroupHandler{d}),
+		ModifyResourceGroup:       register(r, modifyResourceGroupHandler{d}),
+		GrantResourceGroupAccess:  register(r, grantResourceGroupAccessHandler{d}),
+		RevokeResourceGroupAccess: register(r, revokeResourceGroupAccessHandler{d}),
+		RegisterImage:             register(r, registerImageHandler{d}),
+		ModifyImage:               register(r, modifyImageHandler{d}),
+		ForgetImage:               register(r, forgetImageHandler{d}),
 	}
 	if len(r.errs) > 0 {
 		return nil, errors.Join(r.errs...)
@@ -131,6 +205,38 @@ type deps struct {
 	agents   repository[*domain.Agent]
 	clock    func() time.Time
 	newID    func() uuid.UUID
+	tenancy
+	hasher PasswordHasher
+	grace  time.Duration
+}
+
+// tenancy holds the repositories of the tenancy aggregates.
+type tenancy struct {
+	domains         repository[*domain.Domain]
+	projects        repository[*domain.Project]
+	users           repository[*domain.User]
+	emails          repository[*domain.EmailReservation]
+	keypairs        repository[*domain.Keypair]
+	keypairPolicies repository[*domain.KeypairPolicy]
+	userPolicies    repository[*domain.StoragePolicy]
+	projectPolicies repository[*domain.StoragePolicy]
+	resourceGroups  repository[*domain.ResourceGroup]
+	images          repository[*domain.Image]
+}
+
+func newTenancyRepos(store EventStore, retry retryPolicy) tenancy {
+	return tenancy{
+		domains:         repository[*domain.Domain]{store: store, rehydrate: domain.RehydrateDomain, retry: retry},
+		projects:        repository[*domain.Project]{store: store, rehydrate: domain.RehydrateProject, retry: retry},
+		users:           repository[*domain.User]{store: store, rehydrate: domain.RehydrateUser, retry: retry},
+		emails:          repository[*domain.EmailReservation]{store: store, rehydrate: domain.RehydrateEmailReservation, retry: retry},
+		keypairs:        repository[*domain.Keypair]{store: store, rehydrate: domain.RehydrateKeypair, retry: retry},
+		keypairPolicies: repository[*domain.KeypairPolicy]{store: store, rehydrate: domain.RehydrateKeypairPolicy, retry: retry},
+		userPolicies:    repository[*domain.StoragePolicy]{store: store, rehydrate: domain.RehydrateUserPolicy, retry: retry},
+		projectPolicies: repository[*domain.StoragePolicy]{store: store, rehydrate: domain.RehydrateProjectPolicy, retry: retry},
+		resourceGroups:  repository[*domain.ResourceGroup]{store: store, rehydrate: domain.RehydrateResourceGroup, retry: retry},
+		images:          repository[*domain.Image]{store: store, rehydrate: domain.RehydrateImage, retry: retry},
+	}
 }
 
 // now reads the clock once per command, in UTC without a monotonic part,

@@ -15,6 +15,9 @@ func TestNewHandlersRefusesMissingParts(t *testing.T) {
 	if _, err := commands.NewHandlers(openStore(t), stepClock(), commands.Options{MaxAttempts: -1}); err == nil {
 		t.Fatal("accepted a negative attempt count")
 	}
+	if _, err := commands.NewHandlers(openStore(t), stepClock(), commands.Options{EmailReservationGrace: -1}); err == nil {
+		t.Fatal("accepted a negative grace")
+	}
 }
 
 func TestHandlersListEveryCommandOnce(t *testing.T) {
@@ -27,6 +30,12 @@ func TestHandlersListEveryCommandOnce(t *testing.T) {
 		"session.request", "session.terminate", "session.cancel-pending", "session.update-pending",
 		"session.schedule", "agent.register", "kernel.report-status", "agent.mark-lost",
 		"agent.release-allocation", "session.force-terminate",
+		"domain.create", "domain.modify", "project.create", "project.modify", "project.add-member",
+		"project.remove-member", "user.create", "user.modify", "keypair.issue", "keypair.modify",
+		"keypair.set-active", "keypair.rotate-secret", "user.set-main-keypair",
+		"keypair-policy.create", "keypair-policy.modify", "user-policy.create", "user-policy.modify",
+		"project-policy.create", "project-policy.modify", "resource-group.create", "resource-group.modify",
+		"resource-group.grant", "resource-group.revoke", "image.register", "image.modify", "image.forget",
 	}
 	if got := h.Names(); !slices.Equal(got, want) {
 		t.Fatalf("names %v, want %v", got, want)

@@ -205,3 +205,22 @@ func encode(events []domain.Event, md Metadata) ([]eventstore.EventData, error) 
 	}
 	return out, nil
 }
+
+// appendAt appends events once, expecting the stream at revision expected
+// (-1: no stream), for callers that decide themselves what a conflict
+// means (errors.Is(err, eventstore.ErrWrongExpectedRevision)).
+func (r repository[A]) appendAt(ctx context.Context, stream string, expected int64, md Metadata, events []domain.Event) (uint64, error) {
+	const op = "commands.append"
+	data, err := encode(events, md)
+	if err != nil {
+		return 0, err
+	}
+	res, err := r.store.Append(ctx, stream, eventstore.Exact(expected), data...)
+	if err != nil {
+		if !definitelyNotWritten(err) {
+			err = &uncertainAppendError{stream: stream, err: err}
+		}
+		return 0, storeError(op, err)
+	}
+	return res.Position, nil
+}

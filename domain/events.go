@@ -99,6 +99,43 @@ var registry = buildRegistry(
 	// Audit trail.
 	entry[AccessLogged](),
 	entry[AuditRecorded](),
+	// Tenancy: domains, projects, users, e-mail reservations, keypairs.
+	entry[DomainCreated](),
+	entry[DomainModified](),
+	entry[DomainActivated](),
+	entry[DomainDeactivated](),
+	entry[ProjectCreated](),
+	entry[ProjectModified](),
+	entry[ProjectActivated](),
+	entry[ProjectDeactivated](),
+	entry[ProjectMemberAdded](),
+	entry[ProjectMemberRemoved](),
+	entry[UserCreated](),
+	entry[UserModified](),
+	entry[UserPasswordChanged](),
+	entry[UserMainKeypairSet](),
+	entry[UserCreationAbandoned](),
+	entry[UserEmailReserved](),
+	entry[KeypairIssued](),
+	entry[KeypairModified](),
+	entry[KeypairActivated](),
+	entry[KeypairDeactivated](),
+	entry[KeypairSecretRotated](),
+	// Resource policies.
+	entry[KeypairPolicyCreated](),
+	entry[KeypairPolicyModified](),
+	entry[UserPolicyCreated](),
+	entry[UserPolicyModified](),
+	entry[ProjectPolicyCreated](),
+	entry[ProjectPolicyModified](),
+	// Resource groups and images.
+	entry[ResourceGroupCreated](),
+	entry[ResourceGroupModified](),
+	entry[ResourceGroupAccessGranted](),
+	entry[ResourceGroupAccessRevoked](),
+	entry[ImageRegistered](),
+	entry[ImageModified](),
+	entry[ImageForgotten](),
 )
 
 func buildRegistry(entries ...eventEntry) map[string]eventDecoder {

@@ -24,7 +24,18 @@ func TestEventWireNames(t *testing.T) {
 		"vfolder.invited", "vfolder.left", "vfolder.name_claimed", "vfolder.name_released",
 		"vfolder.purged", "vfolder.renamed", "vfolder.restored", "vfolder.shared", "vfolder.trashed",
 		"vfolder.unshared",
+		"domain.activated", "domain.created", "domain.deactivated", "domain.modified",
+		"project.activated", "project.created", "project.deactivated", "project.member-added",
+		"project.member-removed", "project.modified",
+		"user.created", "user.creation-abandoned", "user.email-reserved", "user.main-keypair-set",
+		"user.modified", "user.password-changed",
+		"keypair.activated", "keypair.deactivated", "keypair.issued", "keypair.modified", "keypair.secret-rotated",
+		"keypair-policy.created", "keypair-policy.modified", "user-policy.created", "user-policy.modified",
+		"project-policy.created", "project-policy.modified",
+		"resource-group.access-granted", "resource-group.access-revoked", "resource-group.created", "resource-group.modified",
+		"image.forgotten", "image.modified", "image.registered",
 	}
+	slices.Sort(want)
 	if got := EventTypes(); !slices.Equal(got, want) {
 		t.Fatalf("event types:\n got %v\nwant %v", got, want)
 	}
@@ -75,6 +86,7 @@ func TestEventRegistryRoundTrip(t *testing.T) {
 		AccessLogged{Record: audit.Record{Time: at(1), Action: "GET /v1/sessions", Outcome: audit.Success, Status: 200}},
 		AuditRecorded{Record: auditRecord(t), SourcePosition: 7},
 	}
+	events = append(events, tenancyEvents()...)
 	seen := map[string]bool{}
 	for _, e := range events {
 		seen[e.EventType()] = true

@@ -15,6 +15,9 @@ const (
 	SessionInteractive SessionType = "interactive"
 	// SessionBatch runs its command to completion and has a result.
 	SessionBatch SessionType = "batch"
+	// SessionInference serves model replicas. Resource groups may allow
+	// it; sessions cannot request it yet.
+	SessionInference SessionType = "inference"
 )
 
 // ClusterMode says whether a multi-kernel session's kernels share an agent.

@@ -176,22 +176,27 @@ func RequestSession(req SessionRequest) ([]Event, error) {
 // checkName: 1 to 64 characters, letters, digits, '.', '_' and '-',
 // starting with a letter or digit.
 func checkName(name string, bad func(field, format string, args ...any)) {
+	checkNameField("name", name, bad)
+}
+
+// checkNameField applies checkName's rules to the input field named field.
+func checkNameField(field, name string, bad func(field, format string, args ...any)) {
 	if name == "" {
-		bad("name", "required")
+		bad(field, "required")
 		return
 	}
 	if len(name) > maxNameLength {
-		bad("name", "longer than %d characters", maxNameLength)
+		bad(field, "longer than %d characters", maxNameLength)
 		return
 	}
 	for i, r := range name {
 		alnum := r < unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r))
 		if i == 0 && !alnum {
-			bad("name", "must start with a letter or a digit")
+			bad(field, "must start with a letter or a digit")
 			return
 		}
 		if !alnum && r != '.' && r != '_' && r != '-' {
-			bad("name", "may only contain letters, digits, '.', '_' and '-'")
+			bad(field, "may only contain letters, digits, '.', '_' and '-'")
 			return
 		}
 	}

@@ -2,57 +2,13 @@ package domain
 
 import "slices"
 
-// VFolderHostPermission is one right on a storage host, granted through the
-// allowed_vfolder_hosts of a domain, a project or a keypair policy.
-type VFolderHostPermission string
-
-const (
-	HostCreateVFolder        VFolderHostPermission = "create-vfolder"
-	HostModifyVFolder        VFolderHostPermission = "modify-vfolder"
-	HostDeleteVFolder        VFolderHostPermission = "delete-vfolder"
-	HostMountInSession       VFolderHostPermission = "mount-in-session"
-	HostUploadFile           VFolderHostPermission = "upload-file"
-	HostDownloadFile         VFolderHostPermission = "download-file"
-	HostInviteOthers         VFolderHostPermission = "invite-others"
-	HostSetUserSpecificPerms VFolderHostPermission = "set-user-specific-permission"
-)
-
-// AllVFolderHostPermissions lists every host permission.
-var AllVFolderHostPermissions = []VFolderHostPermission{
-	HostCreateVFolder, HostModifyVFolder, HostDeleteVFolder, HostMountInSession,
-	HostUploadFile, HostDownloadFile, HostInviteOthers, HostSetUserSpecificPerms,
-}
-
-// VFolderHostAccess is what a user may do on each storage host: the union
-// of their domain's, their projects' and their keypair policy's
-// allowed_vfolder_hosts (DOMAIN.md, "Resource policies").
-type VFolderHostAccess map[string][]VFolderHostPermission
-
 // Allows reports whether access grants perm on host.
-func (a VFolderHostAccess) Allows(host string, perm VFolderHostPermission) bool {
+func (a VFolderHosts) Allows(host string, perm VFolderHostPermission) bool {
 	return slices.Contains(a[host], perm)
 }
 
-// Union returns the union of a and others, each host's permissions sorted.
-func (a VFolderHostAccess) Union(others ...VFolderHostAccess) VFolderHostAccess {
-	out := VFolderHostAccess{}
-	for _, m := range append([]VFolderHostAccess{a}, others...) {
-		for host, perms := range m {
-			for _, p := range perms {
-				if !slices.Contains(out[host], p) {
-					out[host] = append(out[host], p)
-				}
-			}
-		}
-	}
-	for host := range out {
-		slices.Sort(out[host])
-	}
-	return out
-}
-
 // require is the KindForbidden error of a missing host permission.
-func (a VFolderHostAccess) require(op, host string, perm VFolderHostPermission) error {
+func (a VFolderHosts) require(op, host string, perm VFolderHostPermission) error {
 	if a.Allows(host, perm) {
 		return nil
 	}
@@ -144,7 +100,7 @@ func (f *VFolder) requireManage(op string, v VFolderViewer) error {
 // CheckFileAccess says whether v may read (write false) or write files of
 // f, with the host permission that goes with it (download-file for reads,
 // upload-file for writes); deleting files also needs the wd permission.
-func (f *VFolder) CheckFileAccess(v VFolderViewer, access VFolderHostAccess, write, remove bool) error {
+func (f *VFolder) CheckFileAccess(v VFolderViewer, access VFolderHosts, write, remove bool) error {
 	const op = "vfolder.files"
 	perm, err := f.visible(op, v)
 	if err != nil {
@@ -159,7 +115,7 @@ func (f *VFolder) CheckFileAccess(v VFolderViewer, access VFolderHostAccess, wri
 	case write && !perm.CanWrite():
 		return Errorf(op, KindForbidden, "writing files needs the rw permission; you have %s", perm)
 	case write || remove:
-		return access.require(op, f.host, HostUploadFile)
+		return access.require(op, f.host, PermUploadFile)
 	}
-	return access.require(op, f.host, HostDownloadFile)
+	return access.require(op, f.host, PermDownloadFile)
 }

@@ -97,7 +97,7 @@ func (s VFolderSpec) validate(op string) error {
 // host permissions. A user creates folders they own; a project folder, or
 // a folder owned by another user, needs an admin of its domain. The owner
 // index must also claim the name (VFolderIndex.Claim), in that stream.
-func CreateVFolder(spec VFolderSpec, v VFolderViewer, access VFolderHostAccess, now time.Time) ([]Event, error) {
+func CreateVFolder(spec VFolderSpec, v VFolderViewer, access VFolderHosts, now time.Time) ([]Event, error) {
 	const op = "vfolder.create"
 	spec = spec.withDefaults(v)
 	if err := spec.validate(op); err != nil {
@@ -109,7 +109,7 @@ func CreateVFolder(spec VFolderSpec, v VFolderViewer, access VFolderHostAccess, 
 	if !v.manages(spec.Owner) {
 		return nil, Errorf(op, KindForbidden, "only an admin of domain %q may create a folder for a project or another user", spec.Owner.Domain)
 	}
-	if err := access.require(op, spec.Host, HostCreateVFolder); err != nil {
+	if err := access.require(op, spec.Host, PermCreateVFolder); err != nil {
 		return nil, err
 	}
 	return []Event{VFolderCreated{
@@ -123,7 +123,7 @@ func CreateVFolder(spec VFolderSpec, v VFolderViewer, access VFolderHostAccess, 
 // host defaults to f's): f must be ready and cloneable (its managers may
 // clone it anyway), and v must see it. The copy starts in status cloning;
 // FinishClone ends it when the files are copied.
-func (f *VFolder) Clone(spec VFolderSpec, v VFolderViewer, access VFolderHostAccess, now time.Time) ([]Event, error) {
+func (f *VFolder) Clone(spec VFolderSpec, v VFolderViewer, access VFolderHosts, now time.Time) ([]Event, error) {
 	const op = "vfolder.clone"
 	if _, err := f.visible(op, v); err != nil {
 		return nil, err

@@ -4,7 +4,7 @@ import "time"
 
 // Rename decides a new name (already validated and claimed in the owner's
 // index by the caller's same command).
-func (f *VFolder) Rename(v VFolderViewer, access VFolderHostAccess, name string, now time.Time) ([]Event, error) {
+func (f *VFolder) Rename(v VFolderViewer, access VFolderHosts, name string, now time.Time) ([]Event, error) {
 	const op = "vfolder.rename"
 	if err := f.requireManage(op, v); err != nil {
 		return nil, err
@@ -15,7 +15,7 @@ func (f *VFolder) Rename(v VFolderViewer, access VFolderHostAccess, name string,
 	if f.status != VFolderReady {
 		return nil, Errorf(op, KindConflict, "the folder is %s: only a ready folder can be renamed", f.status)
 	}
-	if err := access.require(op, f.host, HostModifyVFolder); err != nil {
+	if err := access.require(op, f.host, PermModifyVFolder); err != nil {
 		return nil, err
 	}
 	if name == f.name {
@@ -41,7 +41,7 @@ func (f *VFolder) FinishClone(ok bool, message string, now time.Time) ([]Event, 
 
 // Trash moves a ready folder to the trash (delete-pending), with the
 // delete-vfolder host permission. Only ready folders can be deleted.
-func (f *VFolder) Trash(v VFolderViewer, access VFolderHostAccess, now time.Time) ([]Event, error) {
+func (f *VFolder) Trash(v VFolderViewer, access VFolderHosts, now time.Time) ([]Event, error) {
 	const op = "vfolder.delete"
 	if err := f.requireManage(op, v); err != nil {
 		return nil, err
@@ -52,7 +52,7 @@ func (f *VFolder) Trash(v VFolderViewer, access VFolderHostAccess, now time.Time
 	if f.status != VFolderReady {
 		return nil, Errorf(op, KindConflict, "the folder is %s: only a ready folder can be deleted", f.status)
 	}
-	if err := access.require(op, f.host, HostDeleteVFolder); err != nil {
+	if err := access.require(op, f.host, PermDeleteVFolder); err != nil {
 		return nil, err
 	}
 	return []Event{VFolderTrashed{By: v.UserID, At: now}}, nil

@@ -56,7 +56,7 @@ func MountPath(op, field, name, requested string) (string, error) {
 // MountBy decides how v mounts f: v must see f, f must be ready, the host
 // must grant mount-in-session, and the permission may lower v's effective
 // one but never raise it (empty: the effective one).
-func (f *VFolder) MountBy(v VFolderViewer, access VFolderHostAccess, req VFolderMountRequest, field string) (VFolderMount, error) {
+func (f *VFolder) MountBy(v VFolderViewer, access VFolderHosts, req VFolderMountRequest, field string) (VFolderMount, error) {
 	const op = "session.request"
 	perm, ok := f.EffectivePermission(v)
 	if !ok {
@@ -65,7 +65,7 @@ func (f *VFolder) MountBy(v VFolderViewer, access VFolderHostAccess, req VFolder
 	if f.status != VFolderReady {
 		return VFolderMount{}, &Error{Op: op, Kind: KindConflict, Field: field, Message: "folder " + f.name + " is " + string(f.status) + ": only a ready folder can be mounted"}
 	}
-	if err := access.require(op, f.host, HostMountInSession); err != nil {
+	if err := access.require(op, f.host, PermMountInSession); err != nil {
 		return VFolderMount{}, err
 	}
 	want := req.Permission

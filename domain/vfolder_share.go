@@ -10,7 +10,7 @@ import (
 // folder with a permission. The folder's owner (or an admin) invites, with
 // the invite-others host permission; the invitee must not be the owner, a
 // member already, or invited already.
-func (f *VFolder) Invite(v VFolderViewer, access VFolderHostAccess, id uuid.UUID, invitee, email string, perm VFolderPermission, now time.Time) ([]Event, error) {
+func (f *VFolder) Invite(v VFolderViewer, access VFolderHosts, id uuid.UUID, invitee, email string, perm VFolderPermission, now time.Time) ([]Event, error) {
 	const op = "vfolder.invite"
 	if err := f.requireManage(op, v); err != nil {
 		return nil, err
@@ -31,7 +31,7 @@ func (f *VFolder) Invite(v VFolderViewer, access VFolderHostAccess, id uuid.UUID
 	case f.status != VFolderReady:
 		return nil, Errorf(op, KindConflict, "the folder is %s: only a ready folder can be shared", f.status)
 	}
-	if err := access.require(op, f.host, HostInviteOthers); err != nil {
+	if err := access.require(op, f.host, PermInviteOthers); err != nil {
 		return nil, err
 	}
 	return []Event{VFolderInvited{Invitation: VFolderInvitation{
@@ -117,7 +117,7 @@ func (f *VFolder) Leave(v VFolderViewer, user string, now time.Time) ([]Event, e
 
 // Share sets a per-user permission on a project folder (admins, with the
 // set-user-specific-permission host permission).
-func (f *VFolder) Share(v VFolderViewer, access VFolderHostAccess, user string, perm VFolderPermission, now time.Time) ([]Event, error) {
+func (f *VFolder) Share(v VFolderViewer, access VFolderHosts, user string, perm VFolderPermission, now time.Time) ([]Event, error) {
 	const op = "vfolder.share"
 	if err := f.checkShare(op, v, access, user); err != nil {
 		return nil, err
@@ -132,7 +132,7 @@ func (f *VFolder) Share(v VFolderViewer, access VFolderHostAccess, user string, 
 }
 
 // Unshare removes a per-user permission; none is no events.
-func (f *VFolder) Unshare(v VFolderViewer, access VFolderHostAccess, user string, now time.Time) ([]Event, error) {
+func (f *VFolder) Unshare(v VFolderViewer, access VFolderHosts, user string, now time.Time) ([]Event, error) {
 	const op = "vfolder.unshare"
 	if err := f.checkShare(op, v, access, user); err != nil {
 		return nil, err
@@ -143,7 +143,7 @@ func (f *VFolder) Unshare(v VFolderViewer, access VFolderHostAccess, user string
 	return []Event{VFolderUnshared{UserID: user, By: v.UserID, At: now}}, nil
 }
 
-func (f *VFolder) checkShare(op string, v VFolderViewer, access VFolderHostAccess, user string) error {
+func (f *VFolder) checkShare(op string, v VFolderViewer, access VFolderHosts, user string) error {
 	if err := f.requireManage(op, v); err != nil {
 		return err
 	}
@@ -153,5 +153,5 @@ func (f *VFolder) checkShare(op string, v VFolderViewer, access VFolderHostAcces
 	if user == "" {
 		return Invalid(op, "user", "must name a user")
 	}
-	return access.require(op, f.host, HostSetUserSpecificPerms)
+	return access.require(op, f.host, PermSetUserSpecificPerms)
 }

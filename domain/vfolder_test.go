@@ -23,7 +23,7 @@ var (
 	superadmin = VFolderViewer{UserID: "root", Domain: "default", Superadmin: true}
 	monitor1   = VFolderViewer{UserID: "mon", Domain: "d1", ReadOnly: true}
 
-	allHostPerms = VFolderHostAccess{"local": AllVFolderHostPermissions}
+	allHostPerms = VFolderHosts{"local": VFolderHostPermissions()}
 )
 
 func folderCreated(owner VFolderOwner) VFolderCreated {
@@ -55,7 +55,7 @@ func TestCreateVFolder(t *testing.T) {
 		name   string
 		spec   VFolderSpec
 		viewer VFolderViewer
-		access VFolderHostAccess
+		access VFolderHosts
 		want   error
 		field  string
 	}{
@@ -131,7 +131,7 @@ func TestVFolderInvitations(t *testing.T) {
 
 	_, err = f.Invite(bob, allHostPerms, invite1, "carol", "c@x", VFolderReadWrite, at(1))
 	checkErr(t, err, ErrNotFound) // bob cannot even see it
-	_, err = f.Invite(alice, VFolderHostAccess{}, invite1, "bob", "b@x", VFolderReadWrite, at(1))
+	_, err = f.Invite(alice, VFolderHosts{}, invite1, "bob", "b@x", VFolderReadWrite, at(1))
 	checkErr(t, err, ErrForbidden)
 	_, err = f.Invite(alice, allHostPerms, invite1, "alice", "a@x", VFolderReadWrite, at(1))
 	checkErr(t, err, ErrInvalid)
@@ -179,7 +179,7 @@ func TestVFolderProjectSharing(t *testing.T) {
 	checkErr(t, err, ErrForbidden) // a member sees it but does not administer it
 	_, err = f.Share(admin2, allHostPerms, "bob", VFolderReadOnly, at(1))
 	checkErr(t, err, ErrNotFound)
-	_, err = f.Share(admin1, VFolderHostAccess{}, "bob", VFolderReadOnly, at(1))
+	_, err = f.Share(admin1, VFolderHosts{}, "bob", VFolderReadOnly, at(1))
 	checkErr(t, err, ErrForbidden)
 	_, err = mustFolder(t, folderCreated(userOwner)).Share(alice, allHostPerms, "bob", VFolderReadOnly, at(1))
 	checkErr(t, err, ErrConflict)
@@ -202,7 +202,7 @@ func TestVFolderTrashLifecycle(t *testing.T) {
 	evs, err := mustFolder(t, created).Trash(alice, allHostPerms, at(1))
 	checkErr(t, err, nil)
 	checkEvents(t, evs, []Event{trashed})
-	_, err = mustFolder(t, created).Trash(alice, VFolderHostAccess{}, at(1))
+	_, err = mustFolder(t, created).Trash(alice, VFolderHosts{}, at(1))
 	checkErr(t, err, ErrForbidden)
 	_, err = mustFolder(t, created).Trash(carol, allHostPerms, at(1))
 	checkErr(t, err, ErrNotFound)
@@ -309,7 +309,7 @@ func TestVFolderMount(t *testing.T) {
 	checkErr(t, err, ErrForbidden) // never raise
 	_, err = ro.MountBy(carol, allHostPerms, VFolderMountRequest{Name: "data"}, "mounts[0]")
 	checkErr(t, err, ErrInvalid) // no existence leak: like an unknown name
-	_, err = ro.MountBy(bob, VFolderHostAccess{}, VFolderMountRequest{Name: "data"}, "mounts[0]")
+	_, err = ro.MountBy(bob, VFolderHosts{}, VFolderMountRequest{Name: "data"}, "mounts[0]")
 	checkErr(t, err, ErrForbidden)
 	m, err = ro.MountBy(alice, allHostPerms, VFolderMountRequest{Name: "data", Path: "sub/dir", Permission: VFolderReadOnly}, "mounts[0]")
 	checkErr(t, err, nil)
@@ -333,16 +333,16 @@ func TestVFolderFileAccess(t *testing.T) {
 	checkErr(t, f.CheckFileAccess(alice, allHostPerms, false, true), ErrForbidden) // rw cannot delete
 	checkErr(t, f.CheckFileAccess(bob, allHostPerms, true, false), ErrForbidden)
 	checkErr(t, f.CheckFileAccess(bob, allHostPerms, false, false), nil)
-	checkErr(t, f.CheckFileAccess(bob, VFolderHostAccess{}, false, false), ErrForbidden)
+	checkErr(t, f.CheckFileAccess(bob, VFolderHosts{}, false, false), ErrForbidden)
 	checkErr(t, f.CheckFileAccess(carol, allHostPerms, false, false), ErrNotFound)
 	checkErr(t, f.CheckFileAccess(monitor1, allHostPerms, true, false), ErrForbidden)
 }
 
 func TestVFolderHostAccessUnion(t *testing.T) {
-	a := VFolderHostAccess{"local": {HostMountInSession, HostCreateVFolder}}
-	b := VFolderHostAccess{"local": {HostCreateVFolder, HostUploadFile}, "nfs": {HostDownloadFile}}
-	u := a.Union(b, nil)
-	if !u.Allows("local", HostUploadFile) || !u.Allows("local", HostMountInSession) || !u.Allows("nfs", HostDownloadFile) || u.Allows("nfs", HostUploadFile) {
+	a := VFolderHosts{"local": {PermMountInSession, PermCreateVFolder}}
+	b := VFolderHosts{"local": {PermCreateVFolder, PermUploadFile}, "nfs": {PermDownloadFile}}
+	u := a.Union(b)
+	if !u.Allows("local", PermUploadFile) || !u.Allows("local", PermMountInSession) || !u.Allows("nfs", PermDownloadFile) || u.Allows("nfs", PermUploadFile) {
 		t.Fatalf("union = %v", u)
 	}
 	if len(u["local"]) != 3 {

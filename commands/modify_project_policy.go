@@ -1,0 +1,32 @@
+package commands
+
+import (
+	"context"
+
+	"github.com/cairnhq/cairn/domain"
+)
+
+// ModifyProjectPolicy changes a project resource policy's limits
+// (superadmins only).
+type ModifyProjectPolicy struct {
+	Actor   Principal
+	Name    string
+	Changes domain.StoragePolicyChanges
+}
+
+func (ModifyProjectPolicy) CommandName() string { return "project-policy.modify" }
+
+type modifyProjectPolicyHandler struct{ deps }
+
+// Handle applies the changes (domain.StoragePolicy.Modify).
+func (h modifyProjectPolicyHandler) Handle(ctx context.Context, md Metadata, cmd ModifyProjectPolicy) (Result, error) {
+	const op = "project-policy.modify"
+	if err := firstError(authorizeGlobal(op, cmd.Actor), domain.CheckName(op, "name", cmd.Name)); err != nil {
+		return Result{}, err
+	}
+	at := h.now()
+	_, pos, err := h.projectPolicies.update(ctx, ProjectPolicyStream(cmd.Name), md, func(p *domain.StoragePolicy) ([]domain.Event, error) {
+		return p.Modify(cmd.Changes, at)
+	})
+	return result(pos, err)
+}
