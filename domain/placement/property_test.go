@@ -1,0 +1,428 @@
+package placement_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/cairnhq/cairn/domain"
+	"github.com/cairnhq/cairn/domain/placement"
+	"github.com/google/uuid"
+)
+
+var profiles = []string{"1g.10gb", "2g.20gb", "3g.40gb"}
+
+// randomInput draws a cluster, a queue and a tenancy view: agents with
+// whole GPUs, shared GPUs (partly used), MIG devices or none, of two
+// architectures, in up to three groups of random settings (or none),
+// some unschedulable; sessions of every shape, single- or multi-node,
+// with random priorities, tries, starts_at and dependencies; and limits
+// on some keypairs, users, projects and domains.
+func randomInput(rng *rand.Rand) placement.Input {
+	in := placement.Input{Now: t0.Add(time.Hour)}
+	groups := []string{"default"}
+	if rng.IntN(3) > 0 {
+		for i := range 1 + rng.IntN(3) {
+			g := placement.ResourceGroup{
+				Name:                         fmt.Sprintf("g%d", i),
+				Order:                        []placement.Order{placement.OrderFIFO, placement.OrderLIFO, placement.OrderDRF}[rng.IntN(3)],
+				Selector:                     []placement.Selector{placement.SelectorDispersed, placement.SelectorConcentrated, placement.SelectorRoundRobin, placement.SelectorLegacy}[rng.IntN(4)],
+				AllowFractionalFragmentation: rng.IntN(2) == 0,
+				SkipAfterTries:               rng.IntN(3),
+				RoundRobinNext:               rng.IntN(10),
+				Inactive:                     rng.IntN(10) == 0,
+			}
+			if rng.IntN(4) == 0 {
+				g.Access = &placement.Access{Projects: []string{"p0"}, AccessKeys: []string{"AK1"}}
+			}
+			in.Groups = append(in.Groups, g)
+		}
+		groups = nil
+		for _, g := range in.Groups {
+			groups = append(groups, g.Name)
+		}
+	} else {
+		in.Ungrouped = placement.ResourceGroup{Order: placement.OrderFIFO, SkipAfterTries: rng.IntN(2), AllowFractionalFragmentation: rng.IntN(2) == 0}
+	}
+	for i := range 1 + rng.IntN(8) {
+		a := gpuAgent(fmt.Sprintf("a%d", i), int64(2+rng.IntN(30)), int64(4+rng.IntN(120)))
+		a.ResourceGroup = groups[rng.IntN(len(groups))]
+		a.Schedulable = rng.IntN(8) > 0
+		if rng.IntN(4) == 0 {
+			a.Architecture = "aarch64"
+		}
+		switch rng.IntN(4) {
+		case 1: // GPUs, whole or shared
+			n := 1 + rng.IntN(8)
+			a.Capacity[domain.SlotCUDADevice] = domain.Units(int64(n))
+			a.Capacity[domain.SlotCUDAShares] = domain.Units(int64(n))
+			for j := range n {
+				used := []string{"0", "0", "0", "0.5", "0.25", "1", "0.73"}[rng.IntN(7)]
+				a.Devices = append(a.Devices, placement.GPU(fmt.Sprintf("GPU-%d-%d", i, j), 0, q(used)))
+				a.Occupied = a.Occupied.Add(domain.Slots{domain.SlotCUDAShares: q(used)})
+			}
+		case 2: // MIG
+			for j := range 1 + rng.IntN(7) {
+				p := profiles[rng.IntN(len(profiles))]
+				a.Capacity[placement.MIGSlot(p)] += domain.Units(1)
+				a.Devices = append(a.Devices, placement.MIG(fmt.Sprintf("MIG-%d-%d", i, j), p, rng.IntN(4) == 0))
+			}
+		}
+		a.Occupied = a.Occupied.Add(cpuMem(int64(rng.IntN(3)), int64(rng.IntN(4))))
+		in.Agents = append(in.Agents, a)
+	}
+	for i := range 1 + rng.IntN(40) {
+		slots := cpuMem(int64(1+rng.IntN(8)), int64(1+rng.IntN(48)))
+		switch rng.IntN(5) {
+		case 1:
+			slots[domain.SlotCUDADevice] = domain.Units(int64(1 + rng.IntN(3)))
+		case 2:
+			slots[domain.SlotCUDAShares] = domain.Quantity(int64(1+rng.IntN(250)) * 10) // 0.01 .. 2.5
+		case 3:
+			slots[placement.MIGSlot(profiles[rng.IntN(len(profiles))])] = domain.Units(1)
+		}
+		s := sess(i+1, slots, 1+rng.IntN(3))
+		if rng.IntN(3) == 0 {
+			s.Kernels[0].Slots = cpuMem(1, 1) // kernels of different shapes
+		}
+		s.AccessKey = fmt.Sprintf("AK%d", rng.IntN(3))
+		s.UserID = fmt.Sprintf("u%d", rng.IntN(3))
+		s.Project = fmt.Sprintf("p%d", rng.IntN(2))
+		s.ResourceGroup = groups[rng.IntN(len(groups))]
+		s.Priority = rng.IntN(3) * 10
+		s.Tries = rng.IntN(3)
+		s.EnqueuedAt = t0.Add(time.Duration(rng.IntN(20)) * time.Second)
+		if rng.IntN(2) == 0 {
+			s.ClusterMode = domain.ClusterMultiNode
+		}
+		if rng.IntN(6) == 0 {
+			s.Architecture = []string{"x86_64", "aarch64"}[rng.IntN(2)]
+		}
+		if rng.IntN(8) == 0 {
+			s.StartsAt = t0.Add(time.Duration(rng.IntN(120)) * time.Minute)
+		}
+		if rng.IntN(8) == 0 {
+			s.Dependencies = []placement.Dependency{{SessionID: uuid.New(), State: placement.DependencyState(rng.IntN(4))}}
+		}
+		in.Sessions = append(in.Sessions, s)
+	}
+	limit := func() placement.Usage {
+		u := placement.Usage{Limits: cpuMem(int64(rng.IntN(100)), int64(rng.IntN(600))), Occupied: cpuMem(int64(rng.IntN(10)), int64(rng.IntN(20)))}
+		if rng.IntN(2) == 0 {
+			u.Limits[domain.SlotCUDAShares] = domain.Quantity(rng.IntN(10000))
+			u.Limits[domain.SlotCUDADevice] = domain.Units(int64(rng.IntN(10)))
+		}
+		if rng.IntN(6) == 0 {
+			u.Unspecified = placement.UnspecifiedLimited
+		}
+		return u
+	}
+	in.Quotas = placement.Quotas{
+		Keypairs: map[string]placement.KeypairUsage{"AK1": {Usage: limit(), MaxConcurrentSessions: rng.IntN(6), ConcurrentSessions: rng.IntN(3)}},
+		Users:    map[string]placement.Usage{"u2": limit()},
+		Projects: map[string]placement.Usage{"p1": limit()},
+		Domains:  map[string]placement.Usage{"d1": limit()},
+	}
+	if rng.IntN(2) == 0 {
+		in.Quotas = placement.Quotas{}
+	}
+	return in
+}
+
+// TestPlaceInvariants draws many inputs and checks every invariant of the
+// package documentation on each result (determinism, shuffled input
+// included, is checked by place).
+func TestPlaceInvariants(t *testing.T) {
+	t.Parallel()
+	for seed := range uint64(1500) {
+		in := randomInput(rand.New(rand.NewPCG(seed, 7)))
+		r := place(t, in)
+		if err := checkResult(in, r); err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+	}
+}
+
+// checkResult verifies one result against its input.
+func checkResult(in placement.Input, r placement.Result) error {
+	sessions := map[uuid.UUID]*placement.Session{}
+	for i := range in.Sessions {
+		sessions[in.Sessions[i].ID] = &in.Sessions[i]
+	}
+	agents := map[string]*placement.Agent{}
+	devices := map[string]placement.Device{}
+	for i := range in.Agents {
+		agents[in.Agents[i].ID] = &in.Agents[i]
+		for _, d := range in.Agents[i].Devices {
+			devices[d.ID] = d
+		}
+	}
+	if len(r.Placed)+len(r.Unplaced) != len(in.Sessions) {
+		return fmt.Errorf("%d placed + %d unplaced of %d sessions", len(r.Placed), len(r.Unplaced), len(in.Sessions))
+	}
+	seen := map[uuid.UUID]bool{}
+	placedOn := map[string]domain.Slots{}       // agent → slots placed
+	deviceTaken := map[string]domain.Quantity{} // device → shares placed
+	bySubject := map[string]domain.Slots{}      // "user/u1" → slots placed
+	sessionsOf := map[string]int{}              // access key → sessions placed
+	for _, p := range r.Placed {
+		s := sessions[p.SessionID]
+		if s == nil || seen[p.SessionID] {
+			return fmt.Errorf("placed session %s unknown or twice", p.SessionID)
+		}
+		seen[p.SessionID] = true
+		if err := checkPlacement(in, s, p, agents, devices); err != nil {
+			return fmt.Errorf("session %s: %w", s.ID, err)
+		}
+		total := domain.Slots{}
+		for i, k := range p.Kernels {
+			placedOn[k.AgentID] = placedOn[k.AgentID].Add(s.Kernels[i].Slots)
+			total = total.Add(s.Kernels[i].Slots)
+			for _, d := range k.Devices {
+				if devices[d.DeviceID].Kind != domain.SlotCUDADevice || s.Kernels[i].Slots[domain.SlotCUDADevice] > 0 {
+					deviceTaken[d.DeviceID] += domainWhole(devices[d.DeviceID])
+				} else {
+					deviceTaken[d.DeviceID] += d.Amount
+				}
+			}
+		}
+		for _, key := range []string{"keypair/" + s.AccessKey, "user/" + s.UserID, "project/" + s.Project, "domain/" + s.Domain} {
+			bySubject[key] = bySubject[key].Add(total)
+		}
+		sessionsOf[s.AccessKey]++
+	}
+	for _, u := range r.Unplaced {
+		if sessions[u.SessionID] == nil || seen[u.SessionID] {
+			return fmt.Errorf("unplaced session %s unknown or twice", u.SessionID)
+		}
+		seen[u.SessionID] = true
+		if len(u.Failures) == 0 {
+			return fmt.Errorf("session %s unplaced without a reason", u.SessionID)
+		}
+	}
+	// No oversubscription: of any slot placements touched, of any device.
+	for id, placed := range placedOn {
+		a := agents[id]
+		free := a.Capacity.Sub(a.Occupied)
+		for name, v := range placed {
+			if v > 0 && v > free[name] {
+				return fmt.Errorf("agent %s: %s placed %s, free %s", id, name, v, free[name])
+			}
+		}
+	}
+	for id, taken := range deviceTaken {
+		d := devices[id]
+		c := domainWhole(d)
+		if taken+d.Used > c {
+			return fmt.Errorf("device %s: used %s + placed %s > %s", id, d.Used, taken, c)
+		}
+	}
+	// No quota exceeded, concurrency included.
+	check := func(key string, u placement.Usage) error {
+		for name, v := range bySubject[key] {
+			if v == 0 {
+				continue
+			}
+			limit, ok := u.Limits[name]
+			if !ok && u.Unspecified == placement.UnspecifiedUnlimited {
+				continue
+			}
+			if u.Occupied[name]+v > limit {
+				return fmt.Errorf("%s: %s occupied %s + placed %s > limit %s", key, name, u.Occupied[name], v, limit)
+			}
+		}
+		return nil
+	}
+	for k, u := range in.Quotas.Keypairs {
+		if err := check("keypair/"+k, u.Usage); err != nil {
+			return err
+		}
+		if n := sessionsOf[k]; n > 0 && u.MaxConcurrentSessions > 0 && u.ConcurrentSessions+n > u.MaxConcurrentSessions {
+			return fmt.Errorf("keypair %s: %d + %d sessions > %d", k, u.ConcurrentSessions, n, u.MaxConcurrentSessions)
+		}
+	}
+	for prefix, m := range map[string]map[string]placement.Usage{"user/": in.Quotas.Users, "project/": in.Quotas.Projects, "domain/": in.Quotas.Domains} {
+		for k, u := range m {
+			if err := check(prefix+k, u); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func domainWhole(d placement.Device) domain.Quantity {
+	if d.Kind == domain.SlotCUDADevice && d.ShareCapacity > 0 {
+		return d.ShareCapacity
+	}
+	return domain.DeviceShareCapacity
+}
+
+// checkPlacement: every kernel placed once, in order, on a schedulable
+// agent the session may use, single-node sessions on one agent, devices
+// exactly matching the accelerator request; the session passes its
+// checks.
+func checkPlacement(in placement.Input, s *placement.Session, p placement.Placement, agents map[string]*placement.Agent, devices map[string]placement.Device) error {
+	if len(p.Kernels) != len(s.Kernels) {
+		return fmt.Errorf("%d of %d kernels placed", len(p.Kernels), len(s.Kernels))
+	}
+	if !s.StartsAt.IsZero() && in.Now.Before(s.StartsAt) {
+		return fmt.Errorf("placed before starts_at")
+	}
+	for _, d := range s.Dependencies {
+		if d.State != placement.DependencySucceeded {
+			return fmt.Errorf("placed before dependency %s succeeded", d.SessionID)
+		}
+	}
+	frag := in.Ungrouped.AllowFractionalFragmentation
+	for _, g := range in.Groups {
+		if g.Name == s.ResourceGroup {
+			frag = g.AllowFractionalFragmentation
+			if g.Inactive || (g.Access != nil && !slices.Contains(g.Access.Projects, s.Project) && !slices.Contains(g.Access.AccessKeys, s.AccessKey)) {
+				return fmt.Errorf("placed in a group it may not use")
+			}
+		}
+	}
+	for i, k := range p.Kernels {
+		a := agents[k.AgentID]
+		switch {
+		case k.KernelID != s.Kernels[i].ID:
+			return fmt.Errorf("kernel %d is %s, want %s", i, k.KernelID, s.Kernels[i].ID)
+		case a == nil || !a.Schedulable:
+			return fmt.Errorf("kernel %d on agent %q, unknown or unschedulable", i, k.AgentID)
+		case len(in.Groups) > 0 && a.ResourceGroup != s.ResourceGroup:
+			return fmt.Errorf("kernel %d on agent %s of group %s, the session is in %s", i, a.ID, a.ResourceGroup, s.ResourceGroup)
+		case s.Architecture != "" && a.Architecture != s.Architecture:
+			return fmt.Errorf("kernel %d on an %s agent", i, a.Architecture)
+		case s.ClusterMode != domain.ClusterMultiNode && k.AgentID != p.Kernels[0].AgentID:
+			return fmt.Errorf("a single-node session spans agents")
+		}
+		if err := checkDevices(s.Kernels[i].Slots, k.Devices, a, devices, frag); err != nil {
+			return fmt.Errorf("kernel %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+func checkDevices(slots domain.Slots, shares []domain.DeviceShare, a *placement.Agent, devices map[string]placement.Device, frag bool) error {
+	var slot domain.SlotName
+	for name, v := range slots {
+		if v > 0 && domain.IsAccelerator(name) {
+			slot = name
+		}
+	}
+	if slot == "" {
+		if len(shares) > 0 {
+			return fmt.Errorf("devices without an accelerator request")
+		}
+		return nil
+	}
+	kind := slot
+	if slot == domain.SlotCUDAShares {
+		kind = domain.SlotCUDADevice
+	}
+	var sum, lo, hi domain.Quantity
+	lo = 1 << 40
+	for i, d := range shares {
+		dev, ok := devices[d.DeviceID]
+		switch {
+		case !ok || !slices.ContainsFunc(a.Devices, func(x placement.Device) bool { return x.ID == d.DeviceID }):
+			return fmt.Errorf("device %s is not the agent's", d.DeviceID)
+		case dev.Kind != kind:
+			return fmt.Errorf("device %s is a %s, %s needs a %s", d.DeviceID, dev.Kind, slot, kind)
+		case i > 0 && shares[i-1].DeviceID >= d.DeviceID:
+			return fmt.Errorf("devices not sorted or repeated")
+		case slot != domain.SlotCUDAShares && (d.Amount != domain.DeviceShareCapacity || dev.Used != 0):
+			return fmt.Errorf("whole device %s: amount %s, used %s", d.DeviceID, d.Amount, dev.Used)
+		case d.Amount <= 0:
+			return fmt.Errorf("device %s: amount %s", d.DeviceID, d.Amount)
+		}
+		sum += d.Amount
+		lo, hi = min(lo, d.Amount), max(hi, d.Amount)
+	}
+	if slot != domain.SlotCUDAShares {
+		if domain.Quantity(len(shares))*domain.DeviceShareCapacity != slots[slot] {
+			return fmt.Errorf("%d devices for %s %s", len(shares), slot, slots[slot])
+		}
+		return nil
+	}
+	if sum != slots[slot] {
+		return fmt.Errorf("shares sum to %s, requested %s", sum, slots[slot])
+	}
+	var maxCap domain.Quantity
+	for _, d := range a.Devices {
+		if d.Kind == domain.SlotCUDADevice {
+			maxCap = max(maxCap, domainWhole(d))
+		}
+	}
+	if sum <= maxCap && len(shares) != 1 {
+		return fmt.Errorf("%s split over %d devices though one device holds it", sum, len(shares))
+	}
+	if !frag && hi-lo > 10 {
+		return fmt.Errorf("parts %s..%s are not near-equal", lo, hi)
+	}
+	return nil
+}
+
+// TestNothingLeftBehindFits: a single-kernel session that passed its
+// checks, was tried and found no room cannot fit in what the round left
+// (free amounts only fall within a round, and the single-kernel checks
+// are exact).
+func TestNothingLeftBehindFits(t *testing.T) {
+	t.Parallel()
+	for seed := range uint64(400) {
+		in := randomInput(rand.New(rand.NewPCG(seed, 9)))
+		in.Quotas = placement.Quotas{}
+		r := place(t, in)
+		left := leftover(in, r)
+		for _, u := range r.Unplaced {
+			s := *findSession(in, u.SessionID)
+			if !u.Tried || u.Reason != domain.ReasonNoAvailableInstances || len(s.Kernels) != 1 {
+				continue
+			}
+			left.Sessions = []placement.Session{s}
+			if again, err := placement.Place(left); err != nil || len(again.Placed) != 0 {
+				t.Fatalf("seed %d: session %s was left out (%q) but fits what is left: %v %+v", seed, s.ID, u.Details(), err, again.Placed)
+			}
+		}
+	}
+}
+
+// leftover is in with the result's placements added to the occupancy.
+func leftover(in placement.Input, r placement.Result) placement.Input {
+	out := in
+	out.Agents = slices.Clone(in.Agents)
+	byAgent := map[string]int{}
+	for i := range out.Agents {
+		byAgent[out.Agents[i].ID] = i
+		out.Agents[i].Occupied = out.Agents[i].Occupied.Clone()
+		out.Agents[i].Devices = slices.Clone(out.Agents[i].Devices)
+	}
+	for _, p := range r.Placed {
+		s := findSession(in, p.SessionID)
+		for i, k := range p.Kernels {
+			a := &out.Agents[byAgent[k.AgentID]]
+			a.Occupied = a.Occupied.Add(s.Kernels[i].Slots)
+			for _, d := range k.Devices {
+				j := slices.IndexFunc(a.Devices, func(x placement.Device) bool { return x.ID == d.DeviceID })
+				if a.Devices[j].Kind == domain.SlotCUDADevice && s.Kernels[i].Slots[domain.SlotCUDAShares] > 0 {
+					a.Devices[j].Used += d.Amount
+				} else {
+					a.Devices[j].Used = domainWhole(a.Devices[j])
+				}
+			}
+		}
+	}
+	return out
+}
+
+func findSession(in placement.Input, id uuid.UUID) *placement.Session {
+	for i := range in.Sessions {
+		if in.Sessions[i].ID == id {
+			return &in.Sessions[i]
+		}
+	}
+	return nil
+}
