@@ -2,14 +2,13 @@ package placement
 
 import "math"
 
-// aggregates summarise a pool's agents for the two uses that must not
-// look at every agent: ruling a pool out before scanning it, and
-// explaining why no agent fits. Per slot: the largest capacity and free
-// amount of any agent. Per device kind (indexed by its slot): the largest
-// capacity and free share of one device, of all of one agent's devices,
-// the largest number of devices (and of entirely free ones) on one agent,
-// and oneDev, the smallest over agents of their largest device capacity
-// (a share request up to it must fit on one device on every agent).
+// aggregates summarise agents for explanations: per slot, the largest
+// capacity and free amount of any agent; per device kind (indexed by its
+// slot), the largest capacity and free share of one device, of all of one
+// agent's devices, the largest number of devices (and of entirely free
+// ones) on one agent, and oneDev, the smallest over agents of their
+// largest device capacity (a share request up to it must fit on one
+// device on every agent).
 type aggregates struct {
 	maxCap, maxFree     []int64
 	devCap, devFree     []int64
@@ -36,75 +35,44 @@ func (g *aggregates) reset() {
 	}
 }
 
-func (st *state) addAgent(g *aggregates, a *agent) {
-	for s := range a.capacity {
-		g.maxCap[s] = max(g.maxCap[s], a.capacity[s])
-		g.maxFree[s] = max(g.maxFree[s], a.free[s])
+// addCapacity adds what an agent has (never changes within a round).
+func (st *state) addCapacity(g *aggregates, a *agent) {
+	for s, v := range a.capacity {
+		g.maxCap[s] = max(g.maxCap[s], v)
 	}
 	for _, kr := range a.kinds {
-		var sumCap, sumFree int64
+		var sum int64
 		for i := kr.lo; i < kr.hi; i++ {
-			d := &st.devs[i]
-			g.devCap[kr.kind] = max(g.devCap[kr.kind], d.cap)
-			g.devFree[kr.kind] = max(g.devFree[kr.kind], d.free)
-			sumCap += d.cap
-			sumFree += d.free
+			g.devCap[kr.kind] = max(g.devCap[kr.kind], st.devs[i].cap)
+			sum += st.devs[i].cap
 		}
-		g.sumCap[kr.kind] = max(g.sumCap[kr.kind], sumCap)
-		g.sumFree[kr.kind] = max(g.sumFree[kr.kind], sumFree)
+		g.sumCap[kr.kind] = max(g.sumCap[kr.kind], sum)
 		g.wholeCap[kr.kind] = max(g.wholeCap[kr.kind], int64(kr.hi-kr.lo))
-		g.wholeFree[kr.kind] = max(g.wholeFree[kr.kind], int64(kr.whole))
 		g.oneDev[kr.kind] = min(g.oneDev[kr.kind], kr.maxCap)
 	}
 }
 
-func (g *aggregates) merge(o *aggregates) {
+// mergeCapacity adds another aggregate's capacity part.
+func (g *aggregates) mergeCapacity(o *aggregates) {
 	for i := range g.maxCap {
 		g.maxCap[i] = max(g.maxCap[i], o.maxCap[i])
-		g.maxFree[i] = max(g.maxFree[i], o.maxFree[i])
 		g.devCap[i] = max(g.devCap[i], o.devCap[i])
-		g.devFree[i] = max(g.devFree[i], o.devFree[i])
 		g.sumCap[i] = max(g.sumCap[i], o.sumCap[i])
-		g.sumFree[i] = max(g.sumFree[i], o.sumFree[i])
 		g.wholeCap[i] = max(g.wholeCap[i], o.wholeCap[i])
-		g.wholeFree[i] = max(g.wholeFree[i], o.wholeFree[i])
 		g.oneDev[i] = min(g.oneDev[i], o.oneDev[i])
 	}
 }
 
-// refresh recomputes a pool's aggregates from its agents.
-func (st *state) refresh(p int32) {
-	pl := &st.pools[p]
-	if !pl.dirty {
-		return
+// mergeFree adds a pool's free part: the root of its tree.
+func (g *aggregates) mergeFree(pl *pool, size int) {
+	root := pl.tree.node(1)
+	for s := range size {
+		g.maxFree[s] = max(g.maxFree[s], root[s])
 	}
-	if pl.agg.maxCap == nil {
-		pl.agg = newAggregates(st.slots.size())
+	for j, k := range pl.kinds {
+		c := size + 3*j
+		g.devFree[k] = max(g.devFree[k], root[c])
+		g.sumFree[k] = max(g.sumFree[k], root[c+1])
+		g.wholeFree[k] = max(g.wholeFree[k], root[c+2])
 	}
-	pl.agg.reset()
-	for _, ai := range pl.agents {
-		st.addAgent(&pl.agg, &st.agents[ai])
-	}
-	pl.dirty = false
-}
-
-// mayFit reports whether some agent of the pool might take d, by the
-// pool's aggregates. They are upper bounds even when stale (free amounts
-// only go down within a round), so false is certain; true needs a scan.
-func (pl *pool) mayFit(d *demand) bool {
-	g := &pl.agg
-	for _, sa := range d.slots {
-		if g.maxFree[sa.slot] < sa.amt {
-			return false
-		}
-	}
-	for _, n := range d.devs {
-		if g.wholeFree[n.kind] < n.whole {
-			return false
-		}
-		if n.shares > 0 && (g.sumFree[n.kind] < n.shares || (n.sharesMax <= g.oneDev[n.kind] && g.devFree[n.kind] < n.sharesMax)) {
-			return false
-		}
-	}
-	return true
 }

@@ -1,10 +1,10 @@
 package placement
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/cairnhq/cairn/domain"
 	"github.com/google/uuid"
@@ -185,6 +185,8 @@ func (st *state) compileDevices(a *agent, src *Agent, seen map[string]bool) erro
 				kr.whole++
 			}
 			kr.maxCap = max(kr.maxCap, devs[j].cap)
+			kr.maxFree = max(kr.maxFree, devs[j].free)
+			kr.sumFree += devs[j].free
 		}
 		kr.hi = a.devLo + int32(j)
 		a.kinds = append(a.kinds, kr)
@@ -211,19 +213,30 @@ func (st *state) compilePools() {
 			g.capTotal[s] += v
 		}
 		kinds := st.agentKinds(a)
-		key := fmt.Sprintf("%d\x00%s\x00%v", a.group, a.arch, kinds)
+		// The key adds the accelerator slots offered: agents that serve
+		// whole GPUs and agents that serve shares have the same device
+		// kind but different aggregates.
+		var offered []int
+		for s, v := range a.capacity {
+			if v > 0 && domain.IsAccelerator(st.slots.names[s]) {
+				offered = append(offered, s)
+			}
+		}
+		key := fmt.Sprintf("%d\x00%s\x00%v\x00%v", a.group, a.arch, kinds, offered)
 		p, ok := byKey[key]
 		if !ok {
 			p = int32(len(st.pools))
 			byKey[key] = p
-			st.pools = append(st.pools, pool{group: a.group, arch: a.arch, kinds: kinds, dirty: true})
+			st.pools = append(st.pools, pool{group: a.group, arch: a.arch, kinds: kinds, capacity: newAggregates(S)})
+			st.pools[p].capacity.reset()
 			g.pools = append(g.pools, p)
 		}
-		a.pool = p
+		a.pool, a.leaf = p, int32(len(st.pools[p].agents))
 		st.pools[p].agents = append(st.pools[p].agents, int32(i))
+		st.addCapacity(&st.pools[p].capacity, a)
 	}
 	for p := range st.pools {
-		st.refresh(int32(p))
+		st.buildTree(int32(p))
 	}
 }
 
@@ -244,22 +257,13 @@ func (st *state) agentKinds(a *agent) []int32 {
 }
 
 func (st *state) compileRequests(in *Input) error {
+	if err := uniqueIDs(in.Sessions); err != nil {
+		return err
+	}
 	st.reqs = make([]request, len(in.Sessions))
-	seen := make(map[uuid.UUID]bool, len(in.Sessions))
-	kernels := make(map[uuid.UUID]bool, len(in.Sessions))
+	sl := &slabs{kinds: map[int32]string{}}
 	for i := range in.Sessions {
-		s := &in.Sessions[i]
-		if seen[s.ID] {
-			return domain.Invalid(op, "sessions", "session %s listed twice", s.ID)
-		}
-		seen[s.ID] = true
-		for _, k := range s.Kernels {
-			if kernels[k.ID] {
-				return domain.Invalid(op, "sessions.kernels", "kernel %s listed twice", k.ID)
-			}
-			kernels[k.ID] = true
-		}
-		st.reqs[i] = st.compileRequest(s)
+		st.reqs[i] = st.compileRequest(&in.Sessions[i], sl)
 	}
 	for i := range st.reqs {
 		r := &st.reqs[i]
@@ -271,6 +275,30 @@ func (st *state) compileRequests(in *Input) error {
 		g := &st.groups[gi]
 		lifo := g.cfg.Order == OrderLIFO
 		slices.SortFunc(g.queue, func(a, b *request) int { return compareQueue(a.s, b.s, lifo) })
+	}
+	return nil
+}
+
+// uniqueIDs refuses two sessions, or two kernels, with one id.
+func uniqueIDs(sessions []Session) error {
+	ids := make([]uuid.UUID, 0, len(sessions))
+	var kernels []uuid.UUID
+	for i := range sessions {
+		ids = append(ids, sessions[i].ID)
+		for _, k := range sessions[i].Kernels {
+			kernels = append(kernels, k.ID)
+		}
+	}
+	for _, list := range []struct {
+		field string
+		ids   []uuid.UUID
+	}{{"sessions", ids}, {"sessions.kernels", kernels}} {
+		slices.SortFunc(list.ids, func(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) })
+		for i := 1; i < len(list.ids); i++ {
+			if list.ids[i] == list.ids[i-1] {
+				return domain.Invalid(op, list.field, "id %s listed twice", list.ids[i])
+			}
+		}
 	}
 	return nil
 }
@@ -291,5 +319,5 @@ func compareQueue(a, b *Session, lifo bool) int {
 	if c != 0 {
 		return c
 	}
-	return strings.Compare(a.ID.String(), b.ID.String())
+	return bytes.Compare(a.ID[:], b.ID[:])
 }

@@ -54,9 +54,9 @@ func (st *state) fitsDevices(a *agent, r *request, d *demand, frag bool) bool {
 			continue
 		}
 		if n.shares > kr.maxCap {
-			return st.assign(a, r, d, frag, false)
+			return st.sharesFit(kr, n.shares, frag)
 		}
-		if st.maxFree(kr) < n.shares {
+		if kr.maxFree < n.shares {
 			return false
 		}
 	}
@@ -66,12 +66,39 @@ func (st *state) fitsDevices(a *agent, r *request, d *demand, frag bool) bool {
 	return st.assign(a, r, d, frag, false)
 }
 
-func (st *state) maxFree(kr *kindRange) int64 {
-	var m int64
+// sharesFit reports, without assigning, whether assignShares would place
+// amt (more than one device holds) on the range: some near-equal split
+// into n parts (extra of them one step larger) fits when at least extra
+// devices hold a large part and n a small one, which is what the best-fit
+// assignment of the parts, largest first, needs; any split fits when the
+// free shares (in whole steps) add up.
+func (st *state) sharesFit(kr *kindRange, amt int64, frag bool) bool {
+	usable := 0
+	var sum int64
 	for i := kr.lo; i < kr.hi; i++ {
-		m = max(m, st.devs[i].free)
+		if f := st.devs[i].free; f >= shareStep {
+			usable++
+			sum += f - f%shareStep
+		}
 	}
-	return m
+	steps := amt / shareStep
+	for n := int((amt + kr.maxCap - 1) / kr.maxCap); n <= usable && int64(n) <= steps; n++ {
+		small, extra := steps/int64(n)*shareStep, steps%int64(n)
+		var holdLarge, holdSmall int64
+		for i := kr.lo; i < kr.hi; i++ {
+			f := st.devs[i].free
+			if f >= small+shareStep {
+				holdLarge++
+			}
+			if f >= small {
+				holdSmall++
+			}
+		}
+		if holdLarge >= extra && holdSmall >= int64(n) {
+			return true
+		}
+	}
+	return frag && sum >= amt
 }
 
 // assign gives d's kernels concrete devices on a, on a scratch copy of

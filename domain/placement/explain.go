@@ -57,7 +57,7 @@ func (st *state) inGroup(g *group) string {
 	return fmt.Sprintf(" in resource group %q", g.cfg.Name)
 }
 
-// combined refreshes the pools' aggregates and merges them.
+// combined merges the pools' aggregates (exact: the trees are).
 func (st *state) combined(pools []int32) *aggregates {
 	agg := &st.scratch.agg
 	if agg.maxCap == nil {
@@ -65,8 +65,8 @@ func (st *state) combined(pools []int32) *aggregates {
 	}
 	agg.reset()
 	for _, p := range pools {
-		st.refresh(p)
-		agg.merge(&st.pools[p].agg)
+		agg.mergeCapacity(&st.pools[p].capacity)
+		agg.mergeFree(&st.pools[p], st.slots.size())
 	}
 	return agg
 }

@@ -3,6 +3,7 @@ package placement_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -425,4 +426,42 @@ func findSession(in placement.Input, id uuid.UUID) *placement.Session {
 		}
 	}
 	return nil
+}
+
+// TestRankingsAgreeWithExhaustiveScans: the rankings (concentrated,
+// dispersed) are a shortcut; comparing every agent that fits must give
+// the same result.
+func TestRankingsAgreeWithExhaustiveScans(t *testing.T) {
+	t.Parallel()
+	for seed := range uint64(600) {
+		in := randomInput(rand.New(rand.NewPCG(seed, 11)))
+		for i := range in.Groups {
+			in.Groups[i].Selector = []placement.Selector{placement.SelectorConcentrated, placement.SelectorDispersed}[(int(seed)+i)%2]
+		}
+		if seed%2 == 0 {
+			in.Ungrouped.Selector = placement.SelectorConcentrated
+		}
+		if seed%3 == 0 { // identical agents: only ids break the ties
+			for i := range in.Agents {
+				a := &in.Agents[i]
+				a.Capacity, a.Occupied, a.Architecture = in.Agents[0].Capacity, in.Agents[0].Occupied, in.Agents[0].Architecture
+				a.Devices = nil
+				for _, d := range in.Agents[0].Devices {
+					d.ID = fmt.Sprintf("%s-%s", a.ID, d.ID)
+					a.Devices = append(a.Devices, d)
+				}
+			}
+		}
+		fast, err := placement.Place(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		slow, err := placement.PlaceExhaustively(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(fast, slow) {
+			t.Fatalf("seed %d: rankings and exhaustive scans differ:\n%+v\n%+v", seed, fast.Placed, slow.Placed)
+		}
+	}
 }

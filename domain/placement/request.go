@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/cairnhq/cairn/domain"
@@ -50,6 +51,7 @@ type demand struct {
 	devs  []devNeed
 	kinds []int32 // sorted device kinds
 	key   string  // kinds as a map key
+	cand  *candidates
 	// simple: at most one kernel with devices, so counts (whole devices)
 	// or one device's free share (small shares) decide whether an agent
 	// fits without trying an assignment.
@@ -64,7 +66,7 @@ type devNeed struct {
 	shares, sharesMax int64
 }
 
-func (st *state) compileRequest(s *Session) request {
+func (st *state) compileRequest(s *Session, sl *slabs) request {
 	r := request{s: s, group: st.groupIndex(s.ResourceGroup)}
 	if !st.ungrouped {
 		switch {
@@ -79,14 +81,22 @@ func (st *state) compileRequest(s *Session) request {
 			r.group = -1
 		}
 	}
-	if msg := st.validate(s); msg != "" {
+	if msg := validate(s); msg != "" {
 		r.invalid = msg
 		return r
 	}
-	total := domain.Slots{}
-	for _, k := range s.Kernels {
-		total = total.Add(k.Slots)
-		kr := kernelReq{slots: st.slots.sparse(k.Slots), kind: -1, slot: -1}
+	total := sl.total(st.slots.size())
+	r.kernels = sl.kernels(len(s.Kernels))
+	for i, k := range s.Kernels {
+		kr := kernelReq{slots: sl.amounts(len(k.Slots)), kind: -1, slot: -1}
+		for name, v := range k.Slots {
+			if v > 0 {
+				slot := st.slots.index[name]
+				kr.slots = append(kr.slots, slotAmt{slot: slot, amt: int64(v)})
+				total[slot] += int64(v)
+			}
+		}
+		st.slots.sortForSelection(kr.slots)
 		for _, sa := range kr.slots {
 			if domain.IsAccelerator(st.slots.names[sa.slot]) {
 				kr.slot, kr.kind, kr.amt = sa.slot, st.slots.deviceKind(sa.slot), sa.amt
@@ -96,30 +106,87 @@ func (st *state) compileRequest(s *Session) request {
 				}
 			}
 		}
-		r.kernels = append(r.kernels, kr)
+		r.kernels[i] = kr
 	}
-	r.total = st.slots.sparse(total)
-	slices.SortFunc(r.total, func(a, b slotAmt) int { return cmp.Compare(a.slot, b.slot) })
+	n := 0
+	for _, v := range total {
+		if v > 0 {
+			n++
+		}
+	}
+	r.total = sl.amounts(n)
+	for slot, v := range total {
+		if v > 0 {
+			r.total = append(r.total, slotAmt{slot: int32(slot), amt: v})
+		}
+	}
 	if s.ClusterMode == domain.ClusterMultiNode {
+		r.demands = make([]demand, len(r.kernels))
 		for i := range r.kernels {
-			r.demands = append(r.demands, st.newDemand(&r, []int32{int32(i)}))
+			r.demands[i] = st.newDemand(&r, sl.index(int32(i)), sl)
 		}
 	} else {
-		all := make([]int32, len(r.kernels))
-		for i := range all {
-			all[i] = int32(i)
-		}
-		r.demands = []demand{st.newDemand(&r, all)}
+		all := sl.indexes(len(r.kernels))
+		r.demands = []demand{st.newDemand(&r, all, sl)}
 	}
 	return r
 }
 
-func (st *state) newDemand(r *request, kernels []int32) demand {
-	d := demand{kernels: kernels, assign: slices.Clone(kernels)}
+// slabs hands out the small slices of many requests from a few large
+// arrays: one round compiles thousands of sessions.
+type slabs struct {
+	amt   []slotAmt
+	kern  []kernelReq
+	idx   []int32
+	vec   []int64
+	seq   []int32 // 0, 1, 2, ... shared by every demand of one kernel
+	kinds map[int32]string
+}
+
+func (sl *slabs) amounts(n int) []slotAmt {
+	if len(sl.amt)+n > cap(sl.amt) {
+		sl.amt = make([]slotAmt, 0, max(4096, n))
+	}
+	out := sl.amt[len(sl.amt) : len(sl.amt) : len(sl.amt)+n]
+	sl.amt = sl.amt[:len(sl.amt)+n]
+	return out
+}
+
+func (sl *slabs) kernels(n int) []kernelReq {
+	if len(sl.kern)+n > cap(sl.kern) {
+		sl.kern = make([]kernelReq, 0, max(1024, n))
+	}
+	out := sl.kern[len(sl.kern) : len(sl.kern)+n : len(sl.kern)+n]
+	sl.kern = sl.kern[:len(sl.kern)+n]
+	return out
+}
+
+// indexes returns 0..n-1 (shared: callers must not write to it).
+func (sl *slabs) indexes(n int) []int32 {
+	for len(sl.seq) < n {
+		sl.seq = append(sl.seq, int32(len(sl.seq)))
+	}
+	return sl.seq[:n:n]
+}
+
+// index returns {i} (shared).
+func (sl *slabs) index(i int32) []int32 { return sl.indexes(int(i) + 1)[i : i+1 : i+1] }
+
+// total returns a zeroed scratch vector of n slots.
+func (sl *slabs) total(n int) []int64 {
+	if len(sl.vec) < n {
+		sl.vec = make([]int64, n)
+	}
+	clear(sl.vec[:n])
+	return sl.vec[:n]
+}
+
+func (st *state) newDemand(r *request, kernels []int32, sl *slabs) demand {
+	d := demand{kernels: kernels, assign: kernels}
 	if len(kernels) == 1 {
 		d.slots = r.kernels[kernels[0]].slots
 	} else {
-		sum := make([]int64, st.slots.size())
+		sum := sl.total(st.slots.size())
 		for _, k := range kernels {
 			for _, sa := range r.kernels[k].slots {
 				sum[sa.slot] += sa.amt
@@ -153,23 +220,44 @@ func (st *state) newDemand(r *request, kernels []int32) demand {
 		}
 	}
 	d.simple = withDevices <= 1
-	slices.Sort(d.kinds)
-	var key strings.Builder
-	for _, k := range d.kinds {
-		fmt.Fprintf(&key, "%d,", k)
-	}
-	d.key = key.String()
-	slices.SortStableFunc(d.assign, func(a, b int32) int {
-		ka, kb := &r.kernels[a], &r.kernels[b]
-		if ka.whole != kb.whole {
-			if ka.whole {
-				return -1
+	d.key = sl.kindsKey(d.kinds)
+	if len(kernels) > 1 {
+		d.assign = slices.Clone(kernels)
+		slices.SortStableFunc(d.assign, func(a, b int32) int {
+			ka, kb := &r.kernels[a], &r.kernels[b]
+			if ka.whole != kb.whole {
+				if ka.whole {
+					return -1
+				}
+				return 1
 			}
-			return 1
-		}
-		return cmp.Compare(kb.amt, ka.amt)
-	})
+			return cmp.Compare(kb.amt, ka.amt)
+		})
+	}
 	return d
+}
+
+// kindsKey names a sorted set of device kinds, for maps.
+func (sl *slabs) kindsKey(kinds []int32) string {
+	slices.Sort(kinds)
+	switch len(kinds) {
+	case 0:
+		return ""
+	case 1:
+		if k, ok := sl.kinds[kinds[0]]; ok {
+			return k
+		}
+	}
+	var b []byte
+	for _, k := range kinds {
+		b = strconv.AppendInt(b, int64(k), 10)
+		b = append(b, ',')
+	}
+	key := string(b)
+	if len(kinds) == 1 {
+		sl.kinds[kinds[0]] = key
+	}
+	return key
 }
 
 // validate checks what placement relies on: a known cluster mode and
@@ -178,7 +266,7 @@ func (st *state) newDemand(r *request, kernels []int32) demand {
 // profiles are mutually exclusive), cuda.shares in steps of 0.01, whole
 // numbers of devices, a MIG profile exactly 1. It returns what is wrong,
 // or "".
-func (st *state) validate(s *Session) string {
+func validate(s *Session) string {
 	switch s.ClusterMode {
 	case "", domain.ClusterSingleNode, domain.ClusterMultiNode:
 	default:
@@ -198,29 +286,59 @@ func (st *state) validate(s *Session) string {
 	return ""
 }
 
+// validateSlots returns the first problem of slots in name order, "" for
+// none; the common case (no problem) takes no sorting.
 func validateSlots(slots domain.Slots) string {
+	accels, asks := 0, false
+	for name, v := range slots {
+		if slotProblem(name, v) != "" {
+			return sortedProblem(slots)
+		}
+		if v > 0 {
+			asks = true
+			if domain.IsAccelerator(name) {
+				accels++
+			}
+		}
+	}
+	if accels > 1 || !asks {
+		return sortedProblem(slots)
+	}
+	return ""
+}
+
+func slotProblem(name domain.SlotName, v domain.Quantity) string {
+	t, known := domain.SlotTypeOf(name)
+	switch {
+	case !known:
+		return fmt.Sprintf("unknown slot %s", name)
+	case v < 0:
+		return fmt.Sprintf("%s: negative amount %s", name, v)
+	case v == 0:
+		return ""
+	case name == domain.SlotCUDAShares && int64(v)%shareStep != 0:
+		return fmt.Sprintf("%s: %s is not a multiple of 0.01", name, v)
+	case t == domain.SlotUnique && v != domain.Units(1):
+		return fmt.Sprintf("%s: a MIG profile takes exactly 1, not %s", name, v)
+	case domain.IsAccelerator(name) && name != domain.SlotCUDAShares && !v.IsWhole():
+		return fmt.Sprintf("%s: %s is not a whole number of devices", name, v)
+	}
+	return ""
+}
+
+func sortedProblem(slots domain.Slots) string {
 	var accels []string
 	asks := false
 	for _, name := range slots.Names() {
 		v := slots[name]
-		t, known := domain.SlotTypeOf(name)
-		switch {
-		case !known:
-			return fmt.Sprintf("unknown slot %s", name)
-		case v < 0:
-			return fmt.Sprintf("%s: negative amount %s", name, v)
-		case v == 0:
-			continue
-		case name == domain.SlotCUDAShares && int64(v)%shareStep != 0:
-			return fmt.Sprintf("%s: %s is not a multiple of 0.01", name, v)
-		case t == domain.SlotUnique && v != domain.Units(1):
-			return fmt.Sprintf("%s: a MIG profile takes exactly 1, not %s", name, v)
-		case domain.IsAccelerator(name) && name != domain.SlotCUDAShares && !v.IsWhole():
-			return fmt.Sprintf("%s: %s is not a whole number of devices", name, v)
+		if msg := slotProblem(name, v); msg != "" {
+			return msg
 		}
-		asks = true
-		if domain.IsAccelerator(name) {
-			accels = append(accels, string(name))
+		if v > 0 {
+			asks = true
+			if domain.IsAccelerator(name) {
+				accels = append(accels, string(name))
+			}
 		}
 	}
 	if len(accels) > 1 {

@@ -24,6 +24,10 @@ type candidates struct {
 }
 
 func (st *state) candidates(gi int32, arch string, d *demand) *candidates {
+	if d.cand != nil {
+		return d.cand
+	}
+	defer func() { d.cand = st.cands[candKey{group: gi, arch: arch, kinds: d.key}] }()
 	key := candKey{group: gi, arch: arch, kinds: d.key}
 	if c, ok := st.cands[key]; ok {
 		return c
@@ -73,25 +77,111 @@ func (st *state) choose(g *group, c *candidates, r *request, d *demand) int32 {
 	for tier := range c.tiers {
 		best := int32(-1)
 		for _, p := range c.tiers[tier] {
-			pl := &st.pools[p]
-			if !pl.mayFit(d) {
-				continue
-			}
-			for _, ai := range pl.agents {
-				a := &st.agents[ai]
-				if !a.fitsSlots(d.slots) || !st.fitsDevices(a, r, d, frag) {
-					continue
-				}
-				if best < 0 || st.better(g.cfg.Selector, ai, best, d) {
-					best = ai
-				}
-			}
+			best = st.scanPool(g.cfg.Selector, &st.pools[p], r, d, frag, best)
 		}
 		if best >= 0 {
 			return best
 		}
 	}
 	return -1
+}
+
+// leafBlock is how many agents a scan checks one after the other once a
+// subtree is that small (cheaper than descending to single leaves).
+const leafBlock = 8
+
+// scanPool walks a pool's tree depth first, left to right (agents in id
+// order), skipping every subtree whose maxima cannot serve d — or, for
+// the dispersed selector, cannot beat the best agent found so far — and
+// returns the better of best and the pool's best agent.
+func (st *state) scanPool(sel Selector, pl *pool, r *request, d *demand, frag bool, best int32) int32 {
+	q := st.prepare(pl, d)
+	t := &pl.tree
+	if !q.ok || !q.fits(t.node(1), d) {
+		return best
+	}
+	if (sel == SelectorConcentrated || sel == SelectorDispersed) && !st.exhaustive {
+		rk := st.rankingFor(pl, d, sel == SelectorDispersed)
+		if ai := st.scanRanking(pl, rk, &q, r, d, frag); ai >= 0 && (best < 0 || st.better(sel, ai, best, d)) {
+			best = ai
+		}
+		return best
+	}
+	block := min(leafBlock, t.size)
+	primary := d.slots[0].slot
+	stack := append(st.scratch.stack[:0], 1)
+	for len(stack) > 0 {
+		i := int(stack[len(stack)-1])
+		stack = stack[:len(stack)-1]
+		v := t.node(i)
+		if !q.fits(v, d) || (sel == SelectorDispersed && best >= 0 && v[primary] < st.agents[best].free[primary]) {
+			continue
+		}
+		if i < t.size/block {
+			stack = append(stack, int32(2*i+1), int32(2*i))
+			continue
+		}
+		lo, hi := i*block-t.size, min((i+1)*block-t.size, len(pl.agents))
+		for leaf := lo; leaf < hi; leaf++ {
+			ai := pl.agents[leaf]
+			if !q.fits(t.node(t.size+leaf), d) || (!q.exact && !st.fitsDevices(&st.agents[ai], r, d, frag)) {
+				continue
+			}
+			if best < 0 || st.better(sel, ai, best, d) {
+				best = ai
+			}
+		}
+	}
+	st.scratch.stack = stack
+	return best
+}
+
+// query is a demand prepared for one pool's tree: the tree column of each
+// device need, and whether a leaf's figures decide exactly (no assignment
+// to try).
+type query struct {
+	ok    bool
+	cols  []int32 // per d.devs: the column of the kind's largest free device share
+	exact bool
+	one   []bool // per d.devs: its share kernel must fit on one device on every agent
+}
+
+// prepare maps d onto the pool's columns; ok is false when the pool lacks
+// a kind d needs.
+func (st *state) prepare(pl *pool, d *demand) query {
+	q := query{ok: true, cols: st.scratch.cols[:0], one: st.scratch.one[:0], exact: d.simple}
+	S := int32(st.slots.size())
+	for _, n := range d.devs {
+		j := slices.Index(pl.kinds, n.kind)
+		if j < 0 {
+			return query{}
+		}
+		q.cols = append(q.cols, S+3*int32(j))
+		one := n.sharesMax > 0 && n.sharesMax <= pl.capacity.oneDev[n.kind]
+		q.one = append(q.one, one)
+		if n.shares > 0 && !one {
+			q.exact = false // a split, or a one-device rule that varies by agent
+		}
+	}
+	st.scratch.cols, st.scratch.one = q.cols, q.one
+	return q
+}
+
+// fits reports whether the maxima v (of one agent or of a subtree) might
+// serve d: false is certain; true is certain too for a leaf when q.exact.
+func (q *query) fits(v []int64, d *demand) bool {
+	for _, sa := range d.slots {
+		if v[sa.slot] < sa.amt {
+			return false
+		}
+	}
+	for i := range d.devs {
+		n, c := &d.devs[i], q.cols[i]
+		if v[c+2] < n.whole || v[c+1] < n.shares || (q.one[i] && v[c] < n.sharesMax) {
+			return false
+		}
+	}
+	return true
 }
 
 // better reports whether agent x beats agent y for d under the selector,

@@ -26,22 +26,25 @@ type state struct {
 
 	scratch scratch
 	out     Result
+	// exhaustive makes the selectors scan every fitting agent instead of
+	// reading rankings (tests check that both agree).
+	exhaustive bool
 }
 
 // agent is one Agent: capacity and free amounts (views into a slab), its
 // devices devs[devLo:devHi] sorted by kind then id, and per device kind
 // the range of its devices.
 type agent struct {
-	id          string
-	arch        string
-	group       int32 // -1: in no known group
-	pool        int32 // -1: not schedulable
-	member      int32 // index in its group's members (round-robin)
-	capacity    []int64
-	free        []int64
-	devLo       int32
-	kinds       []kindRange
-	unrequested bool // scratch for the selectors
+	id       string
+	arch     string
+	group    int32 // -1: in no known group
+	pool     int32 // -1: not schedulable
+	member   int32 // index in its group's members (round-robin)
+	capacity []int64
+	free     []int64
+	devLo    int32
+	kinds    []kindRange
+	leaf     int32 // index in its pool's agents
 }
 
 // kindRange is an agent's devices of one kind: devs[lo:hi].
@@ -50,8 +53,9 @@ type kindRange struct {
 	lo, hi int32
 	// whole counts the devices with nothing allocated.
 	whole int32
-	// maxCap is the largest share capacity among them.
-	maxCap int64
+	// maxCap is the largest share capacity among them, maxFree the
+	// largest free share, sumFree the free shares of them all.
+	maxCap, maxFree, sumFree int64
 }
 
 // device is one accelerator and its free share.
@@ -63,17 +67,16 @@ type device struct {
 
 // pool is a set of agents of one group and architecture with the same
 // kinds of accelerators: a selector looks only at the pools that can serve
-// a request, and skips a pool whose aggregates rule it out.
+// a request, and its tree skips the agents that cannot.
 type pool struct {
 	group  int32
 	arch   string
 	kinds  []int32 // sorted device kinds (and accelerator slots of the capacity)
 	agents []int32 // by id
-	agg    aggregates
-	// dirty: something was placed since agg was computed; agg is then an
-	// upper bound (free amounts only go down within a round), exact again
-	// once recomputed.
-	dirty bool
+	// capacity is what the agents have (the capacity part of aggregates).
+	capacity aggregates
+	tree     maxTree
+	rankings []*ranking
 }
 
 // group is a resource group (or the one implicit group) during the round.
@@ -104,7 +107,9 @@ type scratch struct {
 	free  []int64 // an agent's device free shares while assigning
 	used  []bool
 	parts []part
-	pick  []int32
+	stack []int32
+	cols  []int32
+	one   []bool
 	agg   aggregates
 }
 

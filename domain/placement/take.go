@@ -32,7 +32,7 @@ func (st *state) take(ai int32, r *request, d *demand, out []domain.KernelPlacem
 			st.journal = append(st.journal, undo{agent: ai, slot: -1, device: p.device, amt: amt})
 		}
 	}
-	st.pools[a.pool].dirty = true
+	st.update(ai)
 	for _, k := range d.kernels {
 		kp := domain.KernelPlacement{KernelID: r.s.Kernels[k].ID, AgentID: a.id}
 		for _, p := range st.scratch.parts {
@@ -46,18 +46,23 @@ func (st *state) take(ai int32, r *request, d *demand, out []domain.KernelPlacem
 }
 
 // takeDevice subtracts amt from a device's free share (a negative amt
-// gives it back), keeping its kind's count of entirely free devices.
+// gives it back), keeping its kind's figures.
 func (st *state) takeDevice(a *agent, di int32, amt int64) {
 	dev := &st.devs[di]
+	kr := a.kindRange(dev.kind)
 	wasWhole := dev.free == dev.cap
 	dev.free -= amt
+	kr.sumFree -= amt
 	if isWhole := dev.free == dev.cap; wasWhole != isWhole {
-		kr := a.kindRange(dev.kind)
 		if isWhole {
 			kr.whole++
 		} else {
 			kr.whole--
 		}
+	}
+	kr.maxFree = 0
+	for i := kr.lo; i < kr.hi; i++ {
+		kr.maxFree = max(kr.maxFree, st.devs[i].free)
 	}
 }
 
@@ -76,6 +81,11 @@ func (st *state) rollback() {
 			a.free[u.slot] += u.amt
 		} else {
 			st.takeDevice(a, u.device, -u.amt)
+		}
+		// Re-rank an agent once its run of changes is undone: a ranking
+		// moves one agent at a time, the others must be in place.
+		if i == 0 || st.journal[i-1].agent != u.agent {
+			st.update(u.agent)
 		}
 	}
 	st.trial = false
