@@ -88,10 +88,17 @@
 // # Cost
 //
 // Agents are compiled into dense vectors (slots numbered per round) and
-// grouped into pools of one group, architecture and accelerator kinds.
-// Each pool keeps aggregates (largest free amount per slot, largest free
-// share of one device, most entirely free devices...) that only fall
-// within a round, so a pool that cannot serve a demand is skipped without
-// looking at its agents, and explanations read the aggregates instead of
-// every agent.
+// grouped into pools of one group, architecture and accelerator offer.
+// Each pool keeps a max-tree of its agents' free amounts (per slot, and
+// per device kind the largest free share of one device, the free shares
+// in total and the entirely free devices), updated along one path per
+// placement: its root is exact (explanations read it instead of every
+// agent) and a scan skips the subtrees that cannot serve a demand. For
+// dispersed and concentrated, each pool also keeps its agents ranked by
+// the selector's own order for each slot list demands use, moved one at a
+// time as placements change them, so the first agent that fits in rank
+// order is the choice and the scan stops there (tests check that this
+// agrees with comparing every agent). Requests are compiled into slabs.
+// BenchmarkPlace measures a round of 10,000 sessions over 1,000 agents × 8
+// GPUs.
 package placement
