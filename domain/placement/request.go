@@ -4,8 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/cairnhq/cairn/domain"
 )
@@ -132,55 +130,6 @@ func (st *state) compileRequest(s *Session, sl *slabs) request {
 	return r
 }
 
-// slabs hands out the small slices of many requests from a few large
-// arrays: one round compiles thousands of sessions.
-type slabs struct {
-	amt   []slotAmt
-	kern  []kernelReq
-	idx   []int32
-	vec   []int64
-	seq   []int32 // 0, 1, 2, ... shared by every demand of one kernel
-	kinds map[int32]string
-}
-
-func (sl *slabs) amounts(n int) []slotAmt {
-	if len(sl.amt)+n > cap(sl.amt) {
-		sl.amt = make([]slotAmt, 0, max(4096, n))
-	}
-	out := sl.amt[len(sl.amt) : len(sl.amt) : len(sl.amt)+n]
-	sl.amt = sl.amt[:len(sl.amt)+n]
-	return out
-}
-
-func (sl *slabs) kernels(n int) []kernelReq {
-	if len(sl.kern)+n > cap(sl.kern) {
-		sl.kern = make([]kernelReq, 0, max(1024, n))
-	}
-	out := sl.kern[len(sl.kern) : len(sl.kern)+n : len(sl.kern)+n]
-	sl.kern = sl.kern[:len(sl.kern)+n]
-	return out
-}
-
-// indexes returns 0..n-1 (shared: callers must not write to it).
-func (sl *slabs) indexes(n int) []int32 {
-	for len(sl.seq) < n {
-		sl.seq = append(sl.seq, int32(len(sl.seq)))
-	}
-	return sl.seq[:n:n]
-}
-
-// index returns {i} (shared).
-func (sl *slabs) index(i int32) []int32 { return sl.indexes(int(i) + 1)[i : i+1 : i+1] }
-
-// total returns a zeroed scratch vector of n slots.
-func (sl *slabs) total(n int) []int64 {
-	if len(sl.vec) < n {
-		sl.vec = make([]int64, n)
-	}
-	clear(sl.vec[:n])
-	return sl.vec[:n]
-}
-
 func (st *state) newDemand(r *request, kernels []int32, sl *slabs) demand {
 	d := demand{kernels: kernels, assign: kernels}
 	if len(kernels) == 1 {
@@ -235,117 +184,4 @@ func (st *state) newDemand(r *request, kernels []int32, sl *slabs) demand {
 		})
 	}
 	return d
-}
-
-// kindsKey names a sorted set of device kinds, for maps.
-func (sl *slabs) kindsKey(kinds []int32) string {
-	slices.Sort(kinds)
-	switch len(kinds) {
-	case 0:
-		return ""
-	case 1:
-		if k, ok := sl.kinds[kinds[0]]; ok {
-			return k
-		}
-	}
-	var b []byte
-	for _, k := range kinds {
-		b = strconv.AppendInt(b, int64(k), 10)
-		b = append(b, ',')
-	}
-	key := string(b)
-	if len(kinds) == 1 {
-		sl.kinds[kinds[0]] = key
-	}
-	return key
-}
-
-// validate checks what placement relies on: a known cluster mode and
-// priority, at least one kernel, known slots, no negative amount, at most
-// one accelerator slot per kernel (cuda.device, cuda.shares and MIG
-// profiles are mutually exclusive), cuda.shares in steps of 0.01, whole
-// numbers of devices, a MIG profile exactly 1. It returns what is wrong,
-// or "".
-func validate(s *Session) string {
-	switch s.ClusterMode {
-	case "", domain.ClusterSingleNode, domain.ClusterMultiNode:
-	default:
-		return fmt.Sprintf("unknown cluster mode %q", s.ClusterMode)
-	}
-	if s.Priority < 0 || s.Priority > domain.MaxPriority {
-		return fmt.Sprintf("priority %d is not between 0 and %d", s.Priority, domain.MaxPriority)
-	}
-	if len(s.Kernels) == 0 {
-		return "no kernels"
-	}
-	for i, k := range s.Kernels {
-		if msg := validateSlots(k.Slots); msg != "" {
-			return fmt.Sprintf("kernel %d: %s", i, msg)
-		}
-	}
-	return ""
-}
-
-// validateSlots returns the first problem of slots in name order, "" for
-// none; the common case (no problem) takes no sorting.
-func validateSlots(slots domain.Slots) string {
-	accels, asks := 0, false
-	for name, v := range slots {
-		if slotProblem(name, v) != "" {
-			return sortedProblem(slots)
-		}
-		if v > 0 {
-			asks = true
-			if domain.IsAccelerator(name) {
-				accels++
-			}
-		}
-	}
-	if accels > 1 || !asks {
-		return sortedProblem(slots)
-	}
-	return ""
-}
-
-func slotProblem(name domain.SlotName, v domain.Quantity) string {
-	t, known := domain.SlotTypeOf(name)
-	switch {
-	case !known:
-		return fmt.Sprintf("unknown slot %s", name)
-	case v < 0:
-		return fmt.Sprintf("%s: negative amount %s", name, v)
-	case v == 0:
-		return ""
-	case name == domain.SlotCUDAShares && int64(v)%shareStep != 0:
-		return fmt.Sprintf("%s: %s is not a multiple of 0.01", name, v)
-	case t == domain.SlotUnique && v != domain.Units(1):
-		return fmt.Sprintf("%s: a MIG profile takes exactly 1, not %s", name, v)
-	case domain.IsAccelerator(name) && name != domain.SlotCUDAShares && !v.IsWhole():
-		return fmt.Sprintf("%s: %s is not a whole number of devices", name, v)
-	}
-	return ""
-}
-
-func sortedProblem(slots domain.Slots) string {
-	var accels []string
-	asks := false
-	for _, name := range slots.Names() {
-		v := slots[name]
-		if msg := slotProblem(name, v); msg != "" {
-			return msg
-		}
-		if v > 0 {
-			asks = true
-			if domain.IsAccelerator(name) {
-				accels = append(accels, string(name))
-			}
-		}
-	}
-	if len(accels) > 1 {
-		return fmt.Sprintf("%s are mutually exclusive", strings.Join(accels, ", "))
-	}
-	if !asks {
-		return "requests nothing"
-	}
-	return ""
 }

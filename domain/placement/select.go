@@ -23,15 +23,22 @@ type candidates struct {
 	noAgent bool
 }
 
+// candidates returns the pools that may serve d (a demand of a session of
+// group gi needing architecture arch), computed once per kind of demand.
 func (st *state) candidates(gi int32, arch string, d *demand) *candidates {
-	if d.cand != nil {
-		return d.cand
+	if d.cand == nil {
+		key := candKey{group: gi, arch: arch, kinds: d.key}
+		c, ok := st.cands[key]
+		if !ok {
+			c = st.newCandidates(gi, arch, d)
+			st.cands[key] = c
+		}
+		d.cand = c
 	}
-	defer func() { d.cand = st.cands[candKey{group: gi, arch: arch, kinds: d.key}] }()
-	key := candKey{group: gi, arch: arch, kinds: d.key}
-	if c, ok := st.cands[key]; ok {
-		return c
-	}
+	return d.cand
+}
+
+func (st *state) newCandidates(gi int32, arch string, d *demand) *candidates {
 	g := &st.groups[gi]
 	c := &candidates{tierOf: make([]int8, len(st.pools)), noAgent: len(g.pools) == 0}
 	for i := range c.tierOf {
@@ -53,7 +60,6 @@ func (st *state) candidates(gi int32, arch string, d *demand) *candidates {
 		c.tierOf[p] = tier
 		c.tiers[tier] = append(c.tiers[tier], p)
 	}
-	st.cands[key] = c
 	return c
 }
 
