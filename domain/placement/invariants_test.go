@@ -229,4 +229,3 @@ func checkDevices(slots domain.Slots, shares []domain.DeviceShare, a *placement.
 	}
 	return nil
 }
-
