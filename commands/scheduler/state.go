@@ -2,7 +2,6 @@ package scheduler
 
 import (
 	"cmp"
-	"maps"
 	"slices"
 	"time"
 
@@ -85,17 +84,17 @@ type agentView struct {
 var ungrouped = placement.ResourceGroup{Order: placement.OrderFIFO, Selector: placement.SelectorDispersed, SkipAfterTries: 1}
 
 // input is the placement input for the PENDING sessions (but those in
-// skip) and every agent: the tenancy view is empty (no limit) until
-// quotas exist.
+// skip) and every agent, in map order (placement does not depend on it):
+// the tenancy view is empty (no limit) until quotas exist.
 func (st *state) input(now time.Time, skip map[uuid.UUID]bool) placement.Input {
-	in := placement.Input{Now: now, Ungrouped: ungrouped}
-	for _, id := range slices.SortedFunc(maps.Keys(st.sessions), compareIDs) {
-		if s := st.sessions[id]; s.status == domain.StatusPending && !skip[id] {
+	in := placement.Input{Now: now, Ungrouped: ungrouped, Agents: make([]placement.Agent, 0, len(st.agents))}
+	for id, s := range st.sessions {
+		if s.status == domain.StatusPending && !skip[id] {
 			in.Sessions = append(in.Sessions, st.pendingSession(s))
 		}
 	}
-	for _, id := range slices.Sorted(maps.Keys(st.agents)) {
-		in.Agents = append(in.Agents, st.agents[id].agent())
+	for _, a := range st.agents {
+		in.Agents = append(in.Agents, a.agent())
 	}
 	return in
 }
@@ -147,8 +146,6 @@ func (a *agentView) agent() placement.Agent {
 	}
 	return out
 }
-
-func compareIDs(a, b uuid.UUID) int { return cmp.Compare(a.String(), b.String()) }
 
 // sessionsIn returns the sessions in one of the statuses, oldest request
 // first (a deterministic order for timeouts).
