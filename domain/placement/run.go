@@ -125,7 +125,9 @@ func (st *state) placeRequest(g *group, r *request, commit bool) ([]domain.Kerne
 			return nil, ai >= 0
 		}
 		out := make([]domain.KernelPlacement, len(r.kernels))
-		st.assign(&st.agents[ai], r, d, frag, true)
+		if !st.assign(&st.agents[ai], r, d, frag, true) {
+			return nil, false // choose and assign disagree: never observed, never taken
+		}
 		st.take(ai, r, d, out)
 		return out, true
 	}
@@ -139,7 +141,11 @@ func (st *state) placeRequest(g *group, r *request, commit bool) ([]domain.Kerne
 			g.rr = rr
 			return nil, false
 		}
-		st.assign(&st.agents[ai], r, d, frag, true)
+		if !st.assign(&st.agents[ai], r, d, frag, true) {
+			st.rollback()
+			g.rr = rr
+			return nil, false
+		}
 		st.take(ai, r, d, out)
 	}
 	if !commit {
