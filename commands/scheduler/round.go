@@ -7,26 +7,28 @@ import (
 
 	"github.com/cairnhq/cairn/commands"
 	"github.com/cairnhq/cairn/domain"
+	"github.com/cairnhq/cairn/domain/placement"
 )
 
 // round checks the timeouts, then places every PENDING session it can
-// (Place over the folded view) and records why the others wait. One
-// session's failure never stops the round.
+// (placement.Place over the folded view) and records why the others wait.
+// One session's failure never stops the round.
 func (s *Scheduler) round(ctx context.Context, st *state) {
 	now := s.cfg.Clock()
 	ended := s.expirePending(ctx, st, now)
 	s.enforceDeadlines(ctx, st, now)
 
-	var requests []Request
-	for _, r := range st.pending() {
-		if !ended[r.SessionID] {
-			requests = append(requests, r)
-		}
-	}
-	if len(requests) == 0 {
+	in := st.input(now, ended)
+	if len(in.Sessions) == 0 {
 		return
 	}
-	plan := Place(requests, st.nodes())
+	plan, err := placement.Place(in)
+	if err != nil {
+		// The folded view is built so that this cannot happen (ids are
+		// unique by construction); say so loudly and try again next round.
+		s.logger.Error("placement refused its input", "error", err)
+		return
+	}
 	for _, p := range plan.Placed {
 		if ctx.Err() != nil {
 			return
@@ -39,16 +41,14 @@ func (s *Scheduler) round(ctx context.Context, st *state) {
 		}
 		s.keepPending(ctx, st.sessions[u.SessionID], u)
 	}
-	if len(plan.Placed) > 0 || len(plan.Unplaced) > 0 {
-		s.logger.Debug("round", "placed", len(plan.Placed), "waiting", len(plan.Unplaced), "position", st.position)
-	}
+	s.logger.Debug("round", "placed", len(plan.Placed), "waiting", len(plan.Unplaced), "position", st.position)
 }
 
 // schedule submits one placement. A refusal is logged and the session
 // stays PENDING for the next round: the agent's stream had changed under
 // the folded view (quota-exceeded), or the session was cancelled meanwhile
 // (conflict).
-func (s *Scheduler) schedule(ctx context.Context, p Placement) {
+func (s *Scheduler) schedule(ctx context.Context, p placement.Placement) {
 	res, err := s.handlers.ScheduleSession.Handle(ctx, s.md, commands.ScheduleSession{SessionID: p.SessionID, Kernels: p.Kernels})
 	if err != nil {
 		level := s.levelFor(err)
@@ -61,24 +61,28 @@ func (s *Scheduler) schedule(ctx context.Context, p Placement) {
 
 // keepPending records why a session waits, when the reasons differ from
 // those it already carries: a session waiting for the same reasons costs
-// no event per round.
-func (s *Scheduler) keepPending(ctx context.Context, sv *sessionView, u Unplaced) {
+// no event per round. A session that was tried counts one more try; one
+// that waited behind another (fifo) does not.
+func (s *Scheduler) keepPending(ctx context.Context, sv *sessionView, u placement.Unplaced) {
 	if sv == nil {
 		return
 	}
-	sv.attempts++
-	if sv.statusReason == u.Reason && slices.Equal(sv.pendingDetails, u.Details) {
+	if u.Tried {
+		sv.attempts++
+	}
+	details := u.Details()
+	if sv.statusReason == u.Reason && slices.Equal(sv.pendingDetails, details) {
 		return
 	}
 	res, err := s.handlers.UpdatePendingSession.Handle(ctx, s.md, commands.UpdatePendingSession{
-		SessionID: u.SessionID, Reason: u.Reason, Details: u.Details, Tries: sv.attempts,
+		SessionID: u.SessionID, Reason: u.Reason, Details: details, Tries: sv.attempts,
 	})
 	if err != nil {
 		s.logger.Log(ctx, s.levelFor(err), "cannot record why a session waits", "session_id", u.SessionID, "error", err)
 		return
 	}
 	s.wrote(res.Position)
-	s.logger.Info("session waits", "session_id", u.SessionID, "reason", u.Reason, "details", u.Details)
+	s.logger.Info("session waits", "session_id", u.SessionID, "reason", u.Reason, "details", details)
 }
 
 // levelFor logs the expected refusals (the state moved under a decision)
