@@ -76,18 +76,18 @@ type agentView struct {
 	allocations  map[uuid.UUID]domain.Allocation
 }
 
-// ungrouped is how the queue is ordered until resource groups exist (no
+// defaultQueue is how the queue is ordered until resource groups exist (no
 // group view yet: every agent serves every session): fifo, the dispersed
 // selector, and a session that found no room blocks the ones behind it
 // for one round only (SkipAfterTries 1), so a large request gets the
 // first claim on capacity that frees up, and never stalls the queue.
-var ungrouped = placement.ResourceGroup{Order: placement.OrderFIFO, Selector: placement.SelectorDispersed, SkipAfterTries: 1}
+var defaultQueue = placement.ResourceGroup{Order: placement.OrderFIFO, Selector: placement.SelectorDispersed, SkipAfterTries: 1}
 
 // input is the placement input for the PENDING sessions (but those in
 // skip) and every agent, in map order (placement does not depend on it):
 // the tenancy view is empty (no limit) until quotas exist.
-func (st *state) input(now time.Time, skip map[uuid.UUID]bool) placement.Input {
-	in := placement.Input{Now: now, Ungrouped: ungrouped, Agents: make([]placement.Agent, 0, len(st.agents))}
+func (st *state) input(now time.Time, skip map[uuid.UUID]bool, queue placement.ResourceGroup) placement.Input {
+	in := placement.Input{Now: now, Ungrouped: queue, Agents: make([]placement.Agent, 0, len(st.agents))}
 	for id, s := range st.sessions {
 		if s.status == domain.StatusPending && !skip[id] {
 			in.Sessions = append(in.Sessions, st.pendingSession(s))
