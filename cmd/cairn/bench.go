@@ -28,7 +28,7 @@ func newBenchCommand() *cobra.Command {
 		Use:   "bench",
 		Short: "Run Cairn's benchmarks against raw baselines measured in the same run",
 	}
-	cmd.AddCommand(newBenchStoreCommand(), newBenchSessionsCommand())
+	cmd.AddCommand(newBenchStoreCommand(), newBenchSessionsCommand(), newBenchScheduleCommand())
 	return cmd
 }
 
