@@ -21,19 +21,26 @@ import (
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/eventstore"
 	"github.com/cairnhq/cairn/eventstore/sqlite"
+	"github.com/cairnhq/cairn/infra/accesslog"
+	"github.com/cairnhq/cairn/infra/auth/httpauth"
+	"github.com/cairnhq/cairn/infra/auth/password"
+	"github.com/cairnhq/cairn/infra/auth/token"
 	"github.com/cairnhq/cairn/infra/httpapi"
 	"github.com/cairnhq/cairn/projections"
 	"github.com/cairnhq/cairn/projections/agents"
 	"github.com/cairnhq/cairn/projections/sessions"
+	"github.com/cairnhq/cairn/projections/tenancy"
 	"github.com/cairnhq/cairn/readapi"
 )
 
-// Tokens of the test callers.
+// Names of the test callers: e.do and e.token turn them into their real
+// bearer tokens. adminToken is a superadmin; alice, bob and the monitor
+// live in the domain "default", carol in "other".
 const (
-	adminToken   = "admin-token"
-	aliceToken   = "alice-token"
-	bobToken     = "bob-token"
-	monitorToken = "monitor-token"
+	adminToken   = "admin"
+	aliceToken   = "alice"
+	bobToken     = "bob"
+	monitorToken = "mo"
 )
 
 // bodyLimit is the test server's body limit.
@@ -44,20 +51,61 @@ const waitBound = 30 * time.Second
 
 var discard = slog.New(slog.NewTextHandler(io.Discard, nil))
 
+// system provisions the test world.
+var system = commands.Principal{Role: domain.RoleSuperadmin, Domain: "default"}
+
 // env is the API over real parts: an SQLite event store in a temporary
-// directory, the command handlers, and the sessions and agents read models
-// kept up to date by running projectors. Logs and images are fakes (they
-// are ports to an agent and a registry).
+// directory, the command handlers, the sessions, agents and tenancy read
+// models kept up to date by running projectors, the access log and the
+// real authentication (httpauth). Kernel logs are a fake (a port to an
+// agent).
 type env struct {
 	app      *fiber.App
 	store    *sqlite.Store
 	handlers *commands.Handlers
+	tenancy  *tenancy.ReadModel
 	waiter   readapi.Waiter
 	logs     *fakeLogs
+	clock    *testClock
+	// users by name: their ids, keypairs and bearer tokens.
+	users map[string]testUser
+	last  uint64
+}
+
+// testUser is a user of the test world.
+type testUser struct {
+	ID        uuid.UUID
+	Email     string
+	Password  string
+	AccessKey string
+	SecretKey string
+	Token     string
 }
 
 type envOptions struct {
 	maxWait time.Duration
+	// accessLog records every request in the audit trail, as the server
+	// does. (Its records travel with the commands' events, so a command's
+	// position is then that of its access record.)
+	accessLog bool
+}
+
+// testClock is the server's clock, which a test may move.
+type testClock struct {
+	mu     sync.Mutex
+	offset time.Duration
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.Now().Add(c.offset)
+}
+
+func (c *testClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.offset += d
 }
 
 func newEnv(t *testing.T, opts envOptions) *env {
@@ -81,13 +129,14 @@ func newEnv(t *testing.T, opts envOptions) *env {
 			t.Errorf("close read models: %v", err)
 		}
 	})
-	handlers, err := commands.NewHandlers(store, time.Now, commands.Options{})
+	clock := &testClock{}
+	handlers, err := commands.NewHandlers(store, clock.Now, commands.Options{PasswordHasher: password.Hasher{Params: password.CheapParams()}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sessionsRM, agentsRM := sessions.New(db), agents.New(db)
+	sessionsRM, agentsRM, tenancyRM := sessions.New(db), agents.New(db), tenancy.New(db)
 	var waiters []readapi.Waiter
-	for _, p := range []projections.Projection{sessionsRM, agentsRM} {
+	for _, p := range []projections.Projection{sessionsRM, agentsRM, tenancyRM} {
 		// What the server does before it serves queries.
 		if err := projections.Setup(ctx, db, p); err != nil {
 			t.Fatal(err)
@@ -98,28 +147,185 @@ func newEnv(t *testing.T, opts envOptions) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	auth := httpapi.NewTokenAuth(map[string]httpapi.Principal{
-		adminToken:   {UserID: "admin", AccessKey: "AKADMIN", Role: readapi.RoleSuperadmin, Domain: "default"},
-		aliceToken:   {UserID: "alice", AccessKey: "AKALICE", Role: readapi.RoleUser, Domain: "default"},
-		bobToken:     {UserID: "bob", AccessKey: "AKBOB", Role: readapi.RoleUser, Domain: "default"},
-		monitorToken: {UserID: "mo", AccessKey: "AKMO", Role: readapi.RoleMonitor, Domain: "default"},
-	})
-	e := &env{app: app, store: store, handlers: handlers, waiter: readapi.WaitAll(waiters...), logs: &fakeLogs{}}
+	if opts.accessLog {
+		access, err := accesslog.NewWriter(accesslog.Config{Logger: discard}, store)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runInBackground(t, "access log", access.Run)
+		app.Use("/v1", accesslog.Middleware(access, nil))
+	}
+	auth, err := httpauth.New(tenancyRM, httpauth.Config{Clock: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{app: app, store: store, handlers: handlers, tenancy: tenancyRM, waiter: readapi.WaitAll(waiters...), logs: &fakeLogs{},
+		clock: clock, users: map[string]testUser{}}
 	err = readapi.Mount(app, readapi.Deps{
-		Commands: handlers,
-		Sessions: sessionsRM,
-		Agents:   agentsRM,
-		Waiter:   e.waiter,
-		Logs:     e.logs,
-		Images:   fakeImages{"cr.io/pytorch:2.4": true, "busybox:latest": true},
-		Auth:     auth.Middleware,
-		MaxWait:  opts.maxWait,
+		Commands:  handlers,
+		Sessions:  sessionsRM,
+		Agents:    agentsRM,
+		Waiter:    e.waiter,
+		Logs:      e.logs,
+		Tenancy:   tenancyRM,
+		Passwords: password.CheapParams(),
+		Auth:      auth.Middleware,
+		MaxWait:   opts.maxWait,
+		Clock:     clock.Now,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	app.Use(httpapi.NotFound)
+	e.seed(t)
 	return e
+}
+
+// seed makes the test world through the commands: policies, the domains
+// "default" and "other" with a project "default" and "ml", the resource
+// group "default" granted to both domains, two images, and the users
+// admin (superadmin), dadmin (admin), alice, bob (users, members of
+// default/default), mo (monitor) in "default", and carol (user, member of
+// other/ml) and oadmin (admin) in "other", each with a main keypair and a
+// bearer token.
+func (e *env) seed(t *testing.T) {
+	t.Helper()
+	ctx, h, md := context.Background(), e.handlers, testMD
+	step := func(r commands.Result, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.last = max(e.last, r.Position)
+	}
+	step(h.CreateKeypairPolicy.Handle(ctx, md, commands.CreateKeypairPolicy{Actor: system, Name: "default",
+		Spec: domain.KeypairPolicySpec{DefaultForUnspecified: domain.UnspecifiedUnlimited, MaxContainersPerSession: 16}}))
+	step(h.CreateUserPolicy.Handle(ctx, md, commands.CreateUserPolicy{Actor: system, Name: "default"}))
+	step(h.CreateProjectPolicy.Handle(ctx, md, commands.CreateProjectPolicy{Actor: system, Name: "default"}))
+	for _, p := range [][2]string{{"default", "default"}, {"other", "ml"}} {
+		step(h.CreateDomain.Handle(ctx, md, commands.CreateDomain{Actor: system, Spec: domain.DomainSpec{Name: p[0]}}))
+		step(h.CreateProject.Handle(ctx, md, commands.CreateProject{Actor: system, Spec: domain.ProjectSpec{Domain: p[0], Name: p[1]}}))
+	}
+	step(h.CreateResourceGroup.Handle(ctx, md, commands.CreateResourceGroup{Actor: system, Name: "default"}))
+	for _, d := range []string{"default", "other"} {
+		step(h.GrantResourceGroupAccess.Handle(ctx, md, commands.GrantResourceGroupAccess{Actor: system, ResourceGroup: "default",
+			Grantee: domain.Grantee{Kind: domain.GranteeDomain, Name: d}}))
+	}
+	for _, ref := range []string{"cr.io/pytorch:2.4", "localhost/busybox:latest"} {
+		step(h.RegisterImage.Handle(ctx, md, commands.RegisterImage{Actor: system, Reference: ref, Architecture: "x86_64"}))
+	}
+	for _, u := range []struct {
+		name, domain, project string
+		role                  domain.Role
+	}{
+		{adminToken, "default", "default", domain.RoleSuperadmin},
+		{"dadmin", "default", "", domain.RoleAdmin},
+		{aliceToken, "default", "default", domain.RoleUser},
+		{bobToken, "default", "default", domain.RoleUser},
+		{monitorToken, "default", "", domain.RoleMonitor},
+		{"carol", "other", "ml", domain.RoleUser},
+		{"oadmin", "other", "", domain.RoleAdmin},
+	} {
+		e.users[u.name] = e.addUser(t, u.name, u.domain, u.project, u.role)
+	}
+	e.wait(t, e.last)
+}
+
+// addUser creates a user with a main keypair and a bearer token.
+func (e *env) addUser(t *testing.T, name, domainName, project string, role domain.Role) testUser {
+	t.Helper()
+	ctx, h := context.Background(), e.handlers
+	u := testUser{Email: name + "@example.com", Password: "password-of-" + name}
+	res, err := h.CreateUser.Handle(ctx, commands.Metadata{RequestID: "create-" + name}, commands.CreateUser{Actor: system,
+		Spec: domain.UserSpec{Email: u.Email, Domain: domainName, Role: role}, Password: u.Password})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.ID = res.UserID
+	if project != "" {
+		r, err := h.AddProjectMember.Handle(ctx, testMD, commands.AddProjectMember{Actor: system, Domain: domainName, Project: project, UserID: u.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.last = max(e.last, r.Position)
+	}
+	kp, err := h.IssueKeypair.Handle(ctx, testMD, commands.IssueKeypair{Actor: system, UserID: u.ID, ResourcePolicy: "default", Main: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.AccessKey, u.SecretKey = kp.AccessKey, kp.SecretKey
+	u.Token = e.issueToken(t, u.ID, time.Hour)
+	e.last = max(e.last, kp.Position)
+	return u
+}
+
+// issueToken issues a bearer token for a user, valid for ttl.
+func (e *env) issueToken(t *testing.T, user uuid.UUID, ttl time.Duration) string {
+	t.Helper()
+	secret, tok, err := token.Issue(token.Bearer, e.clock.Now(), ttl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.handlers.IssueToken.Handle(context.Background(), testMD, commands.IssueToken{Actor: system, UserID: user,
+		Kind: domain.TokenBearer, Digest: tok.Digest.String(), ExpiresAt: tok.ExpiresAt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.last = max(e.last, res.Position)
+	return secret
+}
+
+// run runs commands as the test world's provisioner and waits until the
+// read models show them.
+func (e *env) run(t *testing.T, cmds ...func(ctx context.Context, h *commands.Handlers) (commands.Result, error)) uint64 {
+	t.Helper()
+	for _, cmd := range cmds {
+		res, err := cmd(context.Background(), e.handlers)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.last = max(e.last, res.Position)
+	}
+	e.wait(t, e.last)
+	return e.last
+}
+
+// token is the bearer token of a test caller's name; anything else is
+// sent as it is.
+func (e *env) token(name string) string {
+	if u, ok := e.users[name]; ok {
+		return u.Token
+	}
+	return name
+}
+
+// wait waits until every read model reflects position.
+func (e *env) wait(t *testing.T, position uint64) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitBound)
+	defer cancel()
+	if err := e.waiter.WaitFor(ctx, position); err != nil {
+		t.Fatalf("wait for %d: %v", position, err)
+	}
+}
+
+// runInBackground runs fn until the test ends, when it must return nil.
+func runInBackground(t *testing.T, name string, fn func(context.Context) error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- fn(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
+		case <-time.After(waitBound):
+			t.Errorf("%s did not stop", name)
+		}
+	})
 }
 
 // startProjector runs a projector of p until the test ends, when Run
@@ -190,7 +396,7 @@ func (e *env) do(t *testing.T, method, path, token, body string) response {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Authorization", "Bearer "+e.token(token))
 	}
 	resp, err := e.app.Test(req, -1)
 	if err != nil {
@@ -269,11 +475,6 @@ func (e *env) get(t *testing.T, token, id string, position uint64) session {
 	r.decode(t, &s)
 	return s
 }
-
-// fakeImages is an image catalog.
-type fakeImages map[string]bool
-
-func (f fakeImages) Known(ref string) bool { return f[ref] }
 
 // fakeLogs serves canned logs and records what it was asked.
 type fakeLogs struct {

@@ -21,8 +21,8 @@ import (
 //     allow the session's type; one that does not exist is 400, one that
 //     is not allowed 403. When none is named, the first allowed one that
 //     takes the session's type is used.
-//   - image: registered in the image registry, exactly or with its
-//     implicit "latest" tag (400).
+//
+// (The image is checked with the body, see imageKnown.)
 //
 // The owner's access key is required: sessions are accounted to a
 // keypair (403 without one).
@@ -52,23 +52,17 @@ func (a *api) checkSessionScope(c *fiber.Ctx, who caller, spec *domain.SessionSp
 	case !p.IsActive:
 		return &domain.Error{Op: op, Kind: domain.KindForbidden, Field: "project", Message: "project " + spec.Project + " is inactive"}
 	}
-	if err := a.chooseResourceGroup(c, who, spec); err != nil {
-		return err
+	return a.chooseResourceGroup(c, who, spec)
+}
+
+// imageKnown reports whether an image is in the registry, exactly or with
+// its implicit "latest" tag.
+func (a *api) imageKnown(c *fiber.Ctx, ref string) (bool, error) {
+	known, err := a.Tenancy.HasImage(c.UserContext(), ref)
+	if err == nil && !known && images.Validate(ref) == nil && images.Normalize(ref) != ref {
+		known, err = a.Tenancy.HasImage(c.UserContext(), images.Normalize(ref))
 	}
-	if spec.Image == "" {
-		return nil // the domain says it is required
-	}
-	known, err := a.Tenancy.HasImage(ctx, spec.Image)
-	if err == nil && !known && images.Validate(spec.Image) == nil && images.Normalize(spec.Image) != spec.Image {
-		known, err = a.Tenancy.HasImage(ctx, images.Normalize(spec.Image))
-	}
-	switch {
-	case err != nil:
-		return err
-	case !known:
-		return domain.Invalid(op, "image", "image %q is not registered", spec.Image)
-	}
-	return nil
+	return known, err
 }
 
 // chooseResourceGroup checks the named resource group, or picks the first
@@ -77,8 +71,12 @@ func (a *api) chooseResourceGroup(c *fiber.Ctx, who caller, spec *domain.Session
 	const op = opCreateSession
 	ctx := c.UserContext()
 	typ := spec.Type
-	if typ == "" {
+	switch typ {
+	case "":
 		typ = domain.SessionInteractive
+	case domain.SessionInteractive, domain.SessionBatch:
+	default:
+		return domain.Invalid(op, "type", "unknown session type %q (interactive, batch)", typ)
 	}
 	allowed, err := a.Tenancy.AllowedResourceGroups(ctx, who.Domain, spec.Project, who.AccessKey)
 	if err != nil {
