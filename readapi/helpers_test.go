@@ -1,6 +1,7 @@
 package readapi_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -88,6 +89,9 @@ type envOptions struct {
 	// does. (Its records travel with the commands' events, so a command's
 	// position is then that of its access record.)
 	accessLog bool
+	// passwords are the server's argon2id parameters (default: the
+	// cheap ones the users are hashed with).
+	passwords password.Params
 }
 
 // testClock is the server's clock, which a test may move.
@@ -168,7 +172,7 @@ func newEnv(t *testing.T, opts envOptions) *env {
 		Waiter:    e.waiter,
 		Logs:      e.logs,
 		Tenancy:   tenancyRM,
-		Passwords: password.CheapParams(),
+		Passwords: cmp.Or(opts.passwords, password.CheapParams()),
 		Auth:      auth.Middleware,
 		MaxWait:   opts.maxWait,
 		Clock:     clock.Now,
@@ -500,6 +504,9 @@ func (f *fakeLogs) lastCall() string {
 	}
 	return f.calls[len(f.calls)-1]
 }
+
+// eventstoreAll reads a whole stream.
+var eventstoreAll = eventstore.ReadStreamOptions{}
 
 // streamLength counts the events of a session's stream.
 func (e *env) streamLength(t *testing.T, id string) int {
