@@ -112,7 +112,7 @@ func (c *testClock) Advance(d time.Duration) {
 	c.offset += d
 }
 
-func newEnv(t *testing.T, opts envOptions) *env {
+func newEnv(t testing.TB, opts envOptions) *env {
 	t.Helper()
 	ctx := context.Background()
 	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "cairn.db"), sqlite.Options{Logger: discard})
@@ -192,7 +192,7 @@ func newEnv(t *testing.T, opts envOptions) *env {
 // default/default), mo (monitor) in "default", and carol (user, member of
 // other/ml) and oadmin (admin) in "other", each with a main keypair and a
 // bearer token.
-func (e *env) seed(t *testing.T) {
+func (e *env) seed(t testing.TB) {
 	t.Helper()
 	ctx, h, md := context.Background(), e.handlers, testMD
 	step := func(r commands.Result, err error) {
@@ -236,7 +236,7 @@ func (e *env) seed(t *testing.T) {
 }
 
 // addUser creates a user with a main keypair and a bearer token.
-func (e *env) addUser(t *testing.T, name, domainName, project string, role domain.Role) testUser {
+func (e *env) addUser(t testing.TB, name, domainName, project string, role domain.Role) testUser {
 	t.Helper()
 	ctx, h := context.Background(), e.handlers
 	u := testUser{Email: name + "@example.com", Password: "password-of-" + name}
@@ -264,7 +264,7 @@ func (e *env) addUser(t *testing.T, name, domainName, project string, role domai
 }
 
 // issueToken issues a bearer token for a user, valid for ttl.
-func (e *env) issueToken(t *testing.T, user uuid.UUID, ttl time.Duration) string {
+func (e *env) issueToken(t testing.TB, user uuid.UUID, ttl time.Duration) string {
 	t.Helper()
 	secret, tok, err := token.Issue(token.Bearer, e.clock.Now(), ttl)
 	if err != nil {
@@ -281,7 +281,7 @@ func (e *env) issueToken(t *testing.T, user uuid.UUID, ttl time.Duration) string
 
 // run runs commands as the test world's provisioner and waits until the
 // read models show them.
-func (e *env) run(t *testing.T, cmds ...func(ctx context.Context, h *commands.Handlers) (commands.Result, error)) uint64 {
+func (e *env) run(t testing.TB, cmds ...func(ctx context.Context, h *commands.Handlers) (commands.Result, error)) uint64 {
 	t.Helper()
 	for _, cmd := range cmds {
 		res, err := cmd(context.Background(), e.handlers)
@@ -304,7 +304,7 @@ func (e *env) token(name string) string {
 }
 
 // wait waits until every read model reflects position.
-func (e *env) wait(t *testing.T, position uint64) {
+func (e *env) wait(t testing.TB, position uint64) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), waitBound)
 	defer cancel()
@@ -314,7 +314,7 @@ func (e *env) wait(t *testing.T, position uint64) {
 }
 
 // runInBackground runs fn until the test ends, when it must return nil.
-func runInBackground(t *testing.T, name string, fn func(context.Context) error) {
+func runInBackground(t testing.TB, name string, fn func(context.Context) error) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -334,7 +334,7 @@ func runInBackground(t *testing.T, name string, fn func(context.Context) error) 
 
 // startProjector runs a projector of p until the test ends, when Run
 // must return nil.
-func startProjector(t *testing.T, db *projections.DB, store *sqlite.Store, p projections.Projection) *projections.Projector {
+func startProjector(t testing.TB, db *projections.DB, store *sqlite.Store, p projections.Projection) *projections.Projector {
 	t.Helper()
 	pr, err := projections.NewProjector(db, store, p, projections.Options{Logger: discard})
 	if err != nil {
