@@ -139,13 +139,20 @@ func newEnv(t testing.TB, opts envOptions) *env {
 		t.Fatal(err)
 	}
 	sessionsRM, agentsRM, tenancyRM := sessions.New(db), agents.New(db), tenancy.New(db)
-	var waiters []readapi.Waiter
+	var (
+		waiters          []readapi.Waiter
+		tenancyProjector *projections.Projector
+	)
 	for _, p := range []projections.Projection{sessionsRM, agentsRM, tenancyRM} {
 		// What the server does before it serves queries.
 		if err := projections.Setup(ctx, db, p); err != nil {
 			t.Fatal(err)
 		}
-		waiters = append(waiters, startProjector(t, db, store, p))
+		pr := startProjector(t, db, store, p)
+		waiters = append(waiters, pr)
+		if p == projections.Projection(tenancyRM) {
+			tenancyProjector = pr
+		}
 	}
 	app, err := httpapi.New(httpapi.Config{BodyLimit: bodyLimit, Logger: discard})
 	if err != nil {
@@ -159,7 +166,10 @@ func newEnv(t testing.TB, opts envOptions) *env {
 		runInBackground(t, "access log", access.Run)
 		app.Use("/v1", accesslog.Middleware(access, nil))
 	}
-	auth, err := httpauth.New(tenancyRM, httpauth.Config{Clock: clock.Now})
+	// With the cache the server runs with: the revocation and
+	// deactivation tests check that it never serves a stale answer.
+	auth, err := httpauth.New(tenancyRM, httpauth.Config{Clock: clock.Now,
+		Freshness: httpauth.Freshness{Committed: tenancyProjector.Position, Changed: tenancyRM.LastApplied}})
 	if err != nil {
 		t.Fatal(err)
 	}

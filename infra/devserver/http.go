@@ -119,7 +119,13 @@ func (s *server) app() (*fiber.App, error) {
 	s.parts.goRun("access log", access.Run)
 	app.Use("/v1", accesslog.Middleware(access, s.cfg.Clock))
 
-	auth, err := httpauth.New(s.models.Tenancy, httpauth.Config{Clock: s.cfg.Clock})
+	cfg := httpauth.Config{Clock: s.cfg.Clock}
+	for _, p := range s.projectors {
+		if p.Name() == s.models.Tenancy.Name() {
+			cfg.Freshness = httpauth.Freshness{Committed: p.Position, Changed: s.models.Tenancy.LastApplied}
+		}
+	}
+	auth, err := httpauth.New(s.models.Tenancy, cfg)
 	if err != nil {
 		return nil, err
 	}

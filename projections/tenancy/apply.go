@@ -17,6 +17,9 @@ import (
 // name (commands.DomainStream and friends).
 func (m *ReadModel) Apply(_ context.Context, tx projections.Tx, ev projections.Event) error {
 	pos := int64(ev.Position)
+	if ev.Position > m.applied.Load() {
+		m.applied.Store(ev.Position)
+	}
 	d := tx.Dialect()
 	w := writer{tx: tx, err: nil}
 	switch e := ev.Payload.(type) {

@@ -1,6 +1,8 @@
 package tenancy
 
 import (
+	"sync/atomic"
+
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/projections"
 )
@@ -13,7 +15,16 @@ const Name = "tenancy"
 type ReadModel struct {
 	db  *projections.DB
 	sql statements
+	// applied is the position of the last tenancy event Apply queued
+	// (committed or not yet): see LastApplied.
+	applied atomic.Uint64
 }
+
+// LastApplied is the position of the last event this read model applied,
+// possibly not committed yet. A cache of its answers read when the
+// projector's committed position was p stays true while LastApplied() <= p
+// (see infra/auth/httpauth).
+func (m *ReadModel) LastApplied() uint64 { return m.applied.Load() }
 
 var _ projections.Projection = (*ReadModel)(nil)
 

@@ -22,7 +22,14 @@
 // refused signed request claimed is handed to the audit trail
 // (accesslog.ClaimAccessKey), so the record of a denied request names it.
 //
-// Lookups go to the read model on every request (two indexed queries);
-// there is no cache, so a deactivated key, a revoked token or a changed
-// membership takes effect as soon as the projector has applied it.
+// Lookups go to the read model (two indexed queries per request) unless
+// Config.Freshness turns on the cache, which keeps the read model's
+// answers only until it applies another tenancy event: an answer read
+// when the projector had committed position p is used while no tenancy
+// event after p has been applied (committed or not). So a deactivated
+// key, a rotated secret, a revoked token or a changed membership takes
+// effect exactly as soon as the projector has applied it, cache or not;
+// token expiry is checked on every request. Measured (readapi's
+// BenchmarkSignedRequests, 2 cores, client included): the two SQLite
+// lookups are about 40% of the CPU of a signed request without the cache.
 package httpauth

@@ -35,6 +35,12 @@ type Config struct {
 	MaxSkew time.Duration
 	// Clock reads the time (default time.Now).
 	Clock func() time.Time
+	// Freshness, when both its functions are set, turns on a cache of the
+	// directory's answers that lasts until the tenancy read model changes
+	// (see Freshness). Without it every request reads the read model.
+	Freshness Freshness
+	// CacheSize bounds the cache (default DefaultCacheSize entries).
+	CacheSize int
 }
 
 // Authenticator is the authentication middleware. It is safe for
@@ -58,6 +64,9 @@ func New(dir Directory, cfg Config) (*Authenticator, error) {
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = time.Now
+	}
+	if cfg.Freshness.Committed != nil && cfg.Freshness.Changed != nil {
+		dir = newCachingDirectory(dir, cfg.Freshness, cfg.CacheSize)
 	}
 	return &Authenticator{dir: dir, maxSkew: cfg.MaxSkew, clock: cfg.Clock}, nil
 }
