@@ -50,6 +50,10 @@ type Handlers struct {
 	ModifyImage               Handler[ModifyImage, Result]
 	ForgetImage               Handler[ForgetImage, Result]
 
+	// API tokens (login and bearer tokens; see issue_token.go).
+	IssueToken  Handler[IssueToken, IssueTokenResult]
+	RevokeToken Handler[RevokeToken, Result]
+
 	names []string
 }
 
@@ -191,6 +195,9 @@ func NewHandlers(store EventStore, clock func() time.Time, opts Options) (*Handl
 		RegisterImage:             register(r, registerImageHandler{d}),
 		ModifyImage:               register(r, modifyImageHandler{d}),
 		ForgetImage:               register(r, forgetImageHandler{d}),
+
+		IssueToken:  register(r, issueTokenHandler{d}),
+		RevokeToken: register(r, revokeTokenHandler{d}),
 	}
 	if len(r.errs) > 0 {
 		return nil, errors.Join(r.errs...)
@@ -222,6 +229,7 @@ type tenancy struct {
 	projectPolicies repository[*domain.StoragePolicy]
 	resourceGroups  repository[*domain.ResourceGroup]
 	images          repository[*domain.Image]
+	tokens          repository[*domain.Token]
 }
 
 func newTenancyRepos(store EventStore, retry retryPolicy) tenancy {
@@ -236,6 +244,7 @@ func newTenancyRepos(store EventStore, retry retryPolicy) tenancy {
 		projectPolicies: repository[*domain.StoragePolicy]{store: store, rehydrate: domain.RehydrateProjectPolicy, retry: retry},
 		resourceGroups:  repository[*domain.ResourceGroup]{store: store, rehydrate: domain.RehydrateResourceGroup, retry: retry},
 		images:          repository[*domain.Image]{store: store, rehydrate: domain.RehydrateImage, retry: retry},
+		tokens:          repository[*domain.Token]{store: store, rehydrate: domain.RehydrateToken, retry: retry},
 	}
 }
 

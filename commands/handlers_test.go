@@ -36,6 +36,7 @@ func TestHandlersListEveryCommandOnce(t *testing.T) {
 		"keypair-policy.create", "keypair-policy.modify", "user-policy.create", "user-policy.modify",
 		"project-policy.create", "project-policy.modify", "resource-group.create", "resource-group.modify",
 		"resource-group.grant", "resource-group.revoke", "image.register", "image.modify", "image.forget",
+		"token.issue", "token.revoke",
 	}
 	if got := h.Names(); !slices.Equal(got, want) {
 		t.Fatalf("names %v, want %v", got, want)

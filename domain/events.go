@@ -136,6 +136,9 @@ var registry = buildRegistry(
 	entry[ImageRegistered](),
 	entry[ImageModified](),
 	entry[ImageForgotten](),
+	// API tokens.
+	entry[TokenIssued](),
+	entry[TokenRevoked](),
 )
 
 func buildRegistry(entries ...eventEntry) map[string]eventDecoder {

@@ -19,6 +19,7 @@ func TestEventWireNames(t *testing.T) {
 		"kernel.pulling", "kernel.running", "kernel.terminated",
 		"session.cancelled", "session.errored", "session.pending-updated", "session.requested",
 		"session.scheduled", "session.status-changed", "session.terminated", "session.terminating",
+		"token.issued", "token.revoked",
 		"vfolder.clone_finished", "vfolder.created", "vfolder.delete_finished", "vfolder.delete_started",
 		"vfolder.invitation_accepted", "vfolder.invitation_cancelled", "vfolder.invitation_rejected",
 		"vfolder.invited", "vfolder.left", "vfolder.name_claimed", "vfolder.name_released",

@@ -180,5 +180,16 @@ func tenancyEvents() []Event {
 		imageRegistered(),
 		ImageModified{ImageSpec: imageRegistered().ImageSpec, At: at(1)},
 		ImageForgotten{At: at(1)},
+		tokenIssued(),
+		TokenRevoked{At: at(1)},
 	}
+}
+
+var tokenA = uuid.MustParse("0195a0c0-0000-7000-8000-00000000c0de")
+
+const digestA = "6b86b273ff34fce19d6b804eff5a3f5747ada4eaa22f1d49c01e52ddb7875b4b"
+
+func tokenIssued() TokenIssued {
+	return TokenIssued{TokenID: tokenA, UserID: userA, Domain: "acme", Kind: TokenBearer, Digest: digestA,
+		Description: "ci", ExpiresAt: at(3600), At: at(0)}
 }

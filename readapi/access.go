@@ -1,66 +1,73 @@
 package readapi
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
 
 	"github.com/cairnhq/cairn/commands"
 	"github.com/cairnhq/cairn/domain"
+	"github.com/cairnhq/cairn/infra/accesslog"
 	"github.com/cairnhq/cairn/infra/httpapi"
 	"github.com/cairnhq/cairn/projections/sessions"
 )
 
 // Roles (DOMAIN.md, "Tenancy and people").
 const (
-	RoleSuperadmin = "superadmin"
-	RoleAdmin      = "admin"
-	RoleUser       = "user"
-	RoleMonitor    = "monitor"
+	RoleSuperadmin = string(domain.RoleSuperadmin)
+	RoleAdmin      = string(domain.RoleAdmin)
+	RoleUser       = string(domain.RoleUser)
+	RoleMonitor    = string(domain.RoleMonitor)
 )
 
-// defaultScope names the domain, project and resource group a request
-// falls back to when neither the caller nor the body names one.
+// defaultScope names the project a session request falls back to when
+// its body names none.
 const defaultScope = "default"
 
-// caller is the authenticated principal, with the defaults applied.
+// caller is the authenticated principal and its user id.
 type caller struct {
 	httpapi.Principal
+	id uuid.UUID
 }
 
 // callerOf returns the request's principal. Deps.Auth has run, so a
-// missing one is a wiring mistake: it is refused as unauthenticated
-// rather than served anonymously.
+// missing or incomplete one is a wiring mistake: it is refused as
+// unauthenticated rather than served anonymously.
 func callerOf(c *fiber.Ctx) (caller, error) {
 	p, ok := httpapi.CurrentPrincipal(c)
 	if !ok {
 		return caller{}, domain.Errorf("", domain.KindUnauthenticated, "no authenticated caller")
 	}
-	if p.UserID == "" {
-		p.UserID = defaultScope
+	id, err := uuid.Parse(p.UserID)
+	if err != nil || p.Domain == "" || !domain.Role(p.Role).Valid() {
+		return caller{}, domain.Errorf("", domain.KindUnauthenticated, "the caller's identity is incomplete")
 	}
-	if p.AccessKey == "" {
-		p.AccessKey = defaultScope
-	}
-	if p.Domain == "" {
-		p.Domain = defaultScope
-	}
-	return caller{Principal: p}, nil
+	return caller{Principal: p, id: id}, nil
 }
 
-// seesAll reports whether the caller may see every session.
-func (u caller) seesAll() bool {
-	switch u.Role {
-	case RoleSuperadmin, RoleAdmin, RoleMonitor:
-		return true
-	}
-	return false
+// actor is the caller as the commands authorize it.
+func (u caller) actor() commands.Principal {
+	return commands.Principal{UserID: u.id, Role: domain.Role(u.Role), Domain: u.Domain}
 }
 
-// sees reports whether the caller may see s; a session it may not see is
-// answered exactly like one that does not exist.
+func (u caller) isSuperadmin() bool { return u.Role == RoleSuperadmin }
+
+// readsDomain reports whether the caller may read everything of domain
+// d: superadmins everywhere, admins and monitors in their own domain.
+func (u caller) readsDomain(d string) bool {
+	return u.isSuperadmin() || ((u.Role == RoleAdmin || u.Role == RoleMonitor) && u.Domain == d)
+}
+
+// memberOf reports whether the caller belongs to a project of its domain.
+func (u caller) memberOf(project string) bool { return slices.Contains(u.Projects, project) }
+
+// sees reports whether the caller may see s: superadmins every session,
+// admins and monitors their domain's, users their own. A session it may
+// not see is answered exactly like one that does not exist.
 func (u caller) sees(s sessions.Session) bool {
-	return u.seesAll() || s.Owner.UserID == u.UserID
+	return u.readsDomain(s.Domain) || s.Owner.UserID == u.UserID
 }
 
 // mayWrite refuses read-only callers (monitors).
@@ -81,4 +88,11 @@ func (u caller) metadata(c *fiber.Ctx) commands.Metadata {
 		RequestID: strings.Clone(httpapi.RequestID(c)),
 		ClientIP:  c.IP(),
 	}
+}
+
+// hidden is the answer for an object the caller may not see: exactly the
+// not-found of a missing object, recorded as denied in the audit trail.
+func hidden(c *fiber.Ctx, op, what string) error {
+	accesslog.Deny(c)
+	return domain.NotFound(op, what)
 }

@@ -11,7 +11,7 @@ func TestListAgents(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	e.registerAgent(t, "node-2")
 	e.registerAgent(t, "node-1")
-	c := e.create(t, aliceToken, `{"image":"busybox:latest","resources":{"cpu":2,"mem":"1g","cuda.shares":"0.25"}}`)
+	c := e.create(t, aliceToken, `{"image":"localhost/busybox:latest","resources":{"cpu":2,"mem":"1g","cuda.shares":"0.25"}}`)
 	pos := e.schedule(t, c, "node-1", "0.25")
 
 	type agent struct {

@@ -43,7 +43,7 @@ func (e *env) waitSealed(t *testing.T, n int) uint64 {
 // and denied — is recorded, chained, listed by actor and exported as
 // NDJSON that verifies offline; only superadmins read it.
 func TestAuditTrailThroughTheAPI(t *testing.T) {
-	e := newEnv(t, envOptions{})
+	e := newEnv(t, envOptions{accessLog: true})
 	c := e.create(t, aliceToken, validBody)
 	if r := e.do(t, "GET", "/v1/sessions/0195a0c0-0000-7000-8000-00000000dead", aliceToken, ""); r.status != http.StatusNotFound {
 		t.Fatalf("GET unknown session = %d", r.status)
@@ -56,7 +56,7 @@ func TestAuditTrailThroughTheAPI(t *testing.T) {
 	}
 	pos := e.waitSealed(t, 4)
 
-	r := e.do(t, "GET", fmt.Sprintf("/v1/audit?actor=alice&wait_for_position=%d", pos), adminToken, "")
+	r := e.do(t, "GET", fmt.Sprintf("/v1/audit?actor=%s&wait_for_position=%d", e.users[aliceToken].ID, pos), adminToken, "")
 	if r.status != http.StatusOK {
 		t.Fatalf("GET /v1/audit = %d %s", r.status, r.body)
 	}

@@ -39,11 +39,29 @@
 //
 // # Who sees what
 //
-// Every route is behind Deps.Auth. Callers whose role is superadmin, admin
-// or monitor see every session (there is one domain until tenancy lands;
-// domain scoping for admins needs a domain filter in the sessions read
-// model); any other caller sees only the sessions it owns. A session the
-// caller may not see answers 404 exactly like one that does not exist, and
-// so does a malformed session id. Monitors are read-only: POST and DELETE
-// answer 403.
+// Every route but POST /v1/auth/login is behind Deps.Auth
+// (infra/auth/httpauth: Backend.AI-signed requests and bearer tokens),
+// which resolves the caller into a full principal: user, role, domain,
+// access key and projects. Sessions: superadmins see every session, admins
+// and monitors their domain's, users their own; a session the caller may
+// not see answers 404 exactly like one that does not exist (and so does a
+// malformed id), and is recorded as denied in the audit trail. Monitors
+// are read-only: POST and DELETE answer 403. A session request is checked
+// against the tenancy read model: the project (users must belong to it),
+// the resource group (allowed for the domain, project or keypair; the
+// first allowed one when none is named) and the image registry.
+//
+// # Tenancy
+//
+// The administration routes (tenancy.go lists them; one file per route,
+// or per query pair for reads: domains_*.go, projects_*.go, users_*.go,
+// keypairs_*.go, keypair_policies_*.go, storage_policies_*.go,
+// resource_groups_*.go, images_*.go, auth_*.go) run the tenancy commands,
+// which authorize the actor (the decision table in commands/tenancy.go),
+// and query the tenancy read model. Before a command runs on an object of
+// another domain, the handler looks the object's domain up and answers
+// the 404 of a missing object, recorded as denied (scope.go); inside the
+// caller's domain the command decides (403 for a role that may not act).
+// Secrets are shown once: a keypair's secret key at issue and rotation, a
+// token when it is issued.
 package readapi

@@ -1,6 +1,7 @@
 package readapi_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -23,20 +24,26 @@ import (
 	"github.com/cairnhq/cairn/eventstore"
 	"github.com/cairnhq/cairn/eventstore/sqlite"
 	"github.com/cairnhq/cairn/infra/accesslog"
+	"github.com/cairnhq/cairn/infra/auth/httpauth"
+	"github.com/cairnhq/cairn/infra/auth/password"
+	"github.com/cairnhq/cairn/infra/auth/token"
 	"github.com/cairnhq/cairn/infra/httpapi"
 	"github.com/cairnhq/cairn/projections"
 	"github.com/cairnhq/cairn/projections/agents"
 	auditrm "github.com/cairnhq/cairn/projections/audit"
 	"github.com/cairnhq/cairn/projections/sessions"
+	"github.com/cairnhq/cairn/projections/tenancy"
 	"github.com/cairnhq/cairn/readapi"
 )
 
-// Tokens of the test callers.
+// Names of the test callers: e.do and e.token turn them into their real
+// bearer tokens. adminToken is a superadmin; alice, bob and the monitor
+// live in the domain "default", carol in "other".
 const (
-	adminToken   = "admin-token"
-	aliceToken   = "alice-token"
-	bobToken     = "bob-token"
-	monitorToken = "monitor-token"
+	adminToken   = "admin"
+	aliceToken   = "alice"
+	bobToken     = "bob"
+	monitorToken = "mo"
 )
 
 // bodyLimit is the test server's body limit.
@@ -47,23 +54,67 @@ const waitBound = 30 * time.Second
 
 var discard = slog.New(slog.NewTextHandler(io.Discard, nil))
 
+// system provisions the test world.
+var system = commands.Principal{Role: domain.RoleSuperadmin, Domain: "default"}
+
 // env is the API over real parts: an SQLite event store in a temporary
-// directory, the command handlers, and the sessions and agents read models
-// kept up to date by running projectors. Logs and images are fakes (they
-// are ports to an agent and a registry).
+// directory, the command handlers, the sessions, agents and tenancy read
+// models kept up to date by running projectors, the access log and the
+// real authentication (httpauth). Kernel logs are a fake (a port to an
+// agent).
 type env struct {
 	app      *fiber.App
 	store    *sqlite.Store
 	handlers *commands.Handlers
+	tenancy  *tenancy.ReadModel
 	waiter   readapi.Waiter
 	logs     *fakeLogs
+	clock    *testClock
+	// users by name: their ids, keypairs and bearer tokens.
+	users map[string]testUser
+	last  uint64
+}
+
+// testUser is a user of the test world.
+type testUser struct {
+	ID        uuid.UUID
+	Email     string
+	Password  string
+	AccessKey string
+	SecretKey string
+	Token     string
 }
 
 type envOptions struct {
 	maxWait time.Duration
+	// accessLog records every request in the audit trail, as the server
+	// does. (Its records travel with the commands' events, so a command's
+	// position is then that of its access record.)
+	accessLog bool
+	// passwords are the server's argon2id parameters (default: the
+	// cheap ones the users are hashed with).
+	passwords password.Params
 }
 
-func newEnv(t *testing.T, opts envOptions) *env {
+// testClock is the server's clock, which a test may move.
+type testClock struct {
+	mu     sync.Mutex
+	offset time.Duration
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.Now().Add(c.offset)
+}
+
+func (c *testClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.offset += d
+}
+
+func newEnv(t testing.TB, opts envOptions) *env {
 	t.Helper()
 	ctx := context.Background()
 	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "cairn.db"), sqlite.Options{Logger: discard})
@@ -84,68 +135,209 @@ func newEnv(t *testing.T, opts envOptions) *env {
 			t.Errorf("close read models: %v", err)
 		}
 	})
-	handlers, err := commands.NewHandlers(store, time.Now, commands.Options{})
+	clock := &testClock{}
+	handlers, err := commands.NewHandlers(store, clock.Now, commands.Options{PasswordHasher: password.Hasher{Params: password.CheapParams()}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sessionsRM, agentsRM, auditRM := sessions.New(db), agents.New(db), auditrm.New(db)
-	var waiters []readapi.Waiter
-	for _, p := range []projections.Projection{sessionsRM, agentsRM, auditRM} {
+	sessionsRM, agentsRM, tenancyRM, auditRM := sessions.New(db), agents.New(db), tenancy.New(db), auditrm.New(db)
+	var (
+		waiters          []readapi.Waiter
+		tenancyProjector *projections.Projector
+	)
+	for _, p := range []projections.Projection{sessionsRM, agentsRM, tenancyRM, auditRM} {
 		// What the server does before it serves queries.
 		if err := projections.Setup(ctx, db, p); err != nil {
 			t.Fatal(err)
 		}
-		waiters = append(waiters, startProjector(t, db, store, p))
+		pr := startProjector(t, db, store, p)
+		waiters = append(waiters, pr)
+		if p == projections.Projection(tenancyRM) {
+			tenancyProjector = pr
+		}
 	}
 	app, err := httpapi.New(httpapi.Config{BodyLimit: bodyLimit, Logger: discard})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The audit trail, as the server runs it: every request recorded, the
-	// sequencer chaining the records.
-	access, err := accesslog.NewWriter(accesslog.Config{Logger: discard}, store)
+	if opts.accessLog {
+		access, err := accesslog.NewWriter(accesslog.Config{Logger: discard}, store)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runInBackground(t, "access log", access.Run)
+		app.Use("/v1", accesslog.Middleware(access, nil))
+		// The sequencer chains the records, as the server's leader does.
+		seq, err := auditseq.New(auditseq.Config{Logger: discard}, store)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runInBackground(t, "audit sequencer", seq.Run)
+	}
+	// With the cache the server runs with: the revocation and
+	// deactivation tests check that it never serves a stale answer.
+	auth, err := httpauth.New(tenancyRM, httpauth.Config{Clock: clock.Now,
+		Freshness: httpauth.Freshness{Committed: tenancyProjector.Position, Changed: tenancyRM.LastApplied}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	seq, err := auditseq.New(auditseq.Config{Logger: discard}, store)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runUntilCleanup(t, "access log", access.Run)
-	runUntilCleanup(t, "audit sequencer", seq.Run)
-	app.Use("/v1", accesslog.Middleware(access, nil))
-	auth := httpapi.NewTokenAuth(map[string]httpapi.Principal{
-		adminToken:   {UserID: "admin", AccessKey: "AKADMIN", Role: readapi.RoleSuperadmin, Domain: "default"},
-		aliceToken:   {UserID: "alice", AccessKey: "AKALICE", Role: readapi.RoleUser, Domain: "default"},
-		bobToken:     {UserID: "bob", AccessKey: "AKBOB", Role: readapi.RoleUser, Domain: "default"},
-		monitorToken: {UserID: "mo", AccessKey: "AKMO", Role: readapi.RoleMonitor, Domain: "default"},
-	})
-	e := &env{app: app, store: store, handlers: handlers, waiter: readapi.WaitAll(waiters...), logs: &fakeLogs{}}
+	e := &env{app: app, store: store, handlers: handlers, tenancy: tenancyRM, waiter: readapi.WaitAll(waiters...), logs: &fakeLogs{},
+		clock: clock, users: map[string]testUser{}}
 	err = readapi.Mount(app, readapi.Deps{
-		Commands: handlers,
-		Sessions: sessionsRM,
-		Agents:   agentsRM,
-		Audit:    auditRM,
-		Waiter:   e.waiter,
-		Logs:     e.logs,
-		Images:   fakeImages{"cr.io/pytorch:2.4": true, "busybox:latest": true},
-		Auth:     auth.Middleware,
-		MaxWait:  opts.maxWait,
+		Commands:  handlers,
+		Sessions:  sessionsRM,
+		Agents:    agentsRM,
+		Audit:     auditRM,
+		Waiter:    e.waiter,
+		Logs:      e.logs,
+		Tenancy:   tenancyRM,
+		Passwords: cmp.Or(opts.passwords, password.CheapParams()),
+		Auth:      auth.Middleware,
+		MaxWait:   opts.maxWait,
+		Clock:     clock.Now,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	app.Use(httpapi.NotFound)
+	e.seed(t)
 	return e
 }
 
-// runUntilCleanup runs a component until the test ends, when run must
-// return nil.
-func runUntilCleanup(t *testing.T, name string, run func(context.Context) error) {
+// seed makes the test world through the commands: policies, the domains
+// "default" and "other" with a project "default" and "ml", the resource
+// group "default" granted to both domains, two images, and the users
+// admin (superadmin), dadmin (admin), alice, bob (users, members of
+// default/default), mo (monitor) in "default", and carol (user, member of
+// other/ml) and oadmin (admin) in "other", each with a main keypair and a
+// bearer token.
+func (e *env) seed(t testing.TB) {
+	t.Helper()
+	ctx, h, md := context.Background(), e.handlers, testMD
+	step := func(r commands.Result, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.last = max(e.last, r.Position)
+	}
+	step(h.CreateKeypairPolicy.Handle(ctx, md, commands.CreateKeypairPolicy{Actor: system, Name: "default",
+		Spec: domain.KeypairPolicySpec{DefaultForUnspecified: domain.UnspecifiedUnlimited, MaxContainersPerSession: 16}}))
+	step(h.CreateUserPolicy.Handle(ctx, md, commands.CreateUserPolicy{Actor: system, Name: "default"}))
+	step(h.CreateProjectPolicy.Handle(ctx, md, commands.CreateProjectPolicy{Actor: system, Name: "default"}))
+	for _, p := range [][2]string{{"default", "default"}, {"other", "ml"}} {
+		step(h.CreateDomain.Handle(ctx, md, commands.CreateDomain{Actor: system, Spec: domain.DomainSpec{Name: p[0]}}))
+		step(h.CreateProject.Handle(ctx, md, commands.CreateProject{Actor: system, Spec: domain.ProjectSpec{Domain: p[0], Name: p[1]}}))
+	}
+	step(h.CreateResourceGroup.Handle(ctx, md, commands.CreateResourceGroup{Actor: system, Name: "default"}))
+	for _, d := range []string{"default", "other"} {
+		step(h.GrantResourceGroupAccess.Handle(ctx, md, commands.GrantResourceGroupAccess{Actor: system, ResourceGroup: "default",
+			Grantee: domain.Grantee{Kind: domain.GranteeDomain, Name: d}}))
+	}
+	for _, ref := range []string{"cr.io/pytorch:2.4", "localhost/busybox:latest"} {
+		step(h.RegisterImage.Handle(ctx, md, commands.RegisterImage{Actor: system, Reference: ref, Architecture: "x86_64"}))
+	}
+	for _, u := range []struct {
+		name, domain, project string
+		role                  domain.Role
+	}{
+		{adminToken, "default", "default", domain.RoleSuperadmin},
+		{"dadmin", "default", "", domain.RoleAdmin},
+		{aliceToken, "default", "default", domain.RoleUser},
+		{bobToken, "default", "default", domain.RoleUser},
+		{monitorToken, "default", "", domain.RoleMonitor},
+		{"carol", "other", "ml", domain.RoleUser},
+		{"oadmin", "other", "", domain.RoleAdmin},
+	} {
+		e.users[u.name] = e.addUser(t, u.name, u.domain, u.project, u.role)
+	}
+	e.wait(t, e.last)
+}
+
+// addUser creates a user with a main keypair and a bearer token.
+func (e *env) addUser(t testing.TB, name, domainName, project string, role domain.Role) testUser {
+	t.Helper()
+	ctx, h := context.Background(), e.handlers
+	u := testUser{Email: name + "@example.com", Password: "password-of-" + name}
+	res, err := h.CreateUser.Handle(ctx, commands.Metadata{RequestID: "create-" + name}, commands.CreateUser{Actor: system,
+		Spec: domain.UserSpec{Email: u.Email, Domain: domainName, Role: role}, Password: u.Password})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.ID = res.UserID
+	if project != "" {
+		r, err := h.AddProjectMember.Handle(ctx, testMD, commands.AddProjectMember{Actor: system, Domain: domainName, Project: project, UserID: u.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.last = max(e.last, r.Position)
+	}
+	kp, err := h.IssueKeypair.Handle(ctx, testMD, commands.IssueKeypair{Actor: system, UserID: u.ID, ResourcePolicy: "default", Main: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.AccessKey, u.SecretKey = kp.AccessKey, kp.SecretKey
+	u.Token = e.issueToken(t, u.ID, time.Hour)
+	e.last = max(e.last, kp.Position)
+	return u
+}
+
+// issueToken issues a bearer token for a user, valid for ttl.
+func (e *env) issueToken(t testing.TB, user uuid.UUID, ttl time.Duration) string {
+	t.Helper()
+	secret, tok, err := token.Issue(token.Bearer, e.clock.Now(), ttl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.handlers.IssueToken.Handle(context.Background(), testMD, commands.IssueToken{Actor: system, UserID: user,
+		Kind: domain.TokenBearer, Digest: tok.Digest.String(), ExpiresAt: tok.ExpiresAt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.last = max(e.last, res.Position)
+	return secret
+}
+
+// run runs commands as the test world's provisioner and waits until the
+// read models show them.
+func (e *env) run(t testing.TB, cmds ...func(ctx context.Context, h *commands.Handlers) (commands.Result, error)) uint64 {
+	t.Helper()
+	for _, cmd := range cmds {
+		res, err := cmd(context.Background(), e.handlers)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.last = max(e.last, res.Position)
+	}
+	e.wait(t, e.last)
+	return e.last
+}
+
+// token is the bearer token of a test caller's name; anything else is
+// sent as it is.
+func (e *env) token(name string) string {
+	if u, ok := e.users[name]; ok {
+		return u.Token
+	}
+	return name
+}
+
+// wait waits until every read model reflects position.
+func (e *env) wait(t testing.TB, position uint64) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitBound)
+	defer cancel()
+	if err := e.waiter.WaitFor(ctx, position); err != nil {
+		t.Fatalf("wait for %d: %v", position, err)
+	}
+}
+
+// runInBackground runs fn until the test ends, when it must return nil.
+func runInBackground(t testing.TB, name string, fn func(context.Context) error) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- run(ctx) }()
+	go func() { done <- fn(ctx) }()
 	t.Cleanup(func() {
 		cancel()
 		select {
@@ -161,7 +353,7 @@ func runUntilCleanup(t *testing.T, name string, run func(context.Context) error)
 
 // startProjector runs a projector of p until the test ends, when Run
 // must return nil.
-func startProjector(t *testing.T, db *projections.DB, store *sqlite.Store, p projections.Projection) *projections.Projector {
+func startProjector(t testing.TB, db *projections.DB, store *sqlite.Store, p projections.Projection) *projections.Projector {
 	t.Helper()
 	pr, err := projections.NewProjector(db, store, p, projections.Options{Logger: discard})
 	if err != nil {
@@ -227,7 +419,7 @@ func (e *env) do(t *testing.T, method, path, token, body string) response {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Authorization", "Bearer "+e.token(token))
 	}
 	resp, err := e.app.Test(req, -1)
 	if err != nil {
@@ -307,11 +499,6 @@ func (e *env) get(t *testing.T, token, id string, position uint64) session {
 	return s
 }
 
-// fakeImages is an image catalog.
-type fakeImages map[string]bool
-
-func (f fakeImages) Known(ref string) bool { return f[ref] }
-
 // fakeLogs serves canned logs and records what it was asked.
 type fakeLogs struct {
 	mu    sync.Mutex
@@ -336,6 +523,9 @@ func (f *fakeLogs) lastCall() string {
 	}
 	return f.calls[len(f.calls)-1]
 }
+
+// eventstoreAll reads a whole stream.
+var eventstoreAll = eventstore.ReadStreamOptions{}
 
 // streamLength counts the events of a session's stream.
 func (e *env) streamLength(t *testing.T, id string) int {

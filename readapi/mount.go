@@ -9,9 +9,11 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/cairnhq/cairn/commands"
+	"github.com/cairnhq/cairn/infra/auth/password"
 	"github.com/cairnhq/cairn/projections/agents"
 	auditrm "github.com/cairnhq/cairn/projections/audit"
 	"github.com/cairnhq/cairn/projections/sessions"
+	"github.com/cairnhq/cairn/projections/tenancy"
 )
 
 // DefaultMaxWait bounds a wait_for_position when Deps.MaxWait is zero.
@@ -28,10 +30,18 @@ type Deps struct {
 	Waiter Waiter
 	// Logs reads kernel logs (the in-process agent, or a remote one).
 	Logs LogSource
-	// Images tells registered images.
-	Images ImageCatalog
-	// Auth authenticates every /v1 request, e.g.
-	// (*httpapi.TokenAuth).Middleware.
+	// Tenancy is the tenancy read model: the admin queries, login, and
+	// what a session request is checked against (projects, resource
+	// groups, the image registry).
+	Tenancy *tenancy.ReadModel
+	// Passwords are the argon2id parameters of new hashes: login verifies
+	// with them when the e-mail is unknown (so timing tells nothing) and
+	// rehashes older hashes with them (default password.DefaultParams()).
+	Passwords password.Params
+	// LoginTTL is how long a login token lives (default DefaultLoginTTL).
+	LoginTTL time.Duration
+	// Auth authenticates every /v1 request but POST /v1/auth/login, e.g.
+	// (*httpauth.Authenticator).Middleware.
 	Auth fiber.Handler
 	// MaxWait caps a wait_for_position (default DefaultMaxWait).
 	MaxWait time.Duration
@@ -53,11 +63,6 @@ type LogSource interface {
 	KernelLogs(ctx context.Context, agentID, kernelID string, tail int) ([]byte, error)
 }
 
-// ImageCatalog tells whether an image reference is registered.
-type ImageCatalog interface {
-	Known(ref string) bool
-}
-
 // WithDefaults returns d with MaxWait and Clock set when they were not.
 func (d Deps) WithDefaults() Deps {
 	if d.MaxWait == 0 {
@@ -65,6 +70,12 @@ func (d Deps) WithDefaults() Deps {
 	}
 	if d.Clock == nil {
 		d.Clock = time.Now
+	}
+	if d.Passwords == (password.Params{}) {
+		d.Passwords = password.DefaultParams()
+	}
+	if d.LoginTTL == 0 {
+		d.LoginTTL = DefaultLoginTTL
 	}
 	return d
 }
@@ -82,7 +93,7 @@ func (d Deps) Validate() error {
 		{"Audit", d.Audit == nil},
 		{"Waiter", d.Waiter == nil},
 		{"Logs", d.Logs == nil},
-		{"Images", d.Images == nil},
+		{"Tenancy", d.Tenancy == nil},
 		{"Auth", d.Auth == nil},
 	} {
 		if dep.missing {
@@ -91,6 +102,14 @@ func (d Deps) Validate() error {
 	}
 	if d.MaxWait < 0 {
 		errs = append(errs, fmt.Errorf("readapi: max wait %v must not be negative", d.MaxWait))
+	}
+	if d.Passwords != (password.Params{}) {
+		if err := d.Passwords.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("readapi: password parameters: %w", err))
+		}
+	}
+	if d.LoginTTL < 0 {
+		errs = append(errs, fmt.Errorf("readapi: login token lifetime %v must not be negative", d.LoginTTL))
 	}
 	return errors.Join(errs...)
 }
@@ -108,6 +127,9 @@ func Mount(app *fiber.App, d Deps) error {
 		return err
 	}
 	a := &api{Deps: d}
+	// Login is how a caller gets a token: the one /v1 route before
+	// authentication.
+	app.Post("/v1/auth/login", a.login)
 	v1 := app.Group("/v1", d.Auth)
 	v1.Post("/sessions", a.createSession)
 	v1.Get("/sessions", a.listSessions)
@@ -117,6 +139,7 @@ func Mount(app *fiber.App, d Deps) error {
 	v1.Get("/agents", a.listAgents)
 	v1.Get("/audit", a.listAudit)
 	v1.Get("/audit/stream", a.streamAudit)
+	a.mountTenancy(v1)
 	return nil
 }
 

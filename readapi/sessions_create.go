@@ -57,12 +57,18 @@ func (a *api) createSession(c *fiber.Ctx) error {
 	if err := who.mayWrite(opCreateSession); err != nil {
 		return err
 	}
-	spec, err := parseCreateSession(c.Body(), a.Images)
+	if err := a.waitForPosition(c, opCreateSession); err != nil {
+		return err
+	}
+	spec, err := parseCreateSession(c.Body(), func(ref string) (bool, error) { return a.imageKnown(c, ref) })
 	if err != nil {
 		return err
 	}
 	spec.Owner = domain.Owner{UserID: who.UserID, AccessKey: who.AccessKey}
 	spec.Domain = who.Domain
+	if err := a.checkSessionScope(c, who, &spec); err != nil {
+		return err
+	}
 	res, err := a.Commands.RequestSession.Handle(c.UserContext(), who.metadata(c), commands.RequestSession{Spec: spec})
 	if err != nil {
 		return err
@@ -78,9 +84,11 @@ func (a *api) createSession(c *fiber.Ctx) error {
 
 // parseCreateSession turns a request body into a session spec (without
 // owner and domain). Every problem it finds is reported at once, each a
-// KindInvalid error naming its field ("resources.<slot>" for a slot); the
-// domain checks the rest when the command runs.
-func parseCreateSession(body []byte, images ImageCatalog) (domain.SessionSpec, error) {
+// KindInvalid error naming its field ("resources.<slot>" for a slot);
+// checkSessionScope checks the project and resource group, and the domain
+// the rest when the command runs. known tells whether an image is
+// registered.
+func parseCreateSession(body []byte, known func(ref string) (bool, error)) (domain.SessionSpec, error) {
 	var req createSessionRequest
 	if err := httpapi.DecodeJSON(body, &req); err != nil {
 		// An unknown key that is the empty string comes back without a
@@ -94,8 +102,14 @@ func parseCreateSession(body []byte, images ImageCatalog) (domain.SessionSpec, e
 	var errs []error
 	slots, slotErrs := parseResources(req.Resources)
 	errs = append(errs, slotErrs...)
-	if req.Image != "" && !images.Known(req.Image) {
-		errs = append(errs, domain.Invalid(opCreateSession, "image", "image %q is not registered", req.Image))
+	if req.Image != "" {
+		ok, err := known(req.Image)
+		switch {
+		case err != nil:
+			return domain.SessionSpec{}, err
+		case !ok:
+			errs = append(errs, domain.Invalid(opCreateSession, "image", "image %q is not registered", req.Image))
+		}
 	}
 	size := 1
 	if req.ClusterSize != nil {
@@ -118,7 +132,7 @@ func parseCreateSession(body []byte, images ImageCatalog) (domain.SessionSpec, e
 	return domain.SessionSpec{
 		Name:          name,
 		Project:       orDefault(req.Project),
-		ResourceGroup: orDefault(req.ResourceGroup),
+		ResourceGroup: req.ResourceGroup,
 		Type:          typ,
 		Image:         req.Image,
 		Command:       req.Command,

@@ -1,6 +1,7 @@
 package readapi_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net"
@@ -8,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairnhq/cairn/commands"
+	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/infra/httpapi"
 )
 
@@ -34,7 +37,8 @@ func TestCreateSessionThenGetItPending(t *testing.T) {
 		t.Fatalf("session %+v, want %s PENDING at or before %d", s, c.ID, c.Position)
 	}
 	// Owner and domain come from the caller; the rest from the defaults.
-	if s.Owner != (owner{UserID: "alice", AccessKey: "AKALICE"}) || s.Domain != "default" || s.Project != "default" {
+	alice := e.users[aliceToken]
+	if s.Owner != (owner{UserID: alice.ID.String(), AccessKey: alice.AccessKey}) || s.Domain != "default" || s.Project != "default" {
 		t.Errorf("owner %+v domain %q project %q", s.Owner, s.Domain, s.Project)
 	}
 	if s.Type != "interactive" || !strings.HasPrefix(s.Name, "session-") {
@@ -51,6 +55,22 @@ func TestCreateSessionThenGetItPending(t *testing.T) {
 func TestCreateBatchSessionWithEverything(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{})
+	alice := e.users[aliceToken].ID
+	e.run(t,
+		func(ctx context.Context, h *commands.Handlers) (commands.Result, error) {
+			return h.CreateProject.Handle(ctx, testMD, commands.CreateProject{Actor: system, Spec: domain.ProjectSpec{Domain: "default", Name: "ml"}})
+		},
+		func(ctx context.Context, h *commands.Handlers) (commands.Result, error) {
+			return h.AddProjectMember.Handle(ctx, testMD, commands.AddProjectMember{Actor: system, Domain: "default", Project: "ml", UserID: alice})
+		},
+		func(ctx context.Context, h *commands.Handlers) (commands.Result, error) {
+			return h.CreateResourceGroup.Handle(ctx, testMD, commands.CreateResourceGroup{Actor: system, Name: "gpu"})
+		},
+		func(ctx context.Context, h *commands.Handlers) (commands.Result, error) {
+			return h.GrantResourceGroupAccess.Handle(ctx, testMD, commands.GrantResourceGroupAccess{Actor: system, ResourceGroup: "gpu",
+				Grantee: domain.Grantee{Kind: domain.GranteeProject, Name: "default/ml"}})
+		},
+	)
 	c := e.create(t, aliceToken, `{
 		"name": "train-1", "image": "cr.io/pytorch:2.4", "type": "batch",
 		"resources": {"cpu": "2", "mem": 4294967296, "cuda.shares": 0.5},
@@ -75,31 +95,31 @@ func TestCreateSessionRefusesBadInput(t *testing.T) {
 	cases := []struct {
 		name, body, field string
 	}{
-		{"unknown field", `{"image":"busybox:latest",` + res + `,"gpus":2}`, "gpus"},
-		{"env value not a string", `{"image":"busybox:latest",` + res + `,"env":{"A":1}}`, "env"},
-		{"unknown slot", `{"image":"busybox:latest","resources":{"cpu":1,"mem":"1g","gpu":1}}`, "resources.gpu"},
-		{"negative amount", `{"image":"busybox:latest","resources":{"cpu":-1,"mem":"1g"}}`, "resources.cpu"},
-		{"negative string amount", `{"image":"busybox:latest","resources":{"cpu":1,"mem":"-1g"}}`, "resources.mem"},
-		{"non-numeric amount", `{"image":"busybox:latest","resources":{"cpu":"lots","mem":"1g"}}`, "resources.cpu"},
-		{"boolean amount", `{"image":"busybox:latest","resources":{"cpu":true,"mem":"1g"}}`, "resources.cpu"},
-		{"too precise shares", `{"image":"busybox:latest","resources":{"cpu":1,"mem":"1g","cuda.shares":"0.001"}}`, "resources.cuda.shares"},
-		{"exclusive accelerators", `{"image":"busybox:latest","resources":{"cpu":1,"mem":"1g","cuda.shares":"0.5","cuda.device":1}}`, "resources"},
-		{"no resources", `{"image":"busybox:latest"}`, "resources"},
-		{"no cpu", `{"image":"busybox:latest","resources":{"mem":"1g"}}`, "resources.cpu"},
-		{"resources not an object", `{"image":"busybox:latest","resources":4}`, "resources"},
+		{"unknown field", `{"image":"localhost/busybox:latest",` + res + `,"gpus":2}`, "gpus"},
+		{"env value not a string", `{"image":"localhost/busybox:latest",` + res + `,"env":{"A":1}}`, "env"},
+		{"unknown slot", `{"image":"localhost/busybox:latest","resources":{"cpu":1,"mem":"1g","gpu":1}}`, "resources.gpu"},
+		{"negative amount", `{"image":"localhost/busybox:latest","resources":{"cpu":-1,"mem":"1g"}}`, "resources.cpu"},
+		{"negative string amount", `{"image":"localhost/busybox:latest","resources":{"cpu":1,"mem":"-1g"}}`, "resources.mem"},
+		{"non-numeric amount", `{"image":"localhost/busybox:latest","resources":{"cpu":"lots","mem":"1g"}}`, "resources.cpu"},
+		{"boolean amount", `{"image":"localhost/busybox:latest","resources":{"cpu":true,"mem":"1g"}}`, "resources.cpu"},
+		{"too precise shares", `{"image":"localhost/busybox:latest","resources":{"cpu":1,"mem":"1g","cuda.shares":"0.001"}}`, "resources.cuda.shares"},
+		{"exclusive accelerators", `{"image":"localhost/busybox:latest","resources":{"cpu":1,"mem":"1g","cuda.shares":"0.5","cuda.device":1}}`, "resources"},
+		{"no resources", `{"image":"localhost/busybox:latest"}`, "resources"},
+		{"no cpu", `{"image":"localhost/busybox:latest","resources":{"mem":"1g"}}`, "resources.cpu"},
+		{"resources not an object", `{"image":"localhost/busybox:latest","resources":4}`, "resources"},
 		{"unknown image", `{"image":"evil.io/miner:latest",` + res + `}`, "image"},
 		{"no image", `{` + res + `}`, "image"},
 		{"image not a string", `{"image":5,` + res + `}`, "image"},
-		{"unknown type", `{"image":"busybox:latest","type":"gpu-party",` + res + `}`, "type"},
-		{"batch without command", `{"image":"busybox:latest","type":"batch",` + res + `}`, "command"},
-		{"priority too high", `{"image":"busybox:latest","priority":101,` + res + `}`, "priority"},
-		{"priority not a number", `{"image":"busybox:latest","priority":"high",` + res + `}`, "priority"},
-		{"cluster size zero", `{"image":"busybox:latest","cluster_size":0,` + res + `}`, "cluster_size"},
-		{"cluster size too large", `{"image":"busybox:latest","cluster_size":1000,` + res + `}`, "cluster_size"},
-		{"unknown cluster mode", `{"image":"busybox:latest","cluster_mode":"mesh",` + res + `}`, "cluster_mode"},
-		{"bad name", `{"name":"-x","image":"busybox:latest",` + res + `}`, "name"},
+		{"unknown type", `{"image":"localhost/busybox:latest","type":"gpu-party",` + res + `}`, "type"},
+		{"batch without command", `{"image":"localhost/busybox:latest","type":"batch",` + res + `}`, "command"},
+		{"priority too high", `{"image":"localhost/busybox:latest","priority":101,` + res + `}`, "priority"},
+		{"priority not a number", `{"image":"localhost/busybox:latest","priority":"high",` + res + `}`, "priority"},
+		{"cluster size zero", `{"image":"localhost/busybox:latest","cluster_size":0,` + res + `}`, "cluster_size"},
+		{"cluster size too large", `{"image":"localhost/busybox:latest","cluster_size":1000,` + res + `}`, "cluster_size"},
+		{"unknown cluster mode", `{"image":"localhost/busybox:latest","cluster_mode":"mesh",` + res + `}`, "cluster_mode"},
+		{"bad name", `{"name":"-x","image":"localhost/busybox:latest",` + res + `}`, "name"},
 		{"malformed JSON", `{"image":`, "body"},
-		{"two objects", `{"image":"busybox:latest",` + res + `} {}`, "body"},
+		{"two objects", `{"image":"localhost/busybox:latest",` + res + `} {}`, "body"},
 		{"not an object", `[1,2]`, "body"},
 		{"empty body", ``, "body"},
 	}
@@ -152,7 +172,7 @@ func TestCreateSessionNeedsAWritingCaller(t *testing.T) {
 		case c.auth != "":
 			req.Header.Set("Authorization", c.auth)
 		case c.token != "":
-			req.Header.Set("Authorization", "Bearer "+c.token)
+			req.Header.Set("Authorization", "Bearer "+e.token(c.token))
 		}
 		resp, err := e.app.Test(req, -1)
 		if err != nil {
@@ -190,7 +210,7 @@ func TestCreateSessionBodyOverTheLimitIs413(t *testing.T) {
 	post := func(body string) response {
 		t.Helper()
 		req, _ := http.NewRequest("POST", url, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+aliceToken)
+		req.Header.Set("Authorization", "Bearer "+e.token(aliceToken))
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -202,12 +222,12 @@ func TestCreateSessionBodyOverTheLimitIs413(t *testing.T) {
 	}
 	// Just under the limit is decoded (and refused for its content).
 	env := `"env":{"PAD":"` + strings.Repeat("x", bodyLimit-200) + `"}`
-	r := post(`{"image":"busybox:latest","resources":{"cpu":1,"mem":"1g"},` + env + `}`)
+	r := post(`{"image":"localhost/busybox:latest","resources":{"cpu":1,"mem":"1g"},` + env + `}`)
 	if r.status != http.StatusCreated {
 		t.Fatalf("body under the limit: %d %s", r.status, r.body)
 	}
 	env = `"env":{"PAD":"` + strings.Repeat("x", bodyLimit) + `"}`
-	r = post(`{"image":"busybox:latest","resources":{"cpu":1,"mem":"1g"},` + env + `}`)
+	r = post(`{"image":"localhost/busybox:latest","resources":{"cpu":1,"mem":"1g"},` + env + `}`)
 	if r.status != http.StatusRequestEntityTooLarge || r.problem(t).Kind != "too-large" {
 		t.Fatalf("body over the limit: %d %s", r.status, r.body)
 	}

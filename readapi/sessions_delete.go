@@ -57,7 +57,7 @@ func (a *api) deleteSession(c *fiber.Ctx) error {
 				ID: s.ID, Status: s.Status, AlreadyFinished: s.Status.IsTerminal(), Position: s.Position,
 			})
 		}
-	case errors.Is(err, domain.ErrNotFound) && who.seesAll():
+	case errors.Is(err, domain.ErrNotFound) && who.isSuperadmin():
 		// Maybe requested but not projected yet: the command reads the
 		// session's stream, the authority on whether it exists.
 	default:

@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/cairnhq/cairn/domain"
+	"github.com/cairnhq/cairn/infra/accesslog"
 	"github.com/cairnhq/cairn/projections/sessions"
 )
 
@@ -37,7 +38,11 @@ func (a *api) getSession(c *fiber.Ctx) error {
 // not see is not found.
 func (a *api) visibleSession(c *fiber.Ctx, who caller, op string, id uuid.UUID) (sessions.Session, error) {
 	s, err := a.Sessions.GetSession(c.UserContext(), id)
-	if errors.Is(err, domain.ErrNotFound) || (err == nil && !who.sees(s)) {
+	switch {
+	case errors.Is(err, domain.ErrNotFound):
+		return sessions.Session{}, notFound(op, id)
+	case err == nil && !who.sees(s):
+		accesslog.Deny(c)
 		return sessions.Session{}, notFound(op, id)
 	}
 	return s, err

@@ -20,7 +20,7 @@ type listSessionsResponse struct {
 
 // listSessions handles GET /v1/sessions?status=&limit=&cursor=. status
 // takes one status or several separated by commas; callers that may not
-// see every session see their own.
+// see every session see their domain's (admins, monitors) or their own.
 func (a *api) listSessions(c *fiber.Ctx) error {
 	who, err := callerOf(c)
 	if err != nil {
@@ -36,7 +36,11 @@ func (a *api) listSessions(c *fiber.Ctx) error {
 			f.Statuses = append(f.Statuses, domain.SessionStatus(strings.ToUpper(strings.TrimSpace(s))))
 		}
 	}
-	if !who.seesAll() {
+	switch {
+	case who.isSuperadmin():
+	case who.readsDomain(who.Domain):
+		f.Domain = who.Domain
+	default:
 		f.Owner = who.UserID
 	}
 	if err := a.waitForPosition(c, opListSessions); err != nil {

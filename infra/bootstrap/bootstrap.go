@@ -1,16 +1,27 @@
-// Package bootstrap creates, on the first start of `cairn dev`, the
-// credentials of the superadmin and of the default domain, project,
-// resource group and keypair, and keeps them in <data-dir>/credentials.json
-// (mode 0600) so scripts can read them. Later starts reuse the file.
+// Package bootstrap makes sure, at every start of `cairn dev`, that there
+// is a superadmin to call the API with, and keeps its credentials in
+// <data-dir>/credentials.json (mode 0600) for people and scripts.
+//
+// On the first start Provision creates, through the real commands (so
+// every object is an event like any other), the default keypair, user and
+// project policies, the domain "default" with its project "default", the
+// resource group "default" (granted to the domain), the registered images
+// (the local base image first), the superadmin admin@cairn.local (a
+// UUID, a random password, member of default/default), its main keypair
+// and a bearer token. Later starts reuse the file when it still works:
+// the user is an active superadmin, the keypair signs with the recorded
+// secret, and the token is valid (a token that expired or was revoked is
+// replaced; a stale or damaged file, or one from before tenancy, is
+// provisioned anew, resetting the password of an existing
+// admin@cairn.local). Every step tolerates what an earlier, interrupted
+// start already did.
 package bootstrap
 
 import (
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
-	"math/big"
 	"os"
 	"path/filepath"
 )
@@ -35,9 +46,12 @@ type Credentials struct {
 // Validate reports a damaged file.
 func (c Credentials) Validate() error {
 	var errs []error
-	for name, v := range map[string]string{"email": c.Email, "password": c.Password, "token": c.Token, "access_key": c.AccessKey, "secret_key": c.SecretKey, "user_id": c.UserID, "domain": c.Domain, "project": c.Project, "resource_group": c.ResourceGroup} {
-		if v == "" {
-			errs = append(errs, fmt.Errorf("%s is empty", name))
+	for _, f := range []struct{ name, v string }{
+		{"email", c.Email}, {"password", c.Password}, {"token", c.Token}, {"access_key", c.AccessKey}, {"secret_key", c.SecretKey},
+		{"user_id", c.UserID}, {"domain", c.Domain}, {"project", c.Project}, {"resource_group", c.ResourceGroup},
+	} {
+		if f.v == "" {
+			errs = append(errs, fmt.Errorf("%s is empty", f.name))
 		}
 	}
 	return errors.Join(errs...)
@@ -59,23 +73,16 @@ func Load(dataDir string) (Credentials, error) {
 	return c, nil
 }
 
-// Ensure loads the credentials of dataDir, or creates and saves fresh ones
-// (created = true). apiURL is refreshed on every start.
-func Ensure(dataDir, apiURL string) (c Credentials, created bool, err error) {
-	c, err = Load(dataDir)
+// loadIfAny is Load, with a missing file as no error and no credentials.
+func loadIfAny(dataDir string) (Credentials, bool, error) {
+	c, err := Load(dataDir)
 	switch {
 	case err == nil:
+		return c, true, nil
 	case errors.Is(err, fs.ErrNotExist):
-		c, err = generate()
-		if err != nil {
-			return Credentials{}, false, err
-		}
-		created = true
-	default:
-		return Credentials{}, false, err
+		return Credentials{}, false, nil
 	}
-	c.APIURL = apiURL
-	return c, created, Save(dataDir, c)
+	return Credentials{}, false, err
 }
 
 // Save writes the file atomically with mode 0600.
@@ -108,51 +115,4 @@ func Save(dataDir string, c Credentials) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), filepath.Join(dataDir, FileName))
-}
-
-const (
-	upper    = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-	alphanum = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-)
-
-func generate() (Credentials, error) {
-	var c Credentials
-	var err error
-	fields := []struct {
-		dst      *string
-		prefix   string
-		alphabet string
-		n        int
-	}{
-		{&c.Password, "", alphanum, 20},
-		{&c.Token, "cairn_", alphanum, 40},
-		{&c.AccessKey, "AKCAIRN", upper, 13}, // 20 characters, Backend.AI style
-		{&c.SecretKey, "", alphanum, 40},
-	}
-	for _, f := range fields {
-		s, e := randomString(f.alphabet, f.n)
-		if e != nil {
-			return Credentials{}, e
-		}
-		*f.dst = f.prefix + s
-	}
-	c.Email = "admin@cairn.local"
-	c.UserID = "admin"
-	c.Domain = "default"
-	c.Project = "default"
-	c.ResourceGroup = "default"
-	return c, err
-}
-
-func randomString(alphabet string, n int) (string, error) {
-	out := make([]byte, n)
-	max := big.NewInt(int64(len(alphabet)))
-	for i := range out {
-		k, err := rand.Int(rand.Reader, max)
-		if err != nil {
-			return "", err
-		}
-		out[i] = alphabet[k.Int64()]
-	}
-	return string(out), nil
 }

@@ -37,7 +37,7 @@ func (s *server) banner() banner {
 		credentialsPath: path,
 		created:         s.created,
 		busURL:          s.nats.ClientURL(),
-		images:          s.images.List(),
+		images:          s.images,
 	}
 	b.joinURL, b.loopbackOnly = joinURL(s.cfg.NATSListen, s.nats.Port())
 	if s.agent != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"runtime"
 	"strconv"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 
 	"github.com/cairnhq/cairn/infra/accesslog"
 	"github.com/cairnhq/cairn/infra/agentlogs"
+	"github.com/cairnhq/cairn/infra/auth/httpauth"
 	"github.com/cairnhq/cairn/infra/bootstrap"
 	"github.com/cairnhq/cairn/infra/httpapi"
 	"github.com/cairnhq/cairn/infra/images"
@@ -46,20 +48,20 @@ func (s *server) registry() (*prometheus.Registry, error) {
 	return reg, nil
 }
 
-// startHTTP binds the API's address, bootstraps the credentials (their
-// file records the API's URL), mounts the routes and serves.
-func (s *server) startHTTP(context.Context) error {
-	catalog, err := images.NewStatic(append([]string{images.BaseImage}, s.cfg.Images...)...)
-	if err != nil {
-		return err
-	}
-	s.images = catalog
+// startHTTP binds the API's address, bootstraps the superadmin and the
+// default scope (the credentials file records the API's URL), mounts the
+// routes and serves.
+func (s *server) startHTTP(ctx context.Context) error {
+	s.images = append([]string{images.BaseImage}, s.cfg.Images...)
 	ln, err := net.Listen("tcp", s.cfg.Listen)
 	if err != nil {
 		return err
 	}
 	s.apiURL = "http://" + localAddr(ln.Addr())
-	s.credentials, s.created, err = bootstrap.Ensure(s.cfg.DataDir, s.apiURL)
+	s.credentials, s.created, err = bootstrap.Provision(ctx, bootstrap.Deps{
+		DataDir: s.cfg.DataDir, APIURL: s.apiURL, Commands: s.handlers, Tenancy: s.models.Tenancy,
+		Waiter: readapi.WaitAll(s.waiters...), Images: s.images, Architecture: runtime.GOARCH, Clock: s.cfg.Clock,
+	})
 	if err != nil {
 		ln.Close()
 		return fmt.Errorf("bootstrap credentials: %w", err)
@@ -89,12 +91,13 @@ func (s *server) startHTTP(context.Context) error {
 		}
 		return err
 	})
-	s.log.Info("HTTP API serving", "url", s.apiURL, "images", catalog.List())
+	s.log.Info("HTTP API serving", "url", s.apiURL, "images", s.images)
 	return nil
 }
 
 // app builds the fiber app: /healthz and /metrics without
-// authentication, readapi's /v1 routes behind the bootstrap token.
+// authentication, readapi's /v1 routes behind signed requests and tokens
+// (infra/auth/httpauth).
 func (s *server) app() (*fiber.App, error) {
 	reg, err := s.registry()
 	if err != nil {
@@ -116,10 +119,16 @@ func (s *server) app() (*fiber.App, error) {
 	s.parts.goRun("access log", access.Run)
 	app.Use("/v1", accesslog.Middleware(access, s.cfg.Clock))
 
-	c := s.credentials
-	auth := httpapi.NewTokenAuth(map[string]httpapi.Principal{
-		c.Token: {UserID: c.UserID, Email: c.Email, AccessKey: c.AccessKey, Role: readapi.RoleSuperadmin, Domain: c.Domain},
-	})
+	cfg := httpauth.Config{Clock: s.cfg.Clock}
+	for _, p := range s.projectors {
+		if p.Name() == s.models.Tenancy.Name() {
+			cfg.Freshness = httpauth.Freshness{Committed: p.Position, Changed: s.models.Tenancy.LastApplied}
+		}
+	}
+	auth, err := httpauth.New(s.models.Tenancy, cfg)
+	if err != nil {
+		return nil, err
+	}
 	local := map[string]agentlogs.LocalAgent{}
 	if s.agent != nil {
 		local[s.cfg.AgentID] = s.agent
@@ -131,7 +140,7 @@ func (s *server) app() (*fiber.App, error) {
 		Audit:    s.models.Audit,
 		Waiter:   readapi.WaitAll(s.waiters...),
 		Logs:     agentlogs.NewSource(local, s.addresses, nil),
-		Images:   s.images,
+		Tenancy:  s.models.Tenancy,
 		Auth:     auth.Middleware,
 		MaxWait:  s.cfg.MaxWait,
 		Clock:    s.cfg.Clock,

@@ -24,10 +24,10 @@ import (
 	"github.com/cairnhq/cairn/eventstore/postgres"
 	"github.com/cairnhq/cairn/eventstore/sqlite"
 	"github.com/cairnhq/cairn/infra/agentlogs"
+	"github.com/cairnhq/cairn/infra/auth/password"
 	"github.com/cairnhq/cairn/infra/bootstrap"
 	"github.com/cairnhq/cairn/infra/bus"
 	"github.com/cairnhq/cairn/infra/bus/natsembed"
-	"github.com/cairnhq/cairn/infra/images"
 	"github.com/cairnhq/cairn/infra/lease"
 	"github.com/cairnhq/cairn/infra/readmodels"
 	"github.com/cairnhq/cairn/projections"
@@ -102,7 +102,7 @@ type server struct {
 	reg        *prometheus.Registry
 	addresses  *agentlogs.AddressBook
 	agent      *node.Agent
-	images     *images.Static
+	images     []string
 
 	apiURL      string
 	credentials bootstrap.Credentials
@@ -140,7 +140,9 @@ func (s *server) startStore(ctx context.Context) error {
 	s.store, s.db = store, db
 	s.parts.onClose("event store", store.Close)
 	s.parts.onClose("read-model database", db.Close)
-	s.handlers, err = commands.NewHandlers(store, s.cfg.Clock, commands.Options{})
+	s.handlers, err = commands.NewHandlers(store, s.cfg.Clock, commands.Options{
+		PasswordHasher: password.Hasher{Params: password.DefaultParams()},
+	})
 	return err
 }
 

@@ -173,7 +173,7 @@ func TestRunServesAndStopsInOrder(t *testing.T) {
 	}
 	want := []string{
 		"HTTP API", "access log", "agent address book", "reports consumer", "forwarder", "audit sequencer", "scheduler",
-		"projector audit", "projector agents", "projector sessions", "bus", "embedded NATS", "read-model database", "event store",
+		"projector audit", "projector tenancy", "projector agents", "projector sessions", "bus", "embedded NATS", "read-model database", "event store",
 	}
 	if strings.Join(order, ",") != strings.Join(want, ",") {
 		t.Errorf("stop order:\n got %q\nwant %q", order, want)

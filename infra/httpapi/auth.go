@@ -10,14 +10,28 @@ import (
 	"github.com/cairnhq/cairn/domain"
 )
 
-// Principal is who is calling.
+// Principal is who is calling, as authentication resolved it.
 type Principal struct {
 	UserID    string `json:"user_id"`
 	Email     string `json:"email"`
 	AccessKey string `json:"access_key"`
 	Role      string `json:"role"`
 	Domain    string `json:"domain"`
+	// Projects are the names of the projects (of Domain) the user belongs
+	// to, sorted.
+	Projects []string `json:"projects"`
+	// Method is how the request authenticated: "signature" (a keypair's
+	// HMAC) or "token" (a login or bearer token).
+	Method string `json:"method,omitempty"`
+	// TokenID is the id of the token the request presented, if any.
+	TokenID string `json:"token_id,omitempty"`
 }
+
+// Authentication methods (Principal.Method).
+const (
+	MethodSignature = "signature"
+	MethodToken     = "token"
+)
 
 const principalKey = "cairn.principal"
 
@@ -26,6 +40,10 @@ func CurrentPrincipal(c *fiber.Ctx) (Principal, bool) {
 	p, ok := c.Locals(principalKey).(Principal)
 	return p, ok
 }
+
+// SetPrincipal records the authenticated caller of a request, for
+// authentication middleware.
+func SetPrincipal(c *fiber.Ctx, p Principal) { c.Locals(principalKey, p) }
 
 // TokenAuth authenticates "Authorization: Bearer <token>" against a fixed
 // set of tokens (the bootstrap admin's; full authentication comes with
@@ -56,7 +74,7 @@ func (a *TokenAuth) Middleware(c *fiber.Ctx) error {
 	sum := sha256.Sum256([]byte(strings.TrimSpace(token)))
 	for k, p := range a.tokens {
 		if subtle.ConstantTimeCompare(k[:], sum[:]) == 1 {
-			c.Locals(principalKey, p)
+			SetPrincipal(c, p)
 			return c.Next()
 		}
 	}

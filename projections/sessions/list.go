@@ -30,6 +30,8 @@ type Filter struct {
 	Owner string
 	// AccessKey is the access key the sessions were requested with.
 	AccessKey string
+	// Domain keeps the sessions of one domain.
+	Domain string
 	// Statuses keeps the sessions in any of these statuses.
 	Statuses []domain.SessionStatus
 	// Limit is the page size: 0 means DefaultListLimit, at most
@@ -71,6 +73,9 @@ func (m *ReadModel) ListSessions(ctx context.Context, f Filter) (Page, error) {
 	}
 	if f.AccessKey != "" {
 		conds = append(conds, "owner_access_key = "+arg(f.AccessKey))
+	}
+	if f.Domain != "" {
+		conds = append(conds, "domain = "+arg(f.Domain))
 	}
 	if len(f.Statuses) > 0 {
 		ph := make([]string, len(f.Statuses))

@@ -17,6 +17,9 @@ import (
 // name (commands.DomainStream and friends).
 func (m *ReadModel) Apply(_ context.Context, tx projections.Tx, ev projections.Event) error {
 	pos := int64(ev.Position)
+	if ev.Position > m.applied.Load() {
+		m.applied.Store(ev.Position)
+	}
 	d := tx.Dialect()
 	w := writer{tx: tx, err: nil}
 	switch e := ev.Payload.(type) {
@@ -100,6 +103,12 @@ func (m *ReadModel) Apply(_ context.Context, tx projections.Tx, ev projections.E
 	case domain.ImageForgotten:
 		ref, arch := w.image(ev)
 		w.exec(m.sql.forgetImage, ref, arch)
+
+	case domain.TokenIssued:
+		w.exec(m.sql.insertToken, e.TokenID.String(), e.Digest, e.UserID.String(), string(e.Kind), e.Description,
+			d.Time(e.At), d.Time(e.ExpiresAt), pos)
+	case domain.TokenRevoked:
+		w.exec(m.sql.revokeToken, w.token(ev), d.Time(e.At), pos)
 	default:
 		return fmt.Errorf("tenancy: unexpected event %s", ev.Type)
 	}
@@ -152,6 +161,15 @@ func (w *writer) user(ev projections.Event) string {
 	id, err := uuid.Parse(w.key(ev, "user-"))
 	if err != nil && w.err == nil {
 		w.err = fmt.Errorf("tenancy: %s in stream %q, not a user stream", ev.Type, ev.Stream)
+	}
+	return id.String()
+}
+
+// token returns the id of a token stream, as stored.
+func (w *writer) token(ev projections.Event) string {
+	id, err := uuid.Parse(w.key(ev, "token-"))
+	if err != nil && w.err == nil {
+		w.err = fmt.Errorf("tenancy: %s in stream %q, not a token stream", ev.Type, ev.Stream)
 	}
 	return id.String()
 }

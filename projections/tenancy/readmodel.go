@@ -1,6 +1,8 @@
 package tenancy
 
 import (
+	"sync/atomic"
+
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/projections"
 )
@@ -13,7 +15,16 @@ const Name = "tenancy"
 type ReadModel struct {
 	db  *projections.DB
 	sql statements
+	// applied is the position of the last tenancy event Apply queued
+	// (committed or not yet): see LastApplied.
+	applied atomic.Uint64
 }
+
+// LastApplied is the position of the last event this read model applied,
+// possibly not committed yet. A cache of its answers read when the
+// projector's committed position was p stays true while LastApplied() <= p
+// (see infra/auth/httpauth).
+func (m *ReadModel) LastApplied() uint64 { return m.applied.Load() }
 
 var _ projections.Projection = (*ReadModel)(nil)
 
@@ -41,6 +52,7 @@ func (*ReadModel) EventTypes() []string {
 		domain.TypeResourceGroupCreated, domain.TypeResourceGroupModified,
 		domain.TypeResourceGroupAccessGranted, domain.TypeResourceGroupAccessRevoked,
 		domain.TypeImageRegistered, domain.TypeImageModified, domain.TypeImageForgotten,
+		domain.TypeTokenIssued, domain.TypeTokenRevoked,
 	}
 }
 
@@ -61,6 +73,7 @@ type statements struct {
 	upsertKeypairPolicy, upsertUserPolicy, upsertProjectPolicy string
 	insertResourceGroup, modifyResourceGroup, grant, revoke    string
 	upsertImage, modifyImage, forgetImage                      string
+	insertToken, revokeToken                                   string
 	// Reads.
 	getDomain, listDomains                                        string
 	getProject, listProjects, listProjectsIn, members, projectsOf string
@@ -71,7 +84,8 @@ type statements struct {
 	getProjectPolicy, listProjectPolicies                         string
 	getResourceGroup, listResourceGroups, access, allAccess       string
 	allowedResourceGroups                                         string
-	getImage, listImages                                          string
+	getImage, listImages, hasImage                                string
+	tokenByDigest, getToken, listTokens                           string
 }
 
 const (
@@ -85,6 +99,7 @@ const (
 	storagePolicyColumns = `name, max_vfolder_count, max_quota_scope_size, created_at, modified_at, last_position`
 	specColumns          = `name, spec, created_at, modified_at, last_position`
 	imageColumns         = `reference, architecture, spec, registered_at, modified_at, last_position`
+	tokenColumns         = `t.id, t.user_id, t.kind, t.description, t.issued_at, t.expires_at, t.revoked_at, t.last_position`
 )
 
 func newStatements(db *projections.DB) statements {
@@ -158,6 +173,9 @@ ON CONFLICT (reference, architecture) DO UPDATE
 		modifyImage: q(`UPDATE {schema}.images SET spec = $3, modified_at = $4, last_position = $5
  WHERE reference = $1 AND architecture = $2 AND last_position < $5`),
 		forgetImage: q(`DELETE FROM {schema}.images WHERE reference = $1 AND architecture = $2`),
+		insertToken: q(`INSERT INTO {schema}.tokens (id, digest, user_id, kind, description, issued_at, expires_at, last_position)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (id) DO NOTHING`),
+		revokeToken: q(`UPDATE {schema}.tokens SET revoked_at = $2, last_position = $3 WHERE id = $1 AND last_position < $3`),
 
 		getDomain:      q(`SELECT ` + domainColumns + ` FROM {schema}.domains WHERE name = $1`),
 		listDomains:    q(`SELECT ` + domainColumns + ` FROM {schema}.domains ORDER BY name`),
@@ -197,5 +215,12 @@ ON CONFLICT (reference, architecture) DO UPDATE
  ORDER BY g.name`),
 		getImage:   q(`SELECT ` + imageColumns + ` FROM {schema}.images WHERE reference = $1 AND architecture = $2`),
 		listImages: q(`SELECT ` + imageColumns + ` FROM {schema}.images ORDER BY reference, architecture`),
+		hasImage:   q(`SELECT COUNT(*) FROM {schema}.images WHERE reference = $1`),
+		tokenByDigest: q(`SELECT ` + tokenColumns + `, COALESCE(u.email, ''), COALESCE(u.role, ''), COALESCE(u.domain, ''),
+       COALESCE(u.status, ''), COALESCE(u.main_access_key, '')
+  FROM {schema}.tokens t LEFT JOIN {schema}.users u ON u.id = t.user_id
+ WHERE t.digest = $1`),
+		getToken:   q(`SELECT ` + tokenColumns + ` FROM {schema}.tokens t WHERE t.id = $1`),
+		listTokens: q(`SELECT ` + tokenColumns + ` FROM {schema}.tokens t WHERE t.user_id = $1 ORDER BY t.issued_at, t.id`),
 	}
 }

@@ -10,7 +10,7 @@ import (
 var tables = []string{
 	"domains", "projects", "project_members", "users", "keypairs",
 	"keypair_resource_policies", "user_resource_policies", "project_resource_policies",
-	"resource_groups", "resource_group_access", "images",
+	"resource_groups", "resource_group_access", "images", "tokens",
 }
 
 // ddl is written once with column type markers that each dialect
@@ -130,6 +130,20 @@ var ddl = []string{
     last_position %int%  NOT NULL,
     PRIMARY KEY (reference, architecture)
 )%strict%`,
+	// API tokens: only their SHA-256 digests.
+	`CREATE TABLE {schema}.tokens (
+    id            %text% PRIMARY KEY,
+    digest        %text% NOT NULL,
+    user_id       %text% NOT NULL,
+    kind          %text% NOT NULL,
+    description   %text% NOT NULL,
+    issued_at     %time% NOT NULL,
+    expires_at    %time% NOT NULL,
+    revoked_at    %time%,
+    last_position %int%  NOT NULL
+)%strict%`,
+	`CREATE INDEX {schema}.tokens_digest ON tokens (digest)`,
+	`CREATE INDEX {schema}.tokens_user ON tokens (user_id, issued_at)`,
 }
 
 var columnTypes = map[projections.Dialect]*strings.Replacer{

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -34,8 +35,15 @@ type world struct {
 	alice, bob       uuid.UUID
 	aliceKey, bobKey commands.IssueKeypairResult
 	rotated          string
+	tokens           []uuid.UUID // alice's: the second is revoked
 	last             uint64
 }
+
+// Digests of the test tokens (SHA-256 of "1" and "2").
+const (
+	digest1 = "6b86b273ff34fce19d6b804eff5a3f5747ada4eaa22f1d49c01e52ddb7875b4b"
+	digest2 = "d4735e3a265e16eee03f59718b9b5d03019c07d8b6c51f90da3a666eec13ab35"
+)
 
 // build sends the commands of a small but complete tenancy; with
 // restart set it restarts the projector half-way.
@@ -132,6 +140,17 @@ func build(t testing.TB, h *commands.Handlers, restart func()) world {
 	step(h.ModifyImage.Handle(ctx, md, commands.ModifyImage{Actor: superadmin, Reference: "cr.io/pytorch:2.4", Architecture: "x86_64",
 		Changes: domain.ImageChanges{ServicePorts: &[]domain.ServicePort{{Name: "jupyter", Protocol: "http", Port: 8080}}}}))
 	step(h.ForgetImage.Handle(ctx, md, commands.ForgetImage{Actor: superadmin, Reference: "cr.io/tf:2.15", Architecture: "x86_64"}))
+
+	alice := commands.Principal{UserID: w.alice, Role: domain.RoleUser, Domain: "acme"}
+	for i, dg := range []string{digest1, digest2} {
+		res, err := h.IssueToken.Handle(ctx, md, commands.IssueToken{Actor: alice, UserID: w.alice, Kind: domain.TokenBearer,
+			Digest: dg, Description: "token " + dg[:4], ExpiresAt: time.Date(2030, 1, 1, 0, 0, i, 0, time.UTC)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.tokens, w.last = append(w.tokens, res.TokenID), max(w.last, res.Position)
+	}
+	step(h.RevokeToken.Handle(ctx, md, commands.RevokeToken{Actor: alice, TokenID: w.tokens[1]}))
 	return w
 }
 
@@ -164,6 +183,7 @@ func TestTenancyReadModel(t *testing.T) {
 		checkUsers(t, rm, w)
 		checkKeypairs(t, rm, w)
 		checkPoliciesGroupsImages(t, rm, w)
+		checkTokens(t, rm, w)
 
 		// A rebuild from position 0 produces the same rows.
 		if err := r.Stop(); err != nil {
@@ -359,6 +379,39 @@ func checkPoliciesGroupsImages(t *testing.T, rm *tenancy.ReadModel, w world) {
 	}
 }
 
+func checkTokens(t *testing.T, rm *tenancy.ReadModel, w world) {
+	t.Helper()
+	g, err := rm.TokenByDigest(ctx, digest1)
+	if err != nil || g.ID != w.tokens[0] || g.UserID != w.alice || g.Kind != domain.TokenBearer || g.Revoked() ||
+		g.Email != "Alice@Example.com" || g.Role != domain.RoleUser || g.Domain != "acme" || g.UserStatus != domain.UserActive ||
+		g.MainAccessKey != w.aliceKey.AccessKey || !g.ExpiresAt.Equal(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)) {
+		t.Fatalf("token by digest %+v %v", g, err)
+	}
+	if g, err := rm.TokenByDigest(ctx, digest2); err != nil || !g.Revoked() {
+		t.Fatalf("revoked token %+v %v", g, err)
+	}
+	if _, err := rm.TokenByDigest(ctx, strings.Repeat("0", 64)); !errors.Is(err, domain.ErrNotFound) {
+		t.Errorf("unknown digest: %v", err)
+	}
+	list, err := rm.ListTokens(ctx, w.alice)
+	if err != nil || len(list) != 2 || list[0].ID != w.tokens[0] || list[1].RevokedAt == nil || list[0].Description != "token 6b86" {
+		t.Fatalf("alice's tokens %+v %v", list, err)
+	}
+	raw, _ := json.Marshal(list)
+	if strings.Contains(string(raw), digest1) {
+		t.Fatalf("a token listing shows its digest: %s", raw)
+	}
+	if one, err := rm.GetToken(ctx, w.tokens[1]); err != nil || one.ID != w.tokens[1] {
+		t.Fatalf("get token %+v %v", one, err)
+	}
+	if known, err := rm.HasImage(ctx, "cr.io/pytorch:2.4"); err != nil || !known {
+		t.Fatalf("HasImage(pytorch) = %v %v", known, err)
+	}
+	if known, err := rm.HasImage(ctx, "cr.io/tf:2.15"); err != nil || known {
+		t.Fatalf("HasImage(a forgotten image) = %v %v", known, err)
+	}
+}
+
 func dump(t *testing.T, db *projections.DB) []string {
 	t.Helper()
 	var out []string
@@ -371,6 +424,7 @@ func dump(t *testing.T, db *projections.DB) []string {
 		{"users", 14, "id"}, {"keypairs", 11, "access_key"}, {"keypair_resource_policies", 5, "name"},
 		{"user_resource_policies", 6, "name"}, {"project_resource_policies", 6, "name"}, {"resource_groups", 6, "name"},
 		{"resource_group_access", 5, "resource_group, kind, name"}, {"images", 6, "reference, architecture"},
+		{"tokens", 9, "id"},
 	} {
 		rows := projectiontest.Dump(t, db, tbl.name, tbl.ncols, tbl.order)
 		for _, r := range rows {

@@ -205,3 +205,20 @@ func FuzzParseHash(f *testing.F) {
 		}
 	})
 }
+
+func TestHasherMakesVerifiableHashes(t *testing.T) {
+	h := Hasher{Params: CheapParams()}
+	stored, err := h.Hash("correct horse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := Verify("correct horse", stored); !ok || err != nil {
+		t.Fatalf("Verify = %v, %v", ok, err)
+	}
+	if NeedsRehash(stored, CheapParams()) || !NeedsRehash(stored, DefaultParams()) {
+		t.Fatal("the hash does not record its parameters")
+	}
+	if _, err := (Hasher{}).Hash("x"); err == nil {
+		t.Fatal("zero parameters hashed")
+	}
+}

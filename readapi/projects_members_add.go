@@ -1,0 +1,33 @@
+package readapi
+
+import (
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/cairnhq/cairn/commands"
+)
+
+const opAddMember = "project.add-member"
+
+// addProjectMember handles PUT /v1/projects/{name}/members/{user_id}?domain=
+// (no body): the user becomes a member; adding a member again changes
+// nothing.
+func (a *api) addProjectMember(c *fiber.Ctx) error {
+	who, err := a.writing(c, opAddMember)
+	if err != nil {
+		return err
+	}
+	d := domainParam(c, who)
+	if err := inDomain(c, who, opAddMember, "project", d); err != nil {
+		return err
+	}
+	user, err := userID(c, opAddMember, "user_id")
+	if err != nil {
+		return err
+	}
+	res, err := a.Commands.AddProjectMember.Handle(c.UserContext(), who.metadata(c), commands.AddProjectMember{Actor: who.actor(),
+		Domain: d, Project: c.Params("id"), UserID: user})
+	if err != nil {
+		return err
+	}
+	return c.JSON(written{Position: res.Position})
+}

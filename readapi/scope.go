@@ -1,0 +1,77 @@
+package readapi
+
+import (
+	"errors"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+
+	"github.com/cairnhq/cairn/domain"
+)
+
+// Before a command runs on an object of a domain, the handlers look the
+// object's domain up in the read model: one of another domain is hidden
+// (404, recorded as denied) from everyone but superadmins, exactly as a
+// missing one is. Inside the caller's own domain the command decides
+// (403 for a role that may not act). An object the read model does not
+// show (yet) is left to the command, whose answer is the same 404.
+
+// domainParam is the domain a project route is about: ?domain=, by
+// default the caller's.
+func domainParam(c *fiber.Ctx, who caller) string {
+	if d := c.Query("domain"); d != "" {
+		return d
+	}
+	return who.Domain
+}
+
+// inDomain hides another domain's objects from all but superadmins.
+func inDomain(c *fiber.Ctx, who caller, op, what, d string) error {
+	if !who.isSuperadmin() && d != who.Domain {
+		return hidden(c, op, what)
+	}
+	return nil
+}
+
+// userID parses the user id of a route parameter; a malformed one is not
+// found.
+func userID(c *fiber.Ctx, op, param string) (uuid.UUID, error) {
+	id, err := uuid.Parse(c.Params(param))
+	if err != nil {
+		return uuid.Nil, domain.NotFound(op, "user")
+	}
+	return id, nil
+}
+
+// userScope hides a user of another domain from all but superadmins.
+func (a *api) userScope(c *fiber.Ctx, who caller, op string, id uuid.UUID) error {
+	if who.isSuperadmin() || id == who.id {
+		return nil
+	}
+	u, err := a.Tenancy.GetUser(c.UserContext(), id)
+	switch {
+	case errors.Is(err, domain.ErrNotFound):
+		return nil
+	case err != nil:
+		return err
+	}
+	return inDomain(c, who, op, "user", u.Domain)
+}
+
+// keypairScope hides a keypair of another domain from all but
+// superadmins and its owner.
+func (a *api) keypairScope(c *fiber.Ctx, who caller, op, accessKey string) error {
+	if who.isSuperadmin() {
+		return nil
+	}
+	k, err := a.Tenancy.GetKeypair(c.UserContext(), accessKey)
+	switch {
+	case errors.Is(err, domain.ErrNotFound):
+		return nil
+	case err != nil:
+		return err
+	case k.UserID == who.id:
+		return nil
+	}
+	return inDomain(c, who, op, "keypair", k.Domain)
+}
