@@ -274,16 +274,20 @@ func TestAdmit(t *testing.T) {
 			kind: domain.KindQuotaExceeded, want: []string{"keypair AK1: max_pending_session_resource_slots cpu: limit 4 would be exceeded (requested 2)"},
 		},
 		{
-			name:     "keypair total_resource_slots, outright",
-			session:  session("AK2", 1, cpuMem(5, 1)),
-			standing: quota.Standing{Keypair: with(func(p *domain.KeypairPolicySpec) { p.TotalResourceSlots = domain.Slots{domain.SlotCPU: domain.Units(4)} })},
-			kind:     domain.KindQuotaExceeded, want: []string{"keypair AK2: total_resource_slots cpu: limit 4 would be exceeded (requested 5)"},
+			name:    "keypair total_resource_slots, outright",
+			session: session("AK2", 1, cpuMem(5, 1)),
+			standing: quota.Standing{Keypair: with(func(p *domain.KeypairPolicySpec) {
+				p.TotalResourceSlots = domain.Slots{domain.SlotCPU: domain.Units(4)}
+			})},
+			kind: domain.KindQuotaExceeded, want: []string{"keypair AK2: total_resource_slots cpu: limit 4 would be exceeded (requested 5)"},
 		},
 		{
-			name:     "user total_resource_slots (the main keypair's policy), outright",
-			session:  session("AK2", 1, cpuMem(5, 1)),
-			standing: quota.Standing{Keypair: &unlimited, User: with(func(p *domain.KeypairPolicySpec) { p.TotalResourceSlots = domain.Slots{domain.SlotCPU: domain.Units(4)} })},
-			kind:     domain.KindQuotaExceeded, want: []string{"user " + user1 + ": total_resource_slots cpu: limit 4 would be exceeded (requested 5)"},
+			name:    "user total_resource_slots (the main keypair's policy), outright",
+			session: session("AK2", 1, cpuMem(5, 1)),
+			standing: quota.Standing{Keypair: &unlimited, User: with(func(p *domain.KeypairPolicySpec) {
+				p.TotalResourceSlots = domain.Slots{domain.SlotCPU: domain.Units(4)}
+			})},
+			kind: domain.KindQuotaExceeded, want: []string{"user " + user1 + ": total_resource_slots cpu: limit 4 would be exceeded (requested 5)"},
 		},
 		{
 			name:     "project total_resource_slots, outright",

@@ -78,7 +78,7 @@ func TestLedgerOccupancyFollowsAllocationsAndSessions(t *testing.T) {
 		{
 			name:  "a requested session is pending with what it asks",
 			steps: []step{{a, requested(a, "AK1", "u1", two, two)}},
-			want: everyScope("AK1", "u1", quota.Occupancy{Pending: 1, PendingSlots: cpuMem(4, 8)}),
+			want:  everyScope("AK1", "u1", quota.Occupancy{Pending: 1, PendingSlots: cpuMem(4, 8)}),
 		},
 		{
 			name: "a scheduled session is concurrent and occupies its allocations",

@@ -21,13 +21,13 @@ var Scopes = []Scope{ScopeKeypair, ScopeUser, ScopeProject, ScopeDomain}
 // Names of the limits the checks name in their failures and errors: the
 // wire names of the policy fields.
 const (
-	LimitTotalSlots        = "total_resource_slots"
-	LimitConcurrent        = "max_concurrent_sessions"
-	LimitContainers        = "max_containers_per_session"
-	LimitPendingCount      = "max_pending_session_count"
-	LimitPendingSlots      = "max_pending_session_resource_slots"
-	LimitIdleTimeout       = "idle_timeout"
-	LimitSessionLifetime  = "max_session_lifetime"
+	LimitTotalSlots      = "total_resource_slots"
+	LimitConcurrent      = "max_concurrent_sessions"
+	LimitContainers      = "max_containers_per_session"
+	LimitPendingCount    = "max_pending_session_count"
+	LimitPendingSlots    = "max_pending_session_resource_slots"
+	LimitIdleTimeout     = "idle_timeout"
+	LimitSessionLifetime = "max_session_lifetime"
 )
 
 // Session is what quotas know of a session: whose it is and what it asks
