@@ -88,7 +88,21 @@ type Unplaced struct {
 //   - Each placement is subtracted from the snapshot before the next
 //     session is considered, so one plan never oversubscribes a node or a
 //     device (the agent streams' expected revisions guard the rest).
-func Place(requests []Request, nodes []Node) Plan {
+func Place(requests []Request, nodes []Node) Plan { return place(requests, nodes, nil) }
+
+// admission is what quotas say of the sessions of a round, in placement
+// order: check returns every quota check a session fails (none: it may be
+// placed), charge counts a session placed.
+type admission interface {
+	check(r Request) []string
+	charge(r Request)
+}
+
+// place is Place with quota checks when adm is not nil: a session that
+// fails one is left unplaced with the reason predicate-checks-failed and
+// every failure, before any agent is tried; a placed one is charged, so
+// the later sessions of the round are checked against it too.
+func place(requests []Request, nodes []Node, adm admission) Plan {
 	work := make([]*node, len(nodes))
 	for i, n := range nodes {
 		work[i] = newNode(n)
@@ -100,7 +114,16 @@ func Place(requests []Request, nodes []Node) Plan {
 
 	var plan Plan
 	for _, r := range order {
+		if adm != nil {
+			if failed := adm.check(r); len(failed) > 0 {
+				plan.Unplaced = append(plan.Unplaced, Unplaced{SessionID: r.SessionID, Reason: domain.ReasonPredicateChecks, Details: failed})
+				continue
+			}
+		}
 		if kernels, ok := placeSession(r, work); ok {
+			if adm != nil {
+				adm.charge(r)
+			}
 			plan.Placed = append(plan.Placed, Placement{SessionID: r.SessionID, Kernels: kernels})
 			continue
 		}

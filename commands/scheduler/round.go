@@ -26,7 +26,7 @@ func (s *Scheduler) round(ctx context.Context, st *state) {
 	if len(requests) == 0 {
 		return
 	}
-	plan := Place(requests, st.nodes())
+	plan := place(requests, st.nodes(), st.admission(requests))
 	for _, p := range plan.Placed {
 		if ctx.Err() != nil {
 			return

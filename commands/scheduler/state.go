@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/cairnhq/cairn/commands/quotas"
 	"github.com/cairnhq/cairn/domain"
 	"github.com/google/uuid"
 )
@@ -18,10 +19,12 @@ type state struct {
 	position uint64
 	sessions map[uuid.UUID]*sessionView
 	agents   map[string]*agentView
+	// quotas are the limits and the occupancy folded from the same log.
+	quotas *quotas.Book
 }
 
 func newState() *state {
-	return &state{sessions: map[uuid.UUID]*sessionView{}, agents: map[string]*agentView{}}
+	return &state{sessions: map[uuid.UUID]*sessionView{}, agents: map[string]*agentView{}, quotas: quotas.NewBook()}
 }
 
 // sessionView is what the scheduler knows of a session that has not ended.
