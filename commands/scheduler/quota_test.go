@@ -32,7 +32,9 @@ func TestQuotasAtScheduling(t *testing.T) {
 			name:   "keypair max_concurrent_sessions",
 			tenant: managertest.TenantSpec{MainPolicy: domain.KeypairPolicySpec{MaxConcurrentSessions: 1, DefaultForUnspecified: domain.UnspecifiedUnlimited}, OtherPolicy: unlimited},
 			first:  mainKey, second: mainKey,
-			want: func(tn managertest.Tenant) string { return "keypair " + tn.Main + ": max_concurrent_sessions 1 reached" },
+			want: func(tn managertest.Tenant) string {
+				return "keypair " + tn.Main + ": max_concurrent_sessions 1 reached"
+			},
 		},
 		{
 			name:   "keypair total_resource_slots",
