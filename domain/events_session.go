@@ -35,6 +35,13 @@ type SessionRequested struct {
 	// Kernels in order: the first is the main kernel.
 	Kernels []KernelSpec `json:"kernels"`
 	At      time.Time    `json:"at"`
+	// StartsAt, when set, is the earliest time the session may start.
+	StartsAt time.Time `json:"starts_at,omitzero"`
+	// Dependencies are sessions that must finish successfully first.
+	Dependencies []uuid.UUID `json:"dependencies,omitempty"`
+	// Architecture is the CPU architecture the session needs (its image's);
+	// empty accepts any agent.
+	Architecture string `json:"architecture,omitempty"`
 }
 
 // KernelSpec is one requested kernel: its id, role and resource slots.

@@ -65,6 +65,9 @@ type Session struct {
 	priority      int
 	clusterMode   ClusterMode
 	kernels       []Kernel
+	startsAt      time.Time
+	dependencies  []uuid.UUID
+	architecture  string
 
 	status         SessionStatus
 	statusReason   string
@@ -110,6 +113,11 @@ func (s *Session) ScheduledAt() time.Time   { return s.scheduledAt }
 func (s *Session) StartedAt() time.Time     { return s.startedAt }
 func (s *Session) TerminatedAt() time.Time  { return s.terminatedAt }
 func (s *Session) PendingDetails() []string { return append([]string(nil), s.pendingDetails...) }
+func (s *Session) StartsAt() time.Time      { return s.startsAt }
+func (s *Session) Architecture() string     { return s.architecture }
+
+// Dependencies returns the sessions this one waits for.
+func (s *Session) Dependencies() []uuid.UUID { return append([]uuid.UUID(nil), s.dependencies...) }
 
 // Env returns a copy of the session's environment.
 func (s *Session) Env() map[string]string {

@@ -107,6 +107,9 @@ func (s *Session) applyRequested(e SessionRequested) {
 	}
 	s.status = StatusPending
 	s.requestedAt = e.At
+	s.startsAt = e.StartsAt
+	s.dependencies = append([]uuid.UUID(nil), e.Dependencies...)
+	s.architecture = e.Architecture
 }
 
 // applyKernelEvent folds the events about one kernel.

@@ -2,6 +2,7 @@ package domain
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -18,8 +19,10 @@ const (
 	// MaxClusterSize bounds the kernels of one session whatever the
 	// policies say (max_containers_per_session is checked by the scheduler).
 	MaxClusterSize = 256
-	maxNameLength  = 64
-	maxImageLength = 512
+	// MaxDependencies bounds the sessions one session may wait for.
+	MaxDependencies = 64
+	maxNameLength   = 64
+	maxImageLength  = 512
 )
 
 // SessionSpec is what a user asks for. Resources are per kernel.
@@ -41,6 +44,14 @@ type SessionSpec struct {
 	// ClusterSize is the number of kernels; 0 means 1.
 	ClusterSize int
 	Resources   Slots
+	// StartsAt, when set, is the earliest time the session may start.
+	StartsAt time.Time
+	// Dependencies are sessions that must finish successfully before this
+	// one starts (at most MaxDependencies, none twice).
+	Dependencies []uuid.UUID
+	// Architecture is the CPU architecture the session needs (x86_64,
+	// aarch64); empty accepts any agent.
+	Architecture string
 }
 
 // SessionRequest is the request-session command: the spec plus the ids and
@@ -130,6 +141,10 @@ func RequestSession(req SessionRequest) ([]Event, error) {
 	} else {
 		checkKernelIDs(req.KernelIDs, size, bad)
 	}
+	checkDependencies(req.ID, spec.Dependencies, bad)
+	if strings.IndexFunc(spec.Architecture, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0 {
+		bad("architecture", "must not contain spaces or control characters")
+	}
 	resources, resErrs := validateResources(op, spec.Resources)
 	errs = append(errs, resErrs...)
 
@@ -170,6 +185,9 @@ func RequestSession(req SessionRequest) ([]Event, error) {
 		ClusterMode:   mode,
 		Kernels:       kernels,
 		At:            req.At,
+		StartsAt:      spec.StartsAt.UTC(),
+		Dependencies:  slices.Clone(spec.Dependencies),
+		Architecture:  spec.Architecture,
 	}}, nil
 }
 
@@ -212,6 +230,28 @@ func checkEnv(env map[string]string, bad func(field, format string, args ...any)
 		case strings.IndexByte(v, 0) >= 0:
 			bad("env."+k, "the value must not contain NUL")
 		}
+	}
+}
+
+func checkDependencies(self uuid.UUID, deps []uuid.UUID, bad func(field, format string, args ...any)) {
+	if len(deps) > MaxDependencies {
+		bad("dependencies", "more than %d", MaxDependencies)
+		return
+	}
+	seen := make(map[uuid.UUID]bool, len(deps))
+	for _, id := range deps {
+		switch {
+		case id == uuid.Nil:
+			bad("dependencies", "an id is not set")
+		case id == self:
+			bad("dependencies", "a session cannot depend on itself")
+		case seen[id]:
+			bad("dependencies", "%s appears twice", id)
+		default:
+			seen[id] = true
+			continue
+		}
+		return
 	}
 }
 

@@ -2,6 +2,7 @@ package domain
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -40,6 +41,33 @@ func TestRequestSessionRecordsTheRequest(t *testing.T) {
 	}
 	if k := s.Kernels(); len(k) != 1 || k[0].Role() != KernelMain || k[0].Status() != StatusPending {
 		t.Fatalf("kernels %+v", k)
+	}
+}
+
+// TestRequestSessionSchedulingFields: starts_at, dependencies and the
+// architecture are recorded (optional fields of session.requested) and
+// folded into the session.
+func TestRequestSessionSchedulingFields(t *testing.T) {
+	req := validRequest()
+	req.Spec.StartsAt = at(3600).In(time.FixedZone("CET", 3600))
+	req.Spec.Dependencies = []uuid.UUID{kernelB}
+	req.Spec.Architecture = "aarch64"
+	got, err := RequestSession(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := batch()
+	want.StartsAt, want.Dependencies, want.Architecture = at(3600), []uuid.UUID{kernelB}, "aarch64"
+	checkEvents(t, got, []Event{want})
+	checkRoundTrip(t, got)
+	s := mustSession(t, got)
+	if !s.StartsAt().Equal(at(3600)) || len(s.Dependencies()) != 1 || s.Dependencies()[0] != kernelB || s.Architecture() != "aarch64" {
+		t.Fatalf("starts at %v, dependencies %v, architecture %q", s.StartsAt(), s.Dependencies(), s.Architecture())
+	}
+	// Without them, the event is what it always was (no new keys).
+	plain, _ := RequestSession(validRequest())
+	if line := wire(t, plain)[0]; strings.Contains(line, "starts_at") || strings.Contains(line, "dependencies") || strings.Contains(line, "architecture") {
+		t.Fatalf("optional fields written: %s", line)
 	}
 }
 
@@ -119,6 +147,15 @@ func TestRequestSessionValidation(t *testing.T) {
 			delete(r.Spec.Resources, SlotCUDAShares)
 			r.Spec.Resources["cuda.device:1g.10gb-mig"] = Units(2)
 		}, "resources.cuda.device:1g.10gb-mig"},
+		{"dependency on itself", func(r *SessionRequest) { r.Spec.Dependencies = []uuid.UUID{r.ID} }, "dependencies"},
+		{"dependency twice", func(r *SessionRequest) { r.Spec.Dependencies = []uuid.UUID{kernelB, kernelB} }, "dependencies"},
+		{"dependency nil", func(r *SessionRequest) { r.Spec.Dependencies = []uuid.UUID{uuid.Nil} }, "dependencies"},
+		{"too many dependencies", func(r *SessionRequest) {
+			for range MaxDependencies + 1 {
+				r.Spec.Dependencies = append(r.Spec.Dependencies, uuid.New())
+			}
+		}, "dependencies"},
+		{"architecture with space", func(r *SessionRequest) { r.Spec.Architecture = "x86 64" }, "architecture"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -18,12 +18,15 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/cairnhq/cairn/commands"
+	"github.com/cairnhq/cairn/commands/auditseq"
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/eventstore"
 	"github.com/cairnhq/cairn/eventstore/sqlite"
+	"github.com/cairnhq/cairn/infra/accesslog"
 	"github.com/cairnhq/cairn/infra/httpapi"
 	"github.com/cairnhq/cairn/projections"
 	"github.com/cairnhq/cairn/projections/agents"
+	auditrm "github.com/cairnhq/cairn/projections/audit"
 	"github.com/cairnhq/cairn/projections/sessions"
 	"github.com/cairnhq/cairn/readapi"
 )
@@ -85,9 +88,9 @@ func newEnv(t *testing.T, opts envOptions) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sessionsRM, agentsRM := sessions.New(db), agents.New(db)
+	sessionsRM, agentsRM, auditRM := sessions.New(db), agents.New(db), auditrm.New(db)
 	var waiters []readapi.Waiter
-	for _, p := range []projections.Projection{sessionsRM, agentsRM} {
+	for _, p := range []projections.Projection{sessionsRM, agentsRM, auditRM} {
 		// What the server does before it serves queries.
 		if err := projections.Setup(ctx, db, p); err != nil {
 			t.Fatal(err)
@@ -98,6 +101,19 @@ func newEnv(t *testing.T, opts envOptions) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The audit trail, as the server runs it: every request recorded, the
+	// sequencer chaining the records.
+	access, err := accesslog.NewWriter(accesslog.Config{Logger: discard}, store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq, err := auditseq.New(auditseq.Config{Logger: discard}, store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runUntilCleanup(t, "access log", access.Run)
+	runUntilCleanup(t, "audit sequencer", seq.Run)
+	app.Use("/v1", accesslog.Middleware(access, nil))
 	auth := httpapi.NewTokenAuth(map[string]httpapi.Principal{
 		adminToken:   {UserID: "admin", AccessKey: "AKADMIN", Role: readapi.RoleSuperadmin, Domain: "default"},
 		aliceToken:   {UserID: "alice", AccessKey: "AKALICE", Role: readapi.RoleUser, Domain: "default"},
@@ -109,6 +125,7 @@ func newEnv(t *testing.T, opts envOptions) *env {
 		Commands: handlers,
 		Sessions: sessionsRM,
 		Agents:   agentsRM,
+		Audit:    auditRM,
 		Waiter:   e.waiter,
 		Logs:     e.logs,
 		Images:   fakeImages{"cr.io/pytorch:2.4": true, "busybox:latest": true},
@@ -120,6 +137,26 @@ func newEnv(t *testing.T, opts envOptions) *env {
 	}
 	app.Use(httpapi.NotFound)
 	return e
+}
+
+// runUntilCleanup runs a component until the test ends, when run must
+// return nil.
+func runUntilCleanup(t *testing.T, name string, run func(context.Context) error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
+		case <-time.After(waitBound):
+			t.Errorf("%s did not stop", name)
+		}
+	})
 }
 
 // startProjector runs a projector of p until the test ends, when Run

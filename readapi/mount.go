@@ -10,6 +10,7 @@ import (
 
 	"github.com/cairnhq/cairn/commands"
 	"github.com/cairnhq/cairn/projections/agents"
+	auditrm "github.com/cairnhq/cairn/projections/audit"
 	"github.com/cairnhq/cairn/projections/sessions"
 )
 
@@ -21,6 +22,7 @@ type Deps struct {
 	Commands *commands.Handlers
 	Sessions *sessions.ReadModel
 	Agents   *agents.ReadModel
+	Audit    *auditrm.ReadModel
 	// Waiter waits until the read models reflect a position (the
 	// projectors; WaitAll combines several).
 	Waiter Waiter
@@ -77,6 +79,7 @@ func (d Deps) Validate() error {
 		{"Commands", d.Commands == nil},
 		{"Sessions", d.Sessions == nil},
 		{"Agents", d.Agents == nil},
+		{"Audit", d.Audit == nil},
 		{"Waiter", d.Waiter == nil},
 		{"Logs", d.Logs == nil},
 		{"Images", d.Images == nil},
@@ -112,6 +115,8 @@ func Mount(app *fiber.App, d Deps) error {
 	v1.Delete("/sessions/:id", a.deleteSession)
 	v1.Get("/sessions/:id/logs", a.sessionLogs)
 	v1.Get("/agents", a.listAgents)
+	v1.Get("/audit", a.listAudit)
+	v1.Get("/audit/stream", a.streamAudit)
 	return nil
 }
 

@@ -22,13 +22,14 @@ import (
 func newReplayCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "replay",
-		Short: "Replay the event log: rebuild read models",
+		Short: "Replay the event log: rebuild read models, replay and verify the audit trail",
 		Long: `replay reads the event log from the start. "replay rebuild" drops read
-models and rebuilds them from position 0, with a progress bar (a log line
+models and rebuilds them from position 0; "replay audit" prints the audit
+trail and verifies its hash chain. Both show a progress bar (a log line
 every few seconds when the output is not a terminal).`,
 		Args: cobra.NoArgs,
 	}
-	cmd.AddCommand(newReplayRebuildCommand())
+	cmd.AddCommand(newReplayRebuildCommand(), newReplayAuditCommand())
 	return cmd
 }
 

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/cairnhq/cairn/domain"
+	"github.com/cairnhq/cairn/domain/placement"
 	"github.com/cairnhq/cairn/domain/quota"
 	"github.com/cairnhq/cairn/eventstore"
 	"github.com/google/uuid"
@@ -24,11 +25,9 @@ type route struct {
 }
 
 func sessionRoute(b *Book, key string, ev domain.Event) error {
-	id, err := uuid.Parse(key)
-	if err != nil {
-		return fmt.Errorf("session stream %q: %w", key, err)
-	}
-	b.Ledger.ApplySession(id, ev)
+	if id, err := uuid.Parse(key); err == nil {
+		b.Ledger.ApplySession(id, ev)
+	} // else not a session stream the commands write (as the scheduler, skip it)
 	return nil
 }
 
@@ -143,15 +142,9 @@ func (b *Book) ApplyRecorded(rec eventstore.RecordedEvent) error {
 	return b.Apply(rec.Stream, ev)
 }
 
-// View is the quota view of the given sessions' subjects (the pending
-// sessions of a round), over the occupancy folded so far.
-func (b *Book) View(sessions []quota.Session) quota.View {
-	return quota.NewView(b.Limits, b.Ledger.Snapshot(), sessions)
-}
-
-// PendingView is the view of every pending session's subjects, and those
-// sessions.
-func (b *Book) PendingView() (quota.View, []quota.Session) {
-	pending := b.Ledger.Pending()
-	return b.View(pending), pending
+// View is the quota view placement checks the given sessions (the pending
+// sessions of a round) against, over the occupancy folded so far (see
+// quota.View).
+func (b *Book) View(sessions []quota.Session) placement.Quotas {
+	return quota.View(b.Limits, b.Ledger.Snapshot(), sessions)
 }

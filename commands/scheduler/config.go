@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/cairnhq/cairn/domain/placement"
 )
 
 // Defaults applied by Config.WithDefaults to zero fields.
@@ -44,6 +46,33 @@ type Config struct {
 	Clock func() time.Time
 	// Logger receives the scheduler's logs (default slog.Default()).
 	Logger *slog.Logger
+	// Queue is how PENDING sessions are ordered and placed while resource
+	// groups are not wired into the loop (default: fifo, the dispersed
+	// selector, a session without room blocks the ones behind it for one
+	// round).
+	Queue placement.ResourceGroup
+	// Writers is how many placements a round writes at once (default
+	// DefaultWriters): the store's group commit turns concurrent appends
+	// into few transactions, and agent streams' expected revisions keep
+	// concurrent placements from taking the same capacity.
+	Writers int
+	// OnRound, if set, is called after every round that had sessions to
+	// place (benchmarks, tests).
+	OnRound func(RoundReport)
+}
+
+// DefaultWriters is the default of Config.Writers.
+const DefaultWriters = 32
+
+// RoundReport is what a round did.
+type RoundReport struct {
+	// Placed sessions were scheduled; Refused ones were placed but the
+	// write was refused (the state moved: next round); Waiting ones stay
+	// PENDING.
+	Placed, Refused, Waiting int
+	// Position is the scheduler's last write: once the read side reaches
+	// it, the round's placements are visible.
+	Position uint64
 }
 
 // WithDefaults returns c with every zero field set to its default.
@@ -66,6 +95,12 @@ func (c Config) WithDefaults() Config {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
+	if c.Queue.Order == "" && c.Queue.Selector == "" && c.Queue.SkipAfterTries == 0 {
+		c.Queue = defaultQueue
+	}
+	if c.Writers == 0 {
+		c.Writers = DefaultWriters
+	}
 	return c
 }
 
@@ -81,6 +116,9 @@ func (c Config) Validate() error {
 	if c.StartTimeout < 0 && c.StartTimeout != Never {
 		errs = append(errs, fmt.Errorf("start timeout %v: must be positive, 0 (default) or Never", c.StartTimeout))
 	}
+	if c.Writers < 0 {
+		errs = append(errs, fmt.Errorf("writers %d: must not be negative", c.Writers))
+	}
 	if c.TerminatingTimeout < 0 && c.TerminatingTimeout != Never {
 		errs = append(errs, fmt.Errorf("terminating timeout %v: must be positive, 0 (default) or Never", c.TerminatingTimeout))
 	}
@@ -95,5 +133,8 @@ func (c Config) LogValue() slog.Value {
 		slog.Duration("start_timeout", c.StartTimeout),
 		slog.Duration("terminating_timeout", c.TerminatingTimeout),
 		slog.String("actor", c.Actor),
+		slog.String("queue_order", string(c.Queue.Order)),
+		slog.String("queue_selector", string(c.Queue.Selector)),
+		slog.Int("writers", c.Writers),
 	)
 }

@@ -5,8 +5,9 @@
 // # Design
 //
 // After HashiCorp Nomad's scheduler: the decision is a pure function,
-// Place, over a read-only view (the pending sessions and the agents'
-// capacity, occupancy and device shares); the Scheduler submits what it
+// domain/placement.Place, over a read-only view (the pending sessions and
+// the agents' capacity, occupancy and device shares, folded from events
+// into placement.Input); the Scheduler submits what it
 // decided through the command handlers, whose appends with expected
 // revisions on the agents' streams are the single applier that may refuse
 // an optimistic plan (commands.ScheduleSession). Oversubscription is
@@ -30,9 +31,16 @@
 //     Config.StartTimeout (failed-to-start), and force-terminates sessions
 //     TERMINATING past Config.TerminatingTimeout (force-terminated);
 //  3. places every PENDING session it can (ScheduleSession) and records,
-//     for each one it cannot, the reason no-available-instances and every
-//     failed check (UpdatePendingSession) — only when they changed, so a
-//     waiting session costs no event per round.
+//     for each one it cannot, its reason (predicate-checks-failed or
+//     no-available-instances) and every failed check
+//     (UpdatePendingSession) — only when they changed, so a waiting
+//     session costs no event per round.
+//
+// Until resource groups and quotas exist, the input has no group view
+// (every agent serves every session: fifo, dispersed, a session that finds
+// no room blocks the queue for one round) and no tenancy view (no limit).
+// Starts_at, dependencies (a session's result once it ended) and the
+// architecture come from session.requested.
 //
 // One Scheduler runs per cluster at a time (the leader); two would release
 // each other's half-made placements in their reconcile.

@@ -60,7 +60,7 @@ func (st *state) apply(rec eventstore.RecordedEvent) (wake bool, err error) {
 	if err != nil {
 		return false, nil // not a session stream of ours
 	}
-	return st.applySession(id, ev), nil
+	return st.applySession(id, rec.Position, ev), nil
 }
 
 func (st *state) applyAgent(id string, ev domain.Event) bool {
@@ -71,6 +71,7 @@ func (st *state) applyAgent(id string, ev domain.Event) bool {
 	}
 	switch e := ev.(type) {
 	case domain.AgentRegistered:
+		a.architecture = e.Architecture
 		a.capacity = e.Capacity.Clone()
 		a.devices = slices.Clone(e.Devices)
 		return true
@@ -91,10 +92,12 @@ func (st *state) applyAgent(id string, ev domain.Event) bool {
 	return false
 }
 
-func (st *state) applySession(id uuid.UUID, ev domain.Event) bool {
+func (st *state) applySession(id uuid.UUID, position uint64, ev domain.Event) bool {
 	if e, ok := ev.(domain.SessionRequested); ok {
 		s := &sessionView{
-			id: id, priority: e.Priority, clusterMode: e.ClusterMode, requestedAt: e.At,
+			id: id, owner: e.Owner, domainName: e.Domain, project: e.Project, group: e.ResourceGroup,
+			priority: e.Priority, clusterMode: e.ClusterMode, requestedAt: e.At, seq: position,
+			startsAt: e.StartsAt, dependencies: slices.Clone(e.Dependencies), architecture: e.Architecture,
 			status: domain.StatusPending, since: e.At,
 		}
 		for _, k := range e.Kernels {
@@ -122,8 +125,14 @@ func (st *state) applySession(id uuid.UUID, ev domain.Event) bool {
 		s.setStatus(e.Status, e.Reason, e.At)
 	case domain.SessionTerminating:
 		s.setStatus(domain.StatusTerminating, e.Reason, e.At)
-	case domain.SessionTerminated, domain.SessionCancelled, domain.SessionErrored:
+	case domain.SessionTerminated:
 		delete(st.sessions, id)
+		st.ended[id] = e.Result == domain.ResultSuccess
+		return true // a session waiting for it may start
+	case domain.SessionCancelled, domain.SessionErrored:
+		delete(st.sessions, id)
+		st.ended[id] = false
+		return true
 	default:
 		s.applyKernel(ev)
 	}

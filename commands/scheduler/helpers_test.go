@@ -10,6 +10,32 @@ import (
 	"github.com/cairnhq/cairn/domain"
 )
 
+var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+
+func q(s string) domain.Quantity {
+	v, err := domain.ParseQuantity(s, domain.SlotCount)
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+func gib(n int64) domain.Quantity { return domain.Units(n << 30) }
+
+func cpuMem(cpu int64, mem int64) domain.Slots {
+	return domain.Slots{domain.SlotCPU: domain.Units(cpu), domain.SlotMem: gib(mem)}
+}
+
+func with(s domain.Slots, name domain.SlotName, v domain.Quantity) domain.Slots {
+	s = s.Clone()
+	s[name] = v
+	return s
+}
+
+func share(device, amount string) domain.DeviceShare {
+	return domain.DeviceShare{DeviceID: device, Amount: q(amount)}
+}
+
 // env is the real store and handlers (managertest) plus a scheduler.
 type env struct {
 	*managertest.Env

@@ -41,7 +41,7 @@ func TestQuotasAtScheduling(t *testing.T) {
 			tenant: managertest.TenantSpec{MainPolicy: unlimited, OtherPolicy: cpu4},
 			first:  otherKey, second: otherKey,
 			want: func(tn managertest.Tenant) string {
-				return "keypair " + tn.Other + ": total_resource_slots cpu: limit 4 would be exceeded (requested 2)"
+				return "keypair " + tn.Other + ": total_resource_slots cpu limit 4 exceeded (requested 2)"
 			},
 		},
 		{
@@ -49,7 +49,7 @@ func TestQuotasAtScheduling(t *testing.T) {
 			tenant: managertest.TenantSpec{MainPolicy: cpu4, OtherPolicy: unlimited},
 			first:  otherKey, second: otherKey,
 			want: func(tn managertest.Tenant) string {
-				return "user " + tn.UserID.String() + ": total_resource_slots cpu: limit 4 would be exceeded (requested 2)"
+				return "user " + tn.UserID.String() + ": total_resource_slots cpu limit 4 exceeded (requested 2)"
 			},
 		},
 		{
@@ -57,7 +57,7 @@ func TestQuotasAtScheduling(t *testing.T) {
 			tenant: managertest.TenantSpec{MainPolicy: unlimited, OtherPolicy: unlimited, ProjectTotal: domain.Slots{domain.SlotCPU: domain.Units(4)}},
 			first:  mainKey, second: otherKey,
 			want: func(managertest.Tenant) string {
-				return "project acme/ml: total_resource_slots cpu: limit 4 would be exceeded (requested 2)"
+				return "project acme/ml: total_resource_slots cpu limit 4 exceeded (requested 2)"
 			},
 		},
 		{
@@ -65,7 +65,7 @@ func TestQuotasAtScheduling(t *testing.T) {
 			tenant: managertest.TenantSpec{MainPolicy: unlimited, OtherPolicy: unlimited, DomainTotal: domain.Slots{domain.SlotCPU: domain.Units(4)}},
 			first:  mainKey, second: otherKey,
 			want: func(managertest.Tenant) string {
-				return "domain acme: total_resource_slots cpu: limit 4 would be exceeded (requested 2)"
+				return "domain acme: total_resource_slots cpu limit 4 exceeded (requested 2)"
 			},
 		},
 	} {
@@ -127,8 +127,8 @@ func TestQuotasReportEveryFailureAndCountTheRound(t *testing.T) {
 	s := e.awaitReason(ids[2])
 	want := []string{
 		"keypair " + tn.Main + ": max_concurrent_sessions 2 reached",
-		"keypair " + tn.Main + ": total_resource_slots cpu: limit 4 would be exceeded (requested 2)",
-		"user " + tn.UserID.String() + ": total_resource_slots cpu: limit 4 would be exceeded (requested 2)",
+		"keypair " + tn.Main + ": total_resource_slots cpu limit 4 exceeded (requested 2)",
+		"user " + tn.UserID.String() + ": total_resource_slots cpu limit 4 exceeded (requested 2)",
 	}
 	if !slices.Equal(s.PendingDetails(), want) {
 		t.Fatalf("details:\n  %s\nwant:\n  %s", strings.Join(s.PendingDetails(), "\n  "), strings.Join(want, "\n  "))
@@ -139,8 +139,8 @@ func TestQuotasReportEveryFailureAndCountTheRound(t *testing.T) {
 	// held) stop it.
 	fourth := e.Request(tn.Session(tn.Other, 1, cpuMem(1, 2))).SessionID
 	if s := e.awaitReason(fourth); !slices.Equal(s.PendingDetails(), []string{
-		"user " + tn.UserID.String() + ": total_resource_slots cpu: limit 4 would be exceeded (requested 1)",
-		"domain acme: total_resource_slots mem: limit 3G would be exceeded (requested 2G)",
+		"user " + tn.UserID.String() + ": total_resource_slots cpu limit 4 exceeded (requested 1)",
+		"domain acme: total_resource_slots mem limit 3G exceeded (requested 2G)",
 	}) {
 		t.Fatalf("fourth: %q", s.PendingDetails())
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cairnhq/cairn/commands"
 	"github.com/cairnhq/cairn/domain"
+	"github.com/cairnhq/cairn/domain/placement"
 	"github.com/google/uuid"
 )
 
@@ -79,29 +80,29 @@ func (s *Scheduler) reconcile(ctx context.Context, st *state) {
 // placementFrom returns the placement the allocations make for a PENDING
 // session, if they cover every kernel exactly once as the session's
 // cluster mode allows.
-func (sv *sessionView) placementFrom(refs []allocationRef) (Placement, bool) {
+func (sv *sessionView) placementFrom(refs []allocationRef) (placement.Placement, bool) {
 	if len(refs) != len(sv.kernels) {
-		return Placement{}, false
+		return placement.Placement{}, false
 	}
 	byKernel := map[uuid.UUID]allocationRef{}
 	for _, r := range refs {
 		byKernel[r.alloc.KernelID] = r
 	}
-	p := Placement{SessionID: sv.id}
+	p := placement.Placement{SessionID: sv.id}
 	for _, k := range sv.kernels {
 		r, ok := byKernel[k.id]
 		if !ok {
-			return Placement{}, false
+			return placement.Placement{}, false
 		}
 		if sv.clusterMode != domain.ClusterMultiNode && len(p.Kernels) > 0 && p.Kernels[0].AgentID != r.agentID {
-			return Placement{}, false
+			return placement.Placement{}, false
 		}
 		p.Kernels = append(p.Kernels, domain.KernelPlacement{KernelID: k.id, AgentID: r.agentID, Devices: slices.Clone(r.alloc.Devices)})
 	}
 	return p, true
 }
 
-func (s *Scheduler) complete(ctx context.Context, p Placement) {
+func (s *Scheduler) complete(ctx context.Context, p placement.Placement) {
 	res, err := s.handlers.ScheduleSession.Handle(ctx, s.md, commands.ScheduleSession{SessionID: p.SessionID, Kernels: p.Kernels})
 	if err != nil {
 		s.logger.Warn("reconcile: cannot complete a half-made placement", "session_id", p.SessionID, "error", err)

@@ -4,81 +4,135 @@ import (
 	"context"
 	"log/slog"
 	"slices"
+	"sync"
+	"sync/atomic"
 
 	"github.com/cairnhq/cairn/commands"
 	"github.com/cairnhq/cairn/domain"
+	"github.com/cairnhq/cairn/domain/placement"
 )
 
 // round checks the timeouts, then places every PENDING session it can
-// (Place over the folded view) and records why the others wait. One
-// session's failure never stops the round.
+// (placement.Place over the folded view) and records why the others wait.
+// One session's failure never stops the round.
 func (s *Scheduler) round(ctx context.Context, st *state) {
 	now := s.cfg.Clock()
 	ended := s.expirePending(ctx, st, now)
 	s.enforceDeadlines(ctx, st, now)
 
-	var requests []Request
-	for _, r := range st.pending() {
-		if !ended[r.SessionID] {
-			requests = append(requests, r)
-		}
-	}
-	if len(requests) == 0 {
+	in := st.input(now, ended, s.cfg.Queue)
+	if len(in.Sessions) == 0 {
 		return
 	}
-	plan := place(requests, st.nodes(), st.admission(requests))
-	for _, p := range plan.Placed {
-		if ctx.Err() != nil {
-			return
+	plan, err := placement.Place(in)
+	if err != nil {
+		// The folded view is built so that this cannot happen (ids are
+		// unique by construction); say so loudly and try again next round.
+		s.logger.Error("placement refused its input", "error", err)
+		return
+	}
+	report := RoundReport{Waiting: len(plan.Unplaced)}
+	var mu sync.Mutex
+	s.concurrently(ctx, len(plan.Placed), func(i int) {
+		pos, ok := s.schedule(ctx, plan.Placed[i])
+		mu.Lock()
+		defer mu.Unlock()
+		if ok {
+			report.Placed++
+			s.wrote(pos)
+		} else {
+			report.Refused++
 		}
-		s.schedule(ctx, p)
-	}
-	for _, u := range plan.Unplaced {
-		if ctx.Err() != nil {
-			return
+	})
+	s.concurrently(ctx, len(plan.Unplaced), func(i int) {
+		u := plan.Unplaced[i]
+		if pos, wrote := s.keepPending(ctx, st.sessions[u.SessionID], u); wrote {
+			mu.Lock()
+			s.wrote(pos)
+			mu.Unlock()
 		}
-		s.keepPending(ctx, st.sessions[u.SessionID], u)
+	})
+	report.Position = s.waitFor
+	level := slog.LevelDebug
+	if report.Placed+report.Refused > 0 {
+		level = slog.LevelInfo
 	}
-	if len(plan.Placed) > 0 || len(plan.Unplaced) > 0 {
-		s.logger.Debug("round", "placed", len(plan.Placed), "waiting", len(plan.Unplaced), "position", st.position)
+	s.logger.Log(ctx, level, "round", "placed", report.Placed, "refused", report.Refused, "waiting", report.Waiting, "position", st.position)
+	if s.cfg.OnRound != nil {
+		s.cfg.OnRound(report)
 	}
+}
+
+// concurrently runs do(0..n-1) on up to Config.Writers goroutines, and
+// stops handing out work when ctx ends. Each i touches its own session,
+// so the calls share nothing but the store (whose expected revisions
+// serialise what must be).
+func (s *Scheduler) concurrently(ctx context.Context, n int, do func(i int)) {
+	workers := min(s.cfg.Writers, n)
+	if workers <= 1 {
+		for i := range n {
+			if ctx.Err() != nil {
+				return
+			}
+			do(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n || ctx.Err() != nil {
+					return
+				}
+				do(i)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // schedule submits one placement. A refusal is logged and the session
 // stays PENDING for the next round: the agent's stream had changed under
 // the folded view (quota-exceeded), or the session was cancelled meanwhile
 // (conflict).
-func (s *Scheduler) schedule(ctx context.Context, p Placement) {
+func (s *Scheduler) schedule(ctx context.Context, p placement.Placement) (uint64, bool) {
 	res, err := s.handlers.ScheduleSession.Handle(ctx, s.md, commands.ScheduleSession{SessionID: p.SessionID, Kernels: p.Kernels})
 	if err != nil {
 		level := s.levelFor(err)
 		s.logger.Log(ctx, level, "placement refused", "session_id", p.SessionID, "agent_id", p.Kernels[0].AgentID, "error", err)
-		return
+		return 0, false
 	}
-	s.wrote(res.Position)
-	s.logger.Info("session scheduled", "session_id", p.SessionID, "agent_id", p.Kernels[0].AgentID, "kernels", len(p.Kernels))
+	s.logger.Debug("session scheduled", "session_id", p.SessionID, "agent_id", p.Kernels[0].AgentID, "kernels", len(p.Kernels))
+	return res.Position, true
 }
 
 // keepPending records why a session waits, when the reasons differ from
 // those it already carries: a session waiting for the same reasons costs
-// no event per round.
-func (s *Scheduler) keepPending(ctx context.Context, sv *sessionView, u Unplaced) {
+// no event per round. A session that was tried counts one more try; one
+// that waited behind another (fifo) does not.
+func (s *Scheduler) keepPending(ctx context.Context, sv *sessionView, u placement.Unplaced) (uint64, bool) {
 	if sv == nil {
-		return
+		return 0, false
 	}
-	sv.attempts++
-	if sv.statusReason == u.Reason && slices.Equal(sv.pendingDetails, u.Details) {
-		return
+	if u.Tried {
+		sv.attempts++
+	}
+	details := u.Details()
+	if sv.statusReason == u.Reason && slices.Equal(sv.pendingDetails, details) {
+		return 0, false
 	}
 	res, err := s.handlers.UpdatePendingSession.Handle(ctx, s.md, commands.UpdatePendingSession{
-		SessionID: u.SessionID, Reason: u.Reason, Details: u.Details, Tries: sv.attempts,
+		SessionID: u.SessionID, Reason: u.Reason, Details: details, Tries: sv.attempts,
 	})
 	if err != nil {
 		s.logger.Log(ctx, s.levelFor(err), "cannot record why a session waits", "session_id", u.SessionID, "error", err)
-		return
+		return 0, false
 	}
-	s.wrote(res.Position)
-	s.logger.Info("session waits", "session_id", u.SessionID, "reason", u.Reason, "details", u.Details)
+	s.logger.Debug("session waits", "session_id", u.SessionID, "reason", u.Reason, "details", details)
+	return res.Position, true
 }
 
 // levelFor logs the expected refusals (the state moved under a decision)

@@ -2,12 +2,13 @@ package scheduler
 
 import (
 	"cmp"
-	"maps"
 	"slices"
 	"time"
 
 	"github.com/cairnhq/cairn/commands/quotas"
 	"github.com/cairnhq/cairn/domain"
+	"github.com/cairnhq/cairn/domain/placement"
+	"github.com/cairnhq/cairn/domain/quota"
 	"github.com/google/uuid"
 )
 
@@ -19,28 +20,44 @@ type state struct {
 	position uint64
 	sessions map[uuid.UUID]*sessionView
 	agents   map[string]*agentView
-	// quotas are the limits and the occupancy folded from the same log.
+	// ended tells, for every session that has ended, whether it succeeded
+	// (TERMINATED with the result success), for the sessions that depend
+	// on it. It grows with the log, a few dozen bytes a session, until a
+	// snapshot bounds it.
+	ended map[uuid.UUID]bool
+	// quotas are the limits and the occupancy folded from the same log:
+	// the quota view of every round.
 	quotas *quotas.Book
 }
 
 func newState() *state {
-	return &state{sessions: map[uuid.UUID]*sessionView{}, agents: map[string]*agentView{}, quotas: quotas.NewBook()}
+	return &state{sessions: map[uuid.UUID]*sessionView{}, agents: map[string]*agentView{}, ended: map[uuid.UUID]bool{}, quotas: quotas.NewBook()}
 }
 
 // sessionView is what the scheduler knows of a session that has not ended.
 type sessionView struct {
 	id          uuid.UUID
+	owner       domain.Owner
+	domainName  string
+	project     string
+	group       string
 	priority    int
 	clusterMode domain.ClusterMode
 	requestedAt time.Time
-	kernels     []kernelView
+	// seq is the global position of its session.requested: the queue's
+	// order among sessions requested at the same time.
+	seq          uint64
+	startsAt     time.Time
+	dependencies []uuid.UUID
+	architecture string
+	kernels      []kernelView
 
 	status         domain.SessionStatus
 	statusReason   string
 	pendingDetails []string
-	// attempts counts the rounds that could not place the session: the
-	// tries recorded with its pending reasons. It starts from the count
-	// last recorded.
+	// attempts counts the rounds that tried and could not place the
+	// session: the tries recorded with its pending reasons. It starts from
+	// the count last recorded.
 	attempts int
 	// since is when the session entered its current status (the time the
 	// event carries: the writer's clock).
@@ -56,56 +73,89 @@ type kernelView struct {
 
 // agentView is an agent and what is allocated on it.
 type agentView struct {
-	id          string
-	capacity    domain.Slots
-	devices     []domain.Device
-	lost        bool
-	allocations map[uuid.UUID]domain.Allocation
+	id           string
+	architecture string
+	capacity     domain.Slots
+	devices      []domain.Device
+	lost         bool
+	allocations  map[uuid.UUID]domain.Allocation
 }
 
-// request is the placement input for a PENDING session.
-func (s *sessionView) request() Request {
-	r := Request{SessionID: s.id, Priority: s.priority, RequestedAt: s.requestedAt, ClusterMode: s.clusterMode}
-	for _, k := range s.kernels {
-		r.Kernels = append(r.Kernels, KernelRequest{KernelID: k.id, Slots: k.slots.Clone()})
+// defaultQueue is how the queue is ordered until resource groups exist (no
+// group view yet: every agent serves every session): fifo, the dispersed
+// selector, and a session that found no room blocks the ones behind it
+// for one round only (SkipAfterTries 1), so a large request gets the
+// first claim on capacity that frees up, and never stalls the queue.
+var defaultQueue = placement.ResourceGroup{Order: placement.OrderFIFO, Selector: placement.SelectorDispersed, SkipAfterTries: 1}
+
+// input is the placement input for the PENDING sessions (but those in
+// skip) and every agent, in map order (placement does not depend on it),
+// with the quota view of the sessions' keypairs, users, projects and
+// domains (limits and occupancy folded from the same log).
+func (st *state) input(now time.Time, skip map[uuid.UUID]bool, queue placement.ResourceGroup) placement.Input {
+	in := placement.Input{Now: now, Ungrouped: queue, Agents: make([]placement.Agent, 0, len(st.agents))}
+	var owners []quota.Session
+	for id, s := range st.sessions {
+		if s.status == domain.StatusPending && !skip[id] {
+			in.Sessions = append(in.Sessions, st.pendingSession(s))
+			if q, ok := st.quotas.Ledger.Session(id); ok {
+				owners = append(owners, q)
+			}
+		}
 	}
-	return r
+	for _, a := range st.agents {
+		in.Agents = append(in.Agents, a.agent())
+	}
+	if len(in.Sessions) > 0 {
+		in.Quotas = st.quotas.View(owners)
+	}
+	return in
 }
 
-// node is the placement input for an alive agent.
-func (a *agentView) node() Node {
-	n := Node{AgentID: a.id, Capacity: a.capacity.Clone(), Occupied: domain.Slots{}}
+func (st *state) pendingSession(s *sessionView) placement.Session {
+	p := placement.Session{
+		ID: s.id, AccessKey: s.owner.AccessKey, UserID: s.owner.UserID, Project: domain.ProjectKey(s.domainName, s.project), Domain: s.domainName,
+		ResourceGroup: s.group, Priority: s.priority, EnqueuedAt: s.requestedAt, EnqueuedSeq: s.seq,
+		StartsAt: s.startsAt, ClusterMode: s.clusterMode, Architecture: s.architecture, Tries: s.attempts,
+	}
+	for _, dep := range s.dependencies {
+		p.Dependencies = append(p.Dependencies, placement.Dependency{SessionID: dep, State: st.dependencyState(dep)})
+	}
+	for _, k := range s.kernels {
+		p.Kernels = append(p.Kernels, placement.Kernel{ID: k.id, Slots: k.slots})
+	}
+	return p
+}
+
+// dependencyState tells how a session another waits for stands.
+func (st *state) dependencyState(id uuid.UUID) placement.DependencyState {
+	if _, running := st.sessions[id]; running {
+		return placement.DependencyUnfinished
+	}
+	succeeded, ended := st.ended[id]
+	switch {
+	case !ended:
+		return placement.DependencyUnknown
+	case succeeded:
+		return placement.DependencySucceeded
+	}
+	return placement.DependencyFailed
+}
+
+// agent is the placement input for an agent: a lost one is not
+// schedulable; occupancy and the devices' used shares are the sums of its
+// allocations.
+func (a *agentView) agent() placement.Agent {
+	out := placement.Agent{ID: a.id, Architecture: a.architecture, Schedulable: !a.lost, Capacity: a.capacity, Occupied: domain.Slots{}}
 	used := map[string]domain.Quantity{}
 	for _, al := range a.allocations {
-		n.Occupied = n.Occupied.Add(al.Slots)
+		out.Occupied = out.Occupied.Add(al.Slots)
 		for _, d := range al.Devices {
 			used[d.DeviceID] += d.Amount
 		}
 	}
 	for _, d := range a.devices {
-		n.Devices = append(n.Devices, NodeDevice{ID: d.ID, Kind: d.Kind, Free: domain.DeviceShareCapacity - used[d.ID]})
-	}
-	return n
-}
-
-// pending returns the placement requests of every PENDING session.
-func (st *state) pending() []Request {
-	var out []Request
-	for _, s := range st.sessions {
-		if s.status == domain.StatusPending {
-			out = append(out, s.request())
-		}
-	}
-	return out
-}
-
-// nodes returns the placement input for every alive agent, by id.
-func (st *state) nodes() []Node {
-	var out []Node
-	for _, id := range slices.Sorted(maps.Keys(st.agents)) {
-		if a := st.agents[id]; !a.lost {
-			out = append(out, a.node())
-		}
+		out.Devices = append(out.Devices, placement.Device{ID: d.ID, Kind: d.Kind, Used: used[d.ID]})
 	}
 	return out
 }

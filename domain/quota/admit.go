@@ -65,8 +65,8 @@ func Admit(s Session, st Standing) error {
 	}
 	slotLimits := func(scope Scope, subject string, l Limit, limit string, occupied domain.Slots) {
 		for _, over := range l.Over(occupied, s.Requested) {
-			exceeded(scope, subject, limit, over.Slot, "%s %s: %s (requested %s)", limit, over.Slot, capText(over),
-				domain.FormatAmount(over.Slot, over.Requested))
+			exceeded(scope, subject, limit, over.Slot, "%s %s limit %s exceeded (requested %s)", limit, over.Slot,
+				domain.FormatAmount(over.Slot, over.Cap), domain.FormatAmount(over.Slot, over.Requested))
 		}
 	}
 	if p := st.Keypair; p != nil {

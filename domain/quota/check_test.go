@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/cairnhq/cairn/domain"
+	"github.com/cairnhq/cairn/domain/placement"
 	"github.com/cairnhq/cairn/domain/quota"
 	"github.com/google/uuid"
 )
@@ -102,137 +103,83 @@ func TestLimitDefaultForUnspecified(t *testing.T) {
 	}
 }
 
-// TestViewCheck is one case per scheduling limit: each names its limit
-// and subject, and every failure is reported together.
-func TestViewCheck(t *testing.T) {
-	t.Parallel()
-	unlimited := domain.KeypairPolicySpec{DefaultForUnspecified: domain.UnspecifiedUnlimited}
-	running := func(ak string, n int, each domain.Slots) quota.Snapshot {
-		l := quota.NewLedger()
-		for range n {
-			id := uuid.New()
-			l.ApplySession(id, requested(id, ak, user1, each))
-			l.ApplyAgent(allocated(id, 0, each))
-			l.ApplySession(id, domain.SessionScheduled{At: t0})
-		}
-		return l.Snapshot()
+// running is the occupancy of n sessions of ak, each scheduled with each.
+func running(ak string, n int, each domain.Slots) quota.Snapshot {
+	l := quota.NewLedger()
+	for range n {
+		id := uuid.New()
+		l.ApplySession(id, requested(id, ak, user1, each))
+		l.ApplyAgent(allocated(id, 0, each))
+		l.ApplySession(id, domain.SessionScheduled{At: t0})
 	}
-	for _, tc := range []struct {
-		name    string
-		limits  *quota.Limits
-		occ     quota.Snapshot
-		session quota.Session
-		want    []string
-	}{
-		{
-			name:    "max_concurrent_sessions",
-			limits:  limits(domain.KeypairPolicySpec{MaxConcurrentSessions: 2, DefaultForUnspecified: domain.UnspecifiedUnlimited}, nil, nil),
-			occ:     running("AK1", 2, cpuMem(1, 1)),
-			session: session("AK1", 1, cpuMem(1, 1)),
-			want:    []string{"keypair AK1: max_concurrent_sessions 2 reached"},
-		},
-		{
-			name:    "keypair total_resource_slots",
-			limits:  mainUnlimited(limits(domain.KeypairPolicySpec{TotalResourceSlots: domain.Slots{domain.SlotCPU: domain.Units(4)}, DefaultForUnspecified: domain.UnspecifiedUnlimited}, nil, nil)),
-			occ:     running("AK2", 1, cpuMem(3, 1)),
-			session: session("AK2", 1, cpuMem(2, 1)),
-			want:    []string{"keypair AK2: total_resource_slots cpu: limit 4 would be exceeded (requested 2)"},
-		},
-		{
-			name:    "user total_resource_slots (its main keypair's policy)",
-			limits:  limits(domain.KeypairPolicySpec{TotalResourceSlots: domain.Slots{domain.SlotCPU: domain.Units(4)}, DefaultForUnspecified: domain.UnspecifiedUnlimited}, nil, nil),
-			occ:     running("AK2", 1, cpuMem(3, 1)), // the user's other keypair: not this keypair's
-			session: session("AK1", 1, cpuMem(4, 1)),
-			want:    []string{"user " + user1 + ": total_resource_slots cpu: limit 4 would be exceeded (requested 4)"},
-		},
-		{
-			name:    "keypair and user total_resource_slots together",
-			limits:  limits(domain.KeypairPolicySpec{TotalResourceSlots: domain.Slots{domain.SlotCPU: domain.Units(4)}, DefaultForUnspecified: domain.UnspecifiedUnlimited}, nil, nil),
-			occ:     running("AK1", 1, cpuMem(1, 1)),
-			session: session("AK1", 1, cpuMem(4, 1)),
-			want: []string{
-				"keypair AK1: total_resource_slots cpu: limit 4 would be exceeded (requested 4)",
-				"user " + user1 + ": total_resource_slots cpu: limit 4 would be exceeded (requested 4)",
-			},
-		},
-		{
-			name:    "a slot the keypair policy does not name, default_for_unspecified limited",
-			limits:  limits(domain.KeypairPolicySpec{TotalResourceSlots: cpuMem(8, 8), DefaultForUnspecified: domain.UnspecifiedLimited}, nil, nil),
-			session: session("AK2", 1, domain.Slots{domain.SlotCPU: domain.Units(1), domain.SlotMem: domain.Units(1 << 30), domain.SlotCUDAShares: domain.Units(1) / 2}),
-			want: []string{
-				"keypair AK2: total_resource_slots cuda.shares: not allowed (requested 0.5)",
-				"user " + user1 + ": total_resource_slots cuda.shares: not allowed (requested 0.5)",
-			},
-		},
-		{
-			name:    "project total_resource_slots",
-			limits:  limits(unlimited, domain.Slots{domain.SlotMem: domain.Units(8 << 30)}, nil),
-			occ:     running("AK2", 1, cpuMem(1, 6)),
-			session: session("AK1", 1, cpuMem(1, 4)),
-			want:    []string{"project default/ml: total_resource_slots mem: limit 8G would be exceeded (requested 4G)"},
-		},
-		{
-			name:    "domain total_resource_slots",
-			limits:  limits(unlimited, nil, domain.Slots{domain.SlotCPU: domain.Units(2)}),
-			occ:     running("AK2", 1, cpuMem(1, 1)),
-			session: session("AK1", 1, cpuMem(2, 1)),
-			want:    []string{"domain default: total_resource_slots cpu: limit 2 would be exceeded (requested 2)"},
-		},
-		{
-			name: "every failure at once",
-			limits: limits(domain.KeypairPolicySpec{MaxConcurrentSessions: 1, TotalResourceSlots: domain.Slots{domain.SlotCPU: domain.Units(2)}, DefaultForUnspecified: domain.UnspecifiedUnlimited},
-				domain.Slots{domain.SlotCPU: domain.Units(2)}, domain.Slots{domain.SlotMem: domain.Units(1 << 30)}),
-			occ:     running("AK1", 1, cpuMem(1, 1)),
-			session: session("AK1", 1, cpuMem(2, 1)),
-			want: []string{
-				"keypair AK1: max_concurrent_sessions 1 reached",
-				"keypair AK1: total_resource_slots cpu: limit 2 would be exceeded (requested 2)",
-				"user " + user1 + ": total_resource_slots cpu: limit 2 would be exceeded (requested 2)",
-				"project default/ml: total_resource_slots cpu: limit 2 would be exceeded (requested 2)",
-				"domain default: total_resource_slots mem: limit 1G would be exceeded (requested 1G)",
-			},
-		},
-		{
-			name:    "within every limit",
-			limits:  limits(domain.KeypairPolicySpec{MaxConcurrentSessions: 2, TotalResourceSlots: cpuMem(4, 4)}, cpuMem(4, 4), cpuMem(4, 4)),
-			occ:     running("AK1", 1, cpuMem(2, 2)),
-			session: session("AK1", 1, cpuMem(2, 2)),
-		},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			if tc.occ == nil {
-				tc.occ = quota.Snapshot{}
-			}
-			v := quota.NewView(tc.limits, tc.occ, []quota.Session{tc.session})
-			if got := quota.Details(v.Check(tc.session)); !slices.Equal(got, tc.want) && (len(got) > 0 || len(tc.want) > 0) {
-				t.Fatalf("failures:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(tc.want, "\n  "))
-			}
-		})
+	return l.Snapshot()
+}
+
+// TestViewBuildsPlacementQuotas: the view has every pending session's
+// keypair (limited by its policy, or not at all), and the users, projects
+// (by project key) and domains that have limits, with what each occupies.
+func TestViewBuildsPlacementQuotas(t *testing.T) {
+	t.Parallel()
+	l := mainUnlimited(limits(domain.KeypairPolicySpec{MaxConcurrentSessions: 3, TotalResourceSlots: cpuMem(4, 4)}, domain.Slots{domain.SlotCPU: domain.Units(9)}, nil))
+	occ := running("AK2", 2, cpuMem(1, 1))
+	v := quota.View(l, occ, []quota.Session{session("AK2", 1, cpuMem(1, 1)), session("AK9", 1, cpuMem(1, 1))})
+
+	ak2 := v.Keypairs["AK2"]
+	if ak2.MaxConcurrentSessions != 3 || ak2.ConcurrentSessions != 2 || ak2.Unspecified != placement.UnspecifiedLimited ||
+		ak2.Limits[domain.SlotCPU] != domain.Units(4) || ak2.Occupied[domain.SlotCPU] != domain.Units(2) {
+		t.Errorf("AK2: %+v", ak2)
+	}
+	if ak9, ok := v.Keypairs["AK9"]; !ok || ak9.Unspecified != placement.UnspecifiedUnlimited || len(ak9.Limits) != 0 || ak9.MaxConcurrentSessions != 0 {
+		t.Errorf("AK9 (no keypair known): %+v %v", ak9, ok)
+	}
+	if u, ok := v.Users[user1]; !ok || u.Unspecified != placement.UnspecifiedUnlimited || u.Occupied[domain.SlotCPU] != domain.Units(2) {
+		t.Errorf("user (main keypair AK1, unlimited policy): %+v %v", u, ok)
+	}
+	if p, ok := v.Projects["default/ml"]; !ok || p.Limits[domain.SlotCPU] != domain.Units(9) || p.Unspecified != placement.UnspecifiedUnlimited ||
+		p.Occupied[domain.SlotMem] != domain.Units(2<<30) {
+		t.Errorf("project: %+v %v", p, ok)
+	}
+	if d, ok := v.Domains["default"]; ok {
+		t.Errorf("a domain without totals is in the view: %+v", d)
 	}
 }
 
-// TestViewChargeCountsTheRound: two sessions that each fit alone do not
-// both pass once the first is charged.
-func TestViewChargeCountsTheRound(t *testing.T) {
+// TestViewThroughPlacement runs placement over the view: every limit is
+// found under the keys placement looks up (the project key included), and
+// a session failing several shows them all, naming each limit.
+func TestViewThroughPlacement(t *testing.T) {
 	t.Parallel()
-	l := limits(domain.KeypairPolicySpec{MaxConcurrentSessions: 5, TotalResourceSlots: cpuMem(4, 4)}, nil, nil)
-	a, b := session("AK1", 1, cpuMem(3, 1)), session("AK2", 1, cpuMem(1, 1))
-	c := session("AK1", 1, cpuMem(1, 1))
-	v := quota.NewView(l, quota.Snapshot{}, []quota.Session{a, b, c})
-	for _, s := range []quota.Session{a, b} {
-		if f := v.Check(s); len(f) > 0 {
-			t.Fatalf("%s: %v", s.Owner.AccessKey, quota.Details(f))
-		}
-		v.Charge(s)
+	l := limits(domain.KeypairPolicySpec{MaxConcurrentSessions: 1, TotalResourceSlots: domain.Slots{domain.SlotCPU: domain.Units(2)}, DefaultForUnspecified: domain.UnspecifiedUnlimited},
+		domain.Slots{domain.SlotCPU: domain.Units(2)}, domain.Slots{domain.SlotMem: domain.Units(1 << 30)})
+	occ := running("AK1", 1, cpuMem(1, 1))
+	s := session("AK1", 1, cpuMem(2, 1))
+	in := placement.Input{
+		Now: t0, Ungrouped: placement.ResourceGroup{},
+		Agents: []placement.Agent{{ID: "a1", Architecture: "x86_64", Schedulable: true, Capacity: cpuMem(64, 64)}},
+		Sessions: []placement.Session{{
+			ID: s.ID, AccessKey: s.Owner.AccessKey, UserID: s.Owner.UserID, Project: s.Key(quota.ScopeProject), Domain: s.Domain,
+			Priority: 10, EnqueuedAt: t0, ClusterMode: domain.ClusterSingleNode,
+			Kernels: []placement.Kernel{{ID: uuid.New(), Slots: s.Requested}},
+		}},
+		Quotas: quota.View(l, occ, []quota.Session{s}),
 	}
-	// AK1 holds 3 cpu, the user (AK1 + AK2) 4: c fits its keypair, not its user.
-	got := v.Check(c)
-	if len(got) != 1 || got[0].Scope != quota.ScopeUser || got[0].Limit != quota.LimitTotalSlots || got[0].Slot != domain.SlotCPU {
-		t.Fatalf("failures %+v", got)
+	res, err := placement.Place(in)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if kp := v.Keypairs["AK1"]; kp.ConcurrentSessions != 1 || kp.Occupied[domain.SlotCPU] != domain.Units(3) {
-		t.Fatalf("AK1 after the round: %+v", kp)
+	if len(res.Unplaced) != 1 {
+		t.Fatalf("placed %+v", res.Placed)
+	}
+	want := []string{
+		"keypair AK1: max_concurrent_sessions 1 reached",
+		"keypair AK1: total_resource_slots cpu limit 2 exceeded (requested 2)",
+		"user " + user1 + ": total_resource_slots cpu limit 2 exceeded (requested 2)",
+		"project default/ml: total_resource_slots cpu limit 2 exceeded (requested 2)",
+		"domain default: total_resource_slots mem limit 1G exceeded (requested 1G)",
+	}
+	u := res.Unplaced[0]
+	if u.Reason != domain.ReasonPredicateChecks || !slices.Equal(u.Details(), want) {
+		t.Fatalf("%s:\n  %s\nwant:\n  %s", u.Reason, strings.Join(u.Details(), "\n  "), strings.Join(want, "\n  "))
 	}
 }
 
@@ -271,7 +218,7 @@ func TestAdmit(t *testing.T) {
 			standing: quota.Standing{Keypair: with(func(p *domain.KeypairPolicySpec) {
 				p.MaxPendingSessionResourceSlots = domain.Slots{domain.SlotCPU: domain.Units(4)}
 			}), Pending: 1, PendingSlots: cpuMem(3, 100)},
-			kind: domain.KindQuotaExceeded, want: []string{"keypair AK1: max_pending_session_resource_slots cpu: limit 4 would be exceeded (requested 2)"},
+			kind: domain.KindQuotaExceeded, want: []string{"keypair AK1: max_pending_session_resource_slots cpu limit 4 exceeded (requested 2)"},
 		},
 		{
 			name:    "keypair total_resource_slots, outright",
@@ -279,7 +226,7 @@ func TestAdmit(t *testing.T) {
 			standing: quota.Standing{Keypair: with(func(p *domain.KeypairPolicySpec) {
 				p.TotalResourceSlots = domain.Slots{domain.SlotCPU: domain.Units(4)}
 			})},
-			kind: domain.KindQuotaExceeded, want: []string{"keypair AK2: total_resource_slots cpu: limit 4 would be exceeded (requested 5)"},
+			kind: domain.KindQuotaExceeded, want: []string{"keypair AK2: total_resource_slots cpu limit 4 exceeded (requested 5)"},
 		},
 		{
 			name:    "user total_resource_slots (the main keypair's policy), outright",
@@ -287,19 +234,19 @@ func TestAdmit(t *testing.T) {
 			standing: quota.Standing{Keypair: &unlimited, User: with(func(p *domain.KeypairPolicySpec) {
 				p.TotalResourceSlots = domain.Slots{domain.SlotCPU: domain.Units(4)}
 			})},
-			kind: domain.KindQuotaExceeded, want: []string{"user " + user1 + ": total_resource_slots cpu: limit 4 would be exceeded (requested 5)"},
+			kind: domain.KindQuotaExceeded, want: []string{"user " + user1 + ": total_resource_slots cpu limit 4 exceeded (requested 5)"},
 		},
 		{
 			name:     "project total_resource_slots, outright",
 			session:  session("AK1", 1, cpuMem(1, 9)),
 			standing: quota.Standing{Project: domain.Slots{domain.SlotMem: domain.Units(8 << 30)}},
-			kind:     domain.KindQuotaExceeded, want: []string{"project default/ml: total_resource_slots mem: limit 8G would be exceeded (requested 9G)"},
+			kind:     domain.KindQuotaExceeded, want: []string{"project default/ml: total_resource_slots mem limit 8G exceeded (requested 9G)"},
 		},
 		{
 			name:     "domain total_resource_slots, outright",
 			session:  session("AK1", 1, cpuMem(3, 1)),
 			standing: quota.Standing{Domain: domain.Slots{domain.SlotCPU: domain.Units(2)}},
-			kind:     domain.KindQuotaExceeded, want: []string{"domain default: total_resource_slots cpu: limit 2 would be exceeded (requested 3)"},
+			kind:     domain.KindQuotaExceeded, want: []string{"domain default: total_resource_slots cpu limit 2 exceeded (requested 3)"},
 		},
 		{
 			name:    "every problem at once, the invalid one first",

@@ -1,167 +1,58 @@
 package quota
 
 import (
-	"fmt"
-	"slices"
-
 	"github.com/cairnhq/cairn/domain"
+	"github.com/cairnhq/cairn/domain/placement"
 )
 
-// Usage is one subject's slot limit and what it occupies.
-type Usage struct {
-	Limit    Limit
-	Occupied domain.Slots
-}
-
-// KeypairUsage adds the keypair policy's session count limit.
-type KeypairUsage struct {
-	Usage
-	// MaxConcurrentSessions caps the keypair's concurrent sessions; 0
-	// does not limit.
-	MaxConcurrentSessions int
-	// ConcurrentSessions is how many it has now.
-	ConcurrentSessions int
-}
-
-// View is the quota view of one scheduling round: for each keypair, user,
-// project and domain with a pending session, its limits and what it
-// occupies. A user, project or domain missing from its map has no limit;
-// every keypair of a pending session is present (with an unlimited Limit
-// when it has no policy), with its occupancy and concurrent sessions.
-// Charge counts the round's placements, so that two sessions placed in
-// one round cannot together exceed a limit each fits alone.
-type View struct {
-	Keypairs map[string]KeypairUsage
-	Users    map[string]Usage
-	Projects map[string]Usage
-	Domains  map[string]Usage
-}
-
-// NewView builds the view of the subjects of sessions (the pending ones)
-// from the limits and a snapshot of occupancy.
-func NewView(limits *Limits, occ Snapshot, sessions []Session) View {
-	v := View{Keypairs: map[string]KeypairUsage{}, Users: map[string]Usage{}, Projects: map[string]Usage{}, Domains: map[string]Usage{}}
+// View builds the quota view placement checks a round against
+// (placement.Quotas, whose checks report every failure: the keypair's
+// max_concurrent_sessions, and the keypair's, user's, project's and
+// domain's total_resource_slots, occupied + requested ≤ limit, counting
+// the round's earlier placements). It covers the subjects of sessions
+// (the pending ones):
+//   - every keypair of a session, with its occupancy and concurrent
+//     sessions, and its policy's limits when it has one (unlimited
+//     otherwise);
+//   - users (by id: their main keypair's policy), projects (by
+//     domain.ProjectKey, the key placement.Session.Project must carry) and
+//     domains that have a limit; the others are left out (not limited).
+func View(limits *Limits, occ Snapshot, sessions []Session) placement.Quotas {
+	q := placement.Quotas{
+		Keypairs: map[string]placement.KeypairUsage{}, Users: map[string]placement.Usage{},
+		Projects: map[string]placement.Usage{}, Domains: map[string]placement.Usage{},
+	}
 	for _, s := range sessions {
 		ak := s.Key(ScopeKeypair)
-		if _, done := v.Keypairs[ak]; !done {
+		if _, done := q.Keypairs[ak]; !done {
 			o := occ.Of(ScopeKeypair, ak)
-			ku := KeypairUsage{Usage: Usage{Limit: Limit{Unspecified: domain.UnspecifiedUnlimited}, Occupied: o.Occupied.Clone()}, ConcurrentSessions: o.Concurrent}
+			ku := placement.KeypairUsage{Usage: placement.Usage{Occupied: o.Occupied.Clone()}, ConcurrentSessions: o.Concurrent}
 			if p, ok := limits.KeypairPolicy(ak); ok {
-				ku.Limit, ku.MaxConcurrentSessions = KeypairLimit(p), p.MaxConcurrentSessions
+				ku.Usage = usage(KeypairLimit(p), o.Occupied)
+				ku.MaxConcurrentSessions = p.MaxConcurrentSessions
 			}
-			v.Keypairs[ak] = ku
+			q.Keypairs[ak] = ku
 		}
 		for _, sc := range []struct {
 			scope Scope
-			m     map[string]Usage
-		}{{ScopeUser, v.Users}, {ScopeProject, v.Projects}, {ScopeDomain, v.Domains}} {
+			m     map[string]placement.Usage
+		}{{ScopeUser, q.Users}, {ScopeProject, q.Projects}, {ScopeDomain, q.Domains}} {
 			key := s.Key(sc.scope)
 			if _, done := sc.m[key]; done {
 				continue
 			}
 			if l, ok := limits.Of(sc.scope, key); ok {
-				sc.m[key] = Usage{Limit: l, Occupied: occ.Of(sc.scope, key).Occupied.Clone()}
+				sc.m[key] = usage(l, occ.Of(sc.scope, key).Occupied)
 			}
 		}
 	}
-	return v
+	return q
 }
 
-// Failure is one failed quota check.
-type Failure struct {
-	Scope Scope
-	// Subject is the access key, user id, project key or domain name.
-	Subject string
-	// Limit is the policy field: max_concurrent_sessions or
-	// total_resource_slots.
-	Limit string
-	// Slot is the slot over its limit (total_resource_slots only).
-	Slot domain.SlotName
-	// Message says it for people. It names the limit and the requested
-	// amount, never the occupancy of the moment, so that a session waiting
-	// for the same reasons keeps the same message.
-	Message string
-}
-
-// Check returns every quota check the session fails, in a stable order:
-// the keypair's concurrency, then the keypair's, the user's, the
-// project's and the domain's slot limits slot by slot (occupied +
-// requested ≤ limit).
-func (v *View) Check(s Session) []Failure {
-	var out []Failure
-	ak := s.Key(ScopeKeypair)
-	kp, hasKP := v.Keypairs[ak]
-	if hasKP && kp.MaxConcurrentSessions > 0 && kp.ConcurrentSessions >= kp.MaxConcurrentSessions {
-		out = append(out, Failure{Scope: ScopeKeypair, Subject: ak, Limit: LimitConcurrent,
-			Message: fmt.Sprintf("keypair %s: %s %d reached", ak, LimitConcurrent, kp.MaxConcurrentSessions)})
+func usage(l Limit, occupied domain.Slots) placement.Usage {
+	u := placement.Usage{Limits: l.Slots.Clone(), Occupied: occupied.Clone(), Unspecified: placement.UnspecifiedUnlimited}
+	if l.Unspecified == domain.UnspecifiedLimited {
+		u.Unspecified = placement.UnspecifiedLimited
 	}
-	for _, sc := range Scopes {
-		key := s.Key(sc)
-		u, ok := v.usage(sc, key)
-		if !ok {
-			continue
-		}
-		for _, over := range u.Limit.Over(u.Occupied, s.Requested) {
-			out = append(out, Failure{Scope: sc, Subject: key, Limit: LimitTotalSlots, Slot: over.Slot,
-				Message: fmt.Sprintf("%s %s: %s %s: %s (requested %s)", sc, key, LimitTotalSlots, over.Slot,
-					capText(over), domain.FormatAmount(over.Slot, over.Requested))})
-		}
-	}
-	return out
-}
-
-func capText(c SlotCap) string {
-	if c.Cap == 0 {
-		return "not allowed"
-	}
-	return "limit " + domain.FormatAmount(c.Slot, c.Cap) + " would be exceeded"
-}
-
-// Charge counts a session placed in this round: its request is added to
-// what its subjects occupy, and it is one more concurrent session of its
-// keypair.
-func (v *View) Charge(s Session) {
-	ak := s.Key(ScopeKeypair)
-	kp := v.Keypairs[ak]
-	kp.ConcurrentSessions++
-	kp.Occupied = addInto(kp.Occupied, s.Requested)
-	v.Keypairs[ak] = kp
-	for _, sc := range []struct {
-		scope Scope
-		m     map[string]Usage
-	}{{ScopeUser, v.Users}, {ScopeProject, v.Projects}, {ScopeDomain, v.Domains}} {
-		key := s.Key(sc.scope)
-		if u, ok := sc.m[key]; ok {
-			u.Occupied = addInto(u.Occupied, s.Requested)
-			sc.m[key] = u
-		}
-	}
-}
-
-func (v *View) usage(scope Scope, key string) (Usage, bool) {
-	switch scope {
-	case ScopeKeypair:
-		kp, ok := v.Keypairs[key]
-		return kp.Usage, ok
-	case ScopeUser:
-		u, ok := v.Users[key]
-		return u, ok
-	case ScopeProject:
-		u, ok := v.Projects[key]
-		return u, ok
-	case ScopeDomain:
-		u, ok := v.Domains[key]
-		return u, ok
-	}
-	return Usage{}, false
-}
-
-// Details returns the failures' messages, for a pending session's status
-// data.
-func Details(failures []Failure) []string {
-	out := make([]string, len(failures))
-	for i, f := range failures {
-		out[i] = f.Message
-	}
-	return slices.Clip(out)
+	return u
 }

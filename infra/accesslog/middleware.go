@@ -118,7 +118,7 @@ func entityOf(c *fiber.Ctx) (string, string) {
 	case len(segs) > 1:
 		id = segs[1]
 	}
-	return typ, strings.Clone(id)
+	return strings.Clone(typ), strings.Clone(id)
 }
 
 func expected(c *fiber.Ctx) int {

@@ -128,6 +128,7 @@ func (s *server) app() (*fiber.App, error) {
 		Commands: s.handlers,
 		Sessions: s.models.Sessions,
 		Agents:   s.models.Agents,
+		Audit:    s.models.Audit,
 		Waiter:   readapi.WaitAll(s.waiters...),
 		Logs:     agentlogs.NewSource(local, s.addresses, nil),
 		Images:   s.images,

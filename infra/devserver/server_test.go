@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/cairnhq/cairn/infra/readmodels"
 	"io"
 	"log/slog"
 	"net"
@@ -172,7 +173,7 @@ func TestRunServesAndStopsInOrder(t *testing.T) {
 	}
 	want := []string{
 		"HTTP API", "access log", "agent address book", "reports consumer", "forwarder", "audit sequencer", "scheduler",
-		"projector agents", "projector sessions", "bus", "embedded NATS", "read-model database", "event store",
+		"projector audit", "projector agents", "projector sessions", "bus", "embedded NATS", "read-model database", "event store",
 	}
 	if strings.Join(order, ",") != strings.Join(want, ",") {
 		t.Errorf("stop order:\n got %q\nwant %q", order, want)
@@ -254,7 +255,7 @@ func TestHealthzJSON(t *testing.T) {
 	if err := json.Unmarshal(body, &h); err != nil || code != http.StatusOK {
 		t.Fatalf("/healthz: %d %s (%v)", code, body, err)
 	}
-	if h.Status != "ok" || !strings.HasPrefix(h.Bus, "nats://") || len(h.ReadModels) != 2 {
+	if h.Status != "ok" || !strings.HasPrefix(h.Bus, "nats://") || len(h.ReadModels) != len(readmodels.Names()) {
 		t.Errorf("/healthz: %+v", h)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cairnhq/cairn/projections"
 	"github.com/cairnhq/cairn/projections/agents"
+	"github.com/cairnhq/cairn/projections/audit"
 	"github.com/cairnhq/cairn/projections/sessions"
 )
 
@@ -18,20 +19,21 @@ import (
 type Set struct {
 	Sessions *sessions.ReadModel
 	Agents   *agents.ReadModel
+	Audit    *audit.ReadModel
 }
 
 // New builds every read model over db.
 func New(db *projections.DB) Set {
-	return Set{Sessions: sessions.New(db), Agents: agents.New(db)}
+	return Set{Sessions: sessions.New(db), Agents: agents.New(db), Audit: audit.New(db)}
 }
 
 // All returns the projections in the order they are run and rebuilt.
 func (s Set) All() []projections.Projection {
-	return []projections.Projection{s.Sessions, s.Agents}
+	return []projections.Projection{s.Sessions, s.Agents, s.Audit}
 }
 
 // Names are the read models' names, in the order they are run and rebuilt.
-func Names() []string { return []string{sessions.Name, agents.Name} }
+func Names() []string { return []string{sessions.Name, agents.Name, audit.Name} }
 
 // Select returns the projections named (all of them when names is empty),
 // or an error naming the unknown ones and the known ones.
