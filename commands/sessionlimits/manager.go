@@ -12,6 +12,7 @@ import (
 
 	"github.com/cairnhq/cairn/commands"
 	"github.com/cairnhq/cairn/domain"
+	"github.com/cairnhq/cairn/domain/quota"
 	"github.com/cairnhq/cairn/eventstore"
 	"github.com/google/uuid"
 )
@@ -118,13 +119,13 @@ func (m *Manager) overdue(st *state, now time.Time) []due {
 			continue
 		}
 		if life := seconds(p.MaxSessionLifetime); life > 0 && !now.Before(s.scheduledAt.Add(life)) {
-			out = append(out, due{id, domain.ReasonSessionLifetime, fmt.Sprintf("max_session_lifetime %s since %s", life, s.scheduledAt.Format(time.RFC3339))})
+			out = append(out, due{id, domain.ReasonSessionLifetime, fmt.Sprintf("%s %s since %s", quota.LimitSessionLifetime, life, s.scheduledAt.Format(time.RFC3339))})
 			continue
 		}
 		if idle := seconds(p.IdleTimeout); idle > 0 && s.typ == domain.SessionInteractive && !s.runningAt.IsZero() {
 			since := latest(s.runningAt, s.lastAccess, m.started)
 			if !now.Before(since.Add(idle)) {
-				out = append(out, due{id, domain.ReasonIdleTimeout, fmt.Sprintf("idle_timeout %s since %s", idle, since.Format(time.RFC3339))})
+				out = append(out, due{id, domain.ReasonIdleTimeout, fmt.Sprintf("%s %s since %s", quota.LimitIdleTimeout, idle, since.Format(time.RFC3339))})
 			}
 		}
 	}

@@ -45,8 +45,9 @@
 //
 // Admit is the check at enqueue time, over what a read model knows (it
 // may lag; see commands.RequestSession for the race this leaves). View
-// and its Check are the authoritative checks the scheduler runs over the
-// log it folded itself: concurrency and the keypair, user, project and
-// domain slot limits, every failure reported, none hidden behind the
+// builds the quota view (placement.Quotas) the scheduler hands to
+// domain/placement, whose checks are the authoritative ones, over the log
+// the scheduler folded itself: concurrency and the keypair, user, project
+// and domain slot limits, every failure reported, none hidden behind the
 // first.
 package quota

@@ -136,17 +136,6 @@ func (l *Ledger) Session(id uuid.UUID) (Session, bool) {
 	return t.Session, true
 }
 
-// Pending returns the pending sessions, in no particular order.
-func (l *Ledger) Pending() []Session {
-	var out []Session
-	for _, t := range l.sessions {
-		if t.phase == phasePending {
-			out = append(out, t.Session)
-		}
-	}
-	return out
-}
-
 // LiveAllocations is the number of allocations not yet released, whoever
 // holds them.
 func (l *Ledger) LiveAllocations() int { return len(l.kernels) }
