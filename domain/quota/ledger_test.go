@@ -234,3 +234,26 @@ func BenchmarkLedgerSnapshot(b *testing.B) {
 		l.Snapshot()
 	}
 }
+
+// BenchmarkView is the quota work of one scheduling round: the snapshot
+// of 10,000 sessions and the view of the 2,500 pending ones' subjects.
+func BenchmarkView(b *testing.B) {
+	l, limits := quota.NewLedger(), quota.NewLimits()
+	var pending []quota.Session
+	for i := range 10_000 {
+		id := uuid.New()
+		ak := fmt.Sprintf("AK%d", i%200)
+		e := requested(id, ak, fmt.Sprintf("u%d", i%100), cpuMem(1, 1))
+		l.ApplySession(id, e)
+		if i%4 == 0 {
+			pending = append(pending, quota.SessionOf(e))
+			continue
+		}
+		l.ApplyAgent(allocated(id, 0, cpuMem(1, 1)))
+		l.ApplySession(id, domain.SessionScheduled{At: t0})
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		quota.View(limits, l.Snapshot(), pending)
+	}
+}
