@@ -2,6 +2,7 @@ package domain
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/google/uuid"
@@ -368,4 +369,20 @@ func TestRehydrateAgentRefusesBrokenStreams(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAgentWithManyMIGDevicesRoundTrips: a GPU split into seven MIG
+// devices of one profile registers a capacity of 7 in that unique slot,
+// and the event decodes back (it once did not, and the scheduler stopped).
+func TestAgentWithManyMIGDevicesRoundTrips(t *testing.T) {
+	slot := SlotName("cuda.device:1g.10gb-mig")
+	spec := AgentSpec{ID: "a1", Architecture: "x86_64", Capacity: Slots{SlotCPU: Units(8), SlotMem: gib(64), slot: Units(7)}}
+	for i := range 7 {
+		spec.Devices = append(spec.Devices, Device{ID: fmt.Sprintf("MIG-%d", i), Kind: slot})
+	}
+	evs, err := (&Agent{revision: -1}).Register(spec, at(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkRoundTrip(t, evs)
 }

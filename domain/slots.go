@@ -155,8 +155,10 @@ func ParseQuantity(s string, t SlotType) (Quantity, error) {
 		return 0, fmt.Errorf("%q is too large", s)
 	}
 	milli := r.Num().Int64()
-	if t == SlotUnique && milli != 0 && milli != QuantityScale {
-		return 0, fmt.Errorf("a unique slot takes 0 or 1, not %q", s)
+	// A request takes one device of a unique slot (checked with the
+	// request); capacities, occupancy and limits count several.
+	if t == SlotUnique && milli%QuantityScale != 0 {
+		return 0, fmt.Errorf("a unique slot counts whole devices, not %q", s)
 	}
 	return Quantity(milli), nil
 }

@@ -37,7 +37,8 @@ func TestParseQuantity(t *testing.T) {
 		{"-64m", SlotBytes, 0, true},
 		{"9000p", SlotBytes, 0, true},
 		{"1", SlotUnique, 1000, false},
-		{"2", SlotUnique, 0, true},
+		{"7", SlotUnique, 7000, false}, // a capacity: seven MIG devices of a profile
+		{"0.5", SlotUnique, 0, true},
 	}
 	for _, c := range cases {
 		got, err := ParseQuantity(c.in, c.typ)

@@ -1,0 +1,37 @@
+package schedbench_test
+
+import (
+	"context"
+	"log/slog"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/cairnhq/cairn/commands/scheduler/schedbench"
+	"github.com/cairnhq/cairn/eventstore/sqlite"
+	"github.com/cairnhq/cairn/projections"
+)
+
+// TestRunSmall runs the benchmark at a small scale: every placement it
+// counts must be visible in the read side (Run checks), and a queue larger
+// than the fleet leaves some sessions waiting.
+func TestRunSmall(t *testing.T) {
+	ctx := context.Background()
+	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "cairn.db"), sqlite.Options{Synchronous: "normal", Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	db, err := projections.OpenSQLite(store, sqlite.Options{Synchronous: "normal"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	res, err := schedbench.Run(ctx, store, db, schedbench.Config{Agents: 20, Sessions: 600, Writers: 8, Seed: 7, Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Placed == 0 || res.Placed >= res.Sessions || res.Rounds == 0 || res.Schedule <= 0 {
+		t.Fatalf("result %+v: want some but not all of %d sessions placed", res, res.Sessions)
+	}
+}
