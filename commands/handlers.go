@@ -87,6 +87,9 @@ type Options struct {
 	// Without one, those commands fail (KindInternal) when a password is
 	// given; every other command works.
 	PasswordHasher PasswordHasher
+	// Quotas answers RequestSession's admission checks (see QuotaSource);
+	// nil admits every request and leaves quotas to the scheduler.
+	Quotas QuotaSource
 	// EmailReservationGrace is how old an e-mail reservation whose user
 	// was never created must be before another CreateUser may take it
 	// over (default 30s; see domain.EmailReservation).
@@ -155,6 +158,7 @@ func NewHandlers(store EventStore, clock func() time.Time, opts Options) (*Handl
 		tenancy:  newTenancyRepos(store, retry),
 		hasher:   opts.PasswordHasher,
 		grace:    opts.EmailReservationGrace,
+		quotas:   opts.Quotas,
 	}
 	r := newRegistry()
 	h := &Handlers{
@@ -215,6 +219,7 @@ type deps struct {
 	tenancy
 	hasher PasswordHasher
 	grace  time.Duration
+	quotas QuotaSource
 }
 
 // tenancy holds the repositories of the tenancy aggregates.

@@ -24,9 +24,9 @@ type RequestSessionResult struct {
 
 type requestSessionHandler struct{ deps }
 
-// Handle validates the request (domain.RequestSession) and creates the
-// session's stream. The ids are fresh, so the stream cannot exist and no
-// retry is needed.
+// Handle validates the request (domain.RequestSession), refuses what
+// quotas already rule out (see admit), and creates the session's stream.
+// The ids are fresh, so the stream cannot exist and no retry is needed.
 func (h requestSessionHandler) Handle(ctx context.Context, md Metadata, cmd RequestSession) (RequestSessionResult, error) {
 	id := h.newID()
 	size := cmd.Spec.ClusterSize
@@ -42,6 +42,9 @@ func (h requestSessionHandler) Handle(ctx context.Context, md Metadata, cmd Requ
 	}
 	events, err := domain.RequestSession(domain.SessionRequest{ID: id, KernelIDs: kernels, Spec: cmd.Spec, At: h.now()})
 	if err != nil {
+		return RequestSessionResult{}, err
+	}
+	if err := h.admit(ctx, events); err != nil {
 		return RequestSessionResult{}, err
 	}
 	pos, err := h.sessions.create(ctx, SessionStream(id), md, events)

@@ -304,3 +304,22 @@ func ParseSlots(raw map[string]json.RawMessage) (Slots, error) {
 	}
 	return out, nil
 }
+
+// FormatAmount renders an amount of a slot for people: bytes with a
+// binary suffix when they divide evenly ("4G", "64M"), counts as decimals
+// ("0.5").
+func FormatAmount(name SlotName, q Quantity) string {
+	if t, _ := SlotTypeOf(name); t != SlotBytes || !q.IsWhole() {
+		return q.String()
+	}
+	b := q.Whole()
+	for _, u := range []struct {
+		suffix string
+		size   int64
+	}{{"P", 1 << 50}, {"T", 1 << 40}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}} {
+		if b >= u.size && b%u.size == 0 {
+			return strconv.FormatInt(b/u.size, 10) + u.suffix
+		}
+	}
+	return strconv.FormatInt(b, 10)
+}

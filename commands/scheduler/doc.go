@@ -36,11 +36,21 @@
 //     (UpdatePendingSession) — only when they changed, so a waiting
 //     session costs no event per round.
 //
-// Until resource groups and quotas exist, the input has no group view
-// (every agent serves every session: fifo, dispersed, a session that finds
-// no room blocks the queue for one round) and no tenancy view (no limit).
-// Starts_at, dependencies (a session's result once it ended) and the
-// architecture come from session.requested.
+// # Quotas
+//
+// The same fold feeds a quota book (commands/quotas): the limits of
+// keypairs, their policies, users' main keypairs, projects and domains,
+// and the occupancy derived from allocations and releases (domain/quota).
+// Each round's input carries the quota view of its pending sessions'
+// subjects (placement.Quotas), so placement checks max_concurrent_sessions
+// and the keypair, user, project and domain total_resource_slots
+// authoritatively, over the log itself rather than a read model, counting
+// the round's own placements; a change of a limit wakes a round.
+//
+// Until resource groups exist, the input has no group view (every agent
+// serves every session: fifo, dispersed, a session that finds no room
+// blocks the queue for one round). Starts_at, dependencies (a session's
+// result once it ended) and the architecture come from session.requested.
 //
 // One Scheduler runs per cluster at a time (the leader); two would release
 // each other's half-made placements in their reconcile.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairnhq/cairn/commands/quotas"
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/eventstore"
 	"github.com/google/uuid"
@@ -35,12 +36,22 @@ func (st *state) apply(rec eventstore.RecordedEvent) (wake bool, err error) {
 	st.position = rec.Position
 	sessionStream := strings.HasPrefix(rec.Stream, sessionStreamPrefix)
 	agentStream := strings.HasPrefix(rec.Stream, agentStreamPrefix)
-	if (!sessionStream && !agentStream) || !knownTypes[rec.Type] {
+	forQuotas := quotas.Wants(rec.Type)
+	if (!sessionStream && !agentStream && !forQuotas) || !knownTypes[rec.Type] {
 		return false, nil
 	}
 	ev, err := domain.DecodeEvent(rec.Type, rec.Version, rec.Data)
 	if err != nil {
 		return false, fmt.Errorf("scheduler: %s@%d: %w", rec.Stream, rec.Revision, err)
+	}
+	if forQuotas {
+		if err := st.quotas.Apply(rec.Stream, ev); err != nil {
+			return false, fmt.Errorf("scheduler: %s@%d: %w", rec.Stream, rec.Revision, err)
+		}
+		if !sessionStream && !agentStream {
+			// A limit changed: a waiting session may fit now.
+			return true, nil
+		}
 	}
 	if agentStream {
 		return st.applyAgent(strings.TrimPrefix(rec.Stream, agentStreamPrefix), ev), nil

@@ -5,8 +5,10 @@ import (
 	"slices"
 	"time"
 
+	"github.com/cairnhq/cairn/commands/quotas"
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/domain/placement"
+	"github.com/cairnhq/cairn/domain/quota"
 	"github.com/google/uuid"
 )
 
@@ -23,10 +25,13 @@ type state struct {
 	// on it. It grows with the log, a few dozen bytes a session, until a
 	// snapshot bounds it.
 	ended map[uuid.UUID]bool
+	// quotas are the limits and the occupancy folded from the same log:
+	// the quota view of every round.
+	quotas *quotas.Book
 }
 
 func newState() *state {
-	return &state{sessions: map[uuid.UUID]*sessionView{}, agents: map[string]*agentView{}, ended: map[uuid.UUID]bool{}}
+	return &state{sessions: map[uuid.UUID]*sessionView{}, agents: map[string]*agentView{}, ended: map[uuid.UUID]bool{}, quotas: quotas.NewBook()}
 }
 
 // sessionView is what the scheduler knows of a session that has not ended.
@@ -84,24 +89,32 @@ type agentView struct {
 var defaultQueue = placement.ResourceGroup{Order: placement.OrderFIFO, Selector: placement.SelectorDispersed, SkipAfterTries: 1}
 
 // input is the placement input for the PENDING sessions (but those in
-// skip) and every agent, in map order (placement does not depend on it):
-// the tenancy view is empty (no limit) until quotas exist.
+// skip) and every agent, in map order (placement does not depend on it),
+// with the quota view of the sessions' keypairs, users, projects and
+// domains (limits and occupancy folded from the same log).
 func (st *state) input(now time.Time, skip map[uuid.UUID]bool, queue placement.ResourceGroup) placement.Input {
 	in := placement.Input{Now: now, Ungrouped: queue, Agents: make([]placement.Agent, 0, len(st.agents))}
+	var owners []quota.Session
 	for id, s := range st.sessions {
 		if s.status == domain.StatusPending && !skip[id] {
 			in.Sessions = append(in.Sessions, st.pendingSession(s))
+			if q, ok := st.quotas.Ledger.Session(id); ok {
+				owners = append(owners, q)
+			}
 		}
 	}
 	for _, a := range st.agents {
 		in.Agents = append(in.Agents, a.agent())
+	}
+	if len(in.Sessions) > 0 {
+		in.Quotas = st.quotas.View(owners)
 	}
 	return in
 }
 
 func (st *state) pendingSession(s *sessionView) placement.Session {
 	p := placement.Session{
-		ID: s.id, AccessKey: s.owner.AccessKey, UserID: s.owner.UserID, Project: s.project, Domain: s.domainName,
+		ID: s.id, AccessKey: s.owner.AccessKey, UserID: s.owner.UserID, Project: domain.ProjectKey(s.domainName, s.project), Domain: s.domainName,
 		ResourceGroup: s.group, Priority: s.priority, EnqueuedAt: s.requestedAt, EnqueuedSeq: s.seq,
 		StartsAt: s.startsAt, ClusterMode: s.clusterMode, Architecture: s.architecture, Tries: s.attempts,
 	}

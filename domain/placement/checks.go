@@ -69,7 +69,7 @@ func (st *state) predicates(r *request) {
 				continue
 			}
 			name := st.slots.names[sa.slot]
-			r.fail(Failure{Check: q.check, Subject: q.name, Slot: name, Message: fmt.Sprintf("%s %s: %s limit %s exceeded (requested %s)",
+			r.fail(Failure{Check: q.check, Subject: q.name, Slot: name, Message: fmt.Sprintf("%s %s: total_resource_slots %s limit %s exceeded (requested %s)",
 				q.label, q.name, name, amount(name, limit), amount(name, sa.amt))})
 		}
 	}

@@ -53,9 +53,9 @@ func TestChecks(t *testing.T) {
 				Domains:  map[string]placement.Usage{"d1": {Limits: domain.Slots{domain.SlotCUDAShares: domain.Units(1)}, Occupied: cpuMem(50, 500)}},
 			}
 		}, details: []string{
-			"keypair AK1: cpu limit 4 exceeded (requested 2)",
-			"user u1: mem limit 8G exceeded (requested 2G)",
-			"project p1: mem limit 0 exceeded (requested 2G)",
+			"keypair AK1: total_resource_slots cpu limit 4 exceeded (requested 2)",
+			"user u1: total_resource_slots mem limit 8G exceeded (requested 2G)",
+			"project p1: total_resource_slots mem limit 0 exceeded (requested 2G)",
 		}},
 		{name: "a limit exactly reached still fits", input: func(in *placement.Input) {
 			in.Quotas.Keypairs = map[string]placement.KeypairUsage{"AK1": {Usage: placement.Usage{Limits: cpuMem(4, 4), Occupied: cpuMem(2, 2)}}}
@@ -78,7 +78,7 @@ func TestChecks(t *testing.T) {
 		}, details: []string{
 			"starts_at 2025-03-03T12:00:00Z is not reached",
 			"dependency 0195a0c0-0000-7000-8000-000000000006 has not finished",
-			"domain d1: cpu limit 32 exceeded (requested 64)",
+			"domain d1: total_resource_slots cpu limit 32 exceeded (requested 64)",
 			"cpu: requested 64 exceeds the capacity of every agent",
 		}},
 	}
@@ -124,7 +124,7 @@ func TestPlacementsCountAgainstQuotasInTheRound(t *testing.T) {
 		t.Fatalf("placed %v", order(r))
 	}
 	wantDetails(t, r, sid(4), domain.ReasonPredicateChecks, "keypair AK2: max_concurrent_sessions 2 reached")
-	wantDetails(t, r, sid(1), domain.ReasonPredicateChecks, "user u1: cpu limit 5 exceeded (requested 2)")
+	wantDetails(t, r, sid(1), domain.ReasonPredicateChecks, "user u1: total_resource_slots cpu limit 5 exceeded (requested 2)")
 }
 
 func TestMalformedInputIsAnError(t *testing.T) {

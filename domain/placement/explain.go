@@ -154,18 +154,5 @@ func joinSlots(st *state, v []slotAmt) string {
 
 // amount renders an amount for people: bytes with a binary suffix.
 func amount(name domain.SlotName, v int64) string {
-	q := domain.Quantity(v)
-	if t, _ := domain.SlotTypeOf(name); t != domain.SlotBytes || !q.IsWhole() {
-		return q.String()
-	}
-	b := q.Whole()
-	for _, u := range []struct {
-		suffix string
-		size   int64
-	}{{"P", 1 << 50}, {"T", 1 << 40}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}} {
-		if b >= u.size && b%u.size == 0 {
-			return fmt.Sprintf("%d%s", b/u.size, u.suffix)
-		}
-	}
-	return fmt.Sprintf("%d", b)
+	return domain.FormatAmount(name, domain.Quantity(v))
 }

@@ -11,7 +11,8 @@
 //     message bus, on Config.NATSListen, so that `cairn agent --bus
 //     nats://<host>:<port>` on another machine can join;
 //   - the projectors of the sessions and agents read models;
-//   - the manager's process managers: the scheduler, the forwarder
+//   - the manager's process managers: the scheduler, the session limits
+//     (idle timeout and lifetime, commands/sessionlimits), the forwarder
 //     (events → agents' topics, checkpoint in the data directory), the
 //     reports consumer (agents' reports → commands, liveness) and the
 //     address book of remote agents' logs endpoints (infra/agentlogs);

@@ -20,6 +20,7 @@ import (
 	"github.com/cairnhq/cairn/commands/forwarder"
 	"github.com/cairnhq/cairn/commands/reports"
 	"github.com/cairnhq/cairn/commands/scheduler"
+	"github.com/cairnhq/cairn/commands/sessionlimits"
 	"github.com/cairnhq/cairn/eventstore"
 	"github.com/cairnhq/cairn/eventstore/postgres"
 	"github.com/cairnhq/cairn/eventstore/sqlite"
@@ -214,8 +215,9 @@ func (s *server) startProjectors(ctx context.Context) error {
 	return nil
 }
 
-// startManagers runs the scheduler and the audit sequencer (each under its
-// lease), the forwarder, the reports consumer and the address book of agents' logs endpoints.
+// startManagers runs the scheduler, the audit sequencer and the session
+// limits (each under its lease), the forwarder, the reports consumer and
+// the address book of agents' logs endpoints.
 func (s *server) startManagers(context.Context) error {
 	sched, err := scheduler.New(scheduler.Config{Clock: s.cfg.Clock, Logger: s.log}, s.store, s.handlers)
 	if err != nil {
@@ -239,10 +241,14 @@ func (s *server) startManagers(context.Context) error {
 	if err != nil {
 		return err
 	}
+	limits, err := sessionlimits.New(sessionlimits.Config{Clock: s.cfg.Clock, Logger: s.log}, s.store, s.handlers)
+	if err != nil {
+		return err
+	}
 	for _, leader := range []struct {
 		name string
 		run  func(context.Context) error
-	}{{"scheduler", sched.Run}, {"audit sequencer", seq.Run}} {
+	}{{"scheduler", sched.Run}, {"audit sequencer", seq.Run}, {"session limits", limits.Run}} {
 		name, run := leader.name, leader.run
 		l, err := s.lease(strings.ReplaceAll(name, " ", "-"))
 		if err != nil {

@@ -172,8 +172,8 @@ func TestRunServesAndStopsInOrder(t *testing.T) {
 		order = append(order, m[1])
 	}
 	want := []string{
-		"HTTP API", "access log", "agent address book", "reports consumer", "forwarder", "audit sequencer", "scheduler",
-		"projector audit", "projector tenancy", "projector agents", "projector sessions", "bus", "embedded NATS", "read-model database", "event store",
+		"HTTP API", "access log", "agent address book", "reports consumer", "forwarder", "session limits", "audit sequencer", "scheduler",
+		"projector occupancy", "projector audit", "projector tenancy", "projector agents", "projector sessions", "bus", "embedded NATS", "read-model database", "event store",
 	}
 	if strings.Join(order, ",") != strings.Join(want, ",") {
 		t.Errorf("stop order:\n got %q\nwant %q", order, want)

@@ -12,6 +12,7 @@ import (
 	"github.com/cairnhq/cairn/projections"
 	"github.com/cairnhq/cairn/projections/agents"
 	"github.com/cairnhq/cairn/projections/audit"
+	"github.com/cairnhq/cairn/projections/occupancy"
 	"github.com/cairnhq/cairn/projections/sessions"
 	"github.com/cairnhq/cairn/projections/tenancy"
 )
@@ -22,20 +23,25 @@ type Set struct {
 	Agents   *agents.ReadModel
 	Audit    *audit.ReadModel
 	Tenancy  *tenancy.ReadModel
+	// Occupancy is what keypairs, users, projects and domains occupy and
+	// queue (quotas).
+	Occupancy *occupancy.ReadModel
 }
 
 // New builds every read model over db.
 func New(db *projections.DB) Set {
-	return Set{Sessions: sessions.New(db), Agents: agents.New(db), Tenancy: tenancy.New(db), Audit: audit.New(db)}
+	return Set{Sessions: sessions.New(db), Agents: agents.New(db), Tenancy: tenancy.New(db), Audit: audit.New(db), Occupancy: occupancy.New(db)}
 }
 
 // All returns the projections in the order they are run and rebuilt.
 func (s Set) All() []projections.Projection {
-	return []projections.Projection{s.Sessions, s.Agents, s.Tenancy, s.Audit}
+	return []projections.Projection{s.Sessions, s.Agents, s.Tenancy, s.Audit, s.Occupancy}
 }
 
 // Names are the read models' names, in the order they are run and rebuilt.
-func Names() []string { return []string{sessions.Name, agents.Name, tenancy.Name, audit.Name} }
+func Names() []string {
+	return []string{sessions.Name, agents.Name, tenancy.Name, audit.Name, occupancy.Name}
+}
 
 // Select returns the projections named (all of them when names is empty),
 // or an error naming the unknown ones and the known ones.

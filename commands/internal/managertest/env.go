@@ -98,7 +98,7 @@ func New(t testing.TB) *Env {
 		}
 	})
 	clock := &Clock{now: T0}
-	h, err := commands.NewHandlers(store, clock.Now, commands.Options{})
+	h, err := commands.NewHandlers(store, clock.Now, commands.Options{PasswordHasher: plainHasher{}})
 	if err != nil {
 		t.Fatal(err)
 	}

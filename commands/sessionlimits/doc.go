@@ -1,0 +1,40 @@
+// Package sessionlimits is the process manager that ends sessions at the
+// limits of their keypair's resource policy (DOMAIN.md, "Resource
+// policies"): idle_timeout (reason idle-timeout) and max_session_lifetime
+// (reason session-lifetime), each in seconds, 0 meaning never. It ends a
+// session with commands.TerminateSession, like a user's DELETE: the
+// session goes TERMINATING and its agents tear the kernels down.
+//
+// # What the limits count
+//
+// Lifetime counts from SCHEDULED (session.scheduled): the limit bounds how
+// long a session holds cluster resources, and resources are held from
+// SCHEDULED on, image pulls and container creation included (the
+// scheduler's start timeout bounds those phases separately). It applies
+// to every session type: a policy's lifetime caps batch sessions too.
+//
+// Idleness counts from RUNNING (the session's status-changed to RUNNING)
+// or from the last activity, whichever is later, and applies to
+// interactive sessions only (a batch session runs its command without
+// anyone attending; its own limit is batch_timeout). Activity is API
+// access to the session: any request about it (GET /v1/sessions/{id},
+// its logs, ...) that succeeded, as the access log records it
+// (access.logged with entity session and the session's id, in the
+// session's stream for writes and in the access-log stream for reads). It
+// is not the kernels' reports or the agents' heartbeats: those say that a
+// container runs, which an abandoned notebook's container does too — the
+// very thing the limit exists to end. Using the access log keeps the
+// manager a fold of the log like every other (a restarted manager knows
+// every access), at the price of the access log's own crash window for
+// reads (a batch of records lost in a crash makes a session look idle
+// since a little earlier). Idle deadlines also count from the manager's
+// start at the earliest, so that a manager coming back after a while does
+// not end sessions whose users could not reach a stopped API.
+//
+// Policies are the keypair's current ones: changing a policy's limits
+// applies to the sessions already running. A session whose keypair or
+// policy is unknown has no limit.
+//
+// One manager runs per cluster at a time (beside the scheduler); two
+// would only terminate a session twice, which is an idempotent no-op.
+package sessionlimits

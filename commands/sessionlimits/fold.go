@@ -1,0 +1,119 @@
+package sessionlimits
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/cairnhq/cairn/commands/quotas"
+	"github.com/cairnhq/cairn/domain"
+	"github.com/cairnhq/cairn/domain/audit"
+	"github.com/cairnhq/cairn/eventstore"
+	"github.com/google/uuid"
+)
+
+const sessionStreamPrefix = "session-"
+
+// session is what the manager knows of a session that has not ended and
+// is not being torn down.
+type session struct {
+	id        uuid.UUID
+	accessKey string
+	typ       domain.SessionType
+	// scheduledAt is when it was scheduled (zero while PENDING): lifetime
+	// counts from then.
+	scheduledAt time.Time
+	// runningAt is when it first ran (zero before): idleness counts from
+	// then, or from lastAccess when later.
+	runningAt  time.Time
+	lastAccess time.Time
+}
+
+// state is the manager's fold of the log. Only the loop goroutine
+// touches it.
+type state struct {
+	position uint64
+	sessions map[uuid.UUID]*session
+	// limits are the keypairs' policies (the book's occupancy ledger is
+	// folded too but not read).
+	limits *quotas.Book
+}
+
+func newState() *state {
+	return &state{sessions: map[uuid.UUID]*session{}, limits: quotas.NewBook()}
+}
+
+// folded are the event types the manager decodes.
+var folded = map[string]bool{
+	domain.TypeSessionRequested: true, domain.TypeSessionScheduled: true, domain.TypeSessionStatusChanged: true,
+	domain.TypeSessionTerminating: true, domain.TypeSessionTerminated: true, domain.TypeSessionCancelled: true,
+	domain.TypeSessionErrored: true, domain.TypeAccessLogged: true,
+}
+
+// apply folds one event of the log. An event of a type it folds that does
+// not decode is an error.
+func (st *state) apply(rec eventstore.RecordedEvent) error {
+	st.position = rec.Position
+	forLimits, forSessions := quotas.Wants(rec.Type), folded[rec.Type]
+	if !forLimits && !forSessions {
+		return nil
+	}
+	ev, err := domain.DecodeEvent(rec.Type, rec.Version, rec.Data)
+	if err != nil {
+		return fmt.Errorf("sessionlimits: %s@%d: %w", rec.Stream, rec.Revision, err)
+	}
+	if forLimits {
+		if err := st.limits.Apply(rec.Stream, ev); err != nil {
+			return fmt.Errorf("sessionlimits: %s@%d: %w", rec.Stream, rec.Revision, err)
+		}
+	}
+	if !forSessions {
+		return nil
+	}
+	if e, ok := ev.(domain.AccessLogged); ok {
+		st.accessed(e.Record)
+		return nil
+	}
+	id, err := uuid.Parse(strings.TrimPrefix(rec.Stream, sessionStreamPrefix))
+	if err != nil || !strings.HasPrefix(rec.Stream, sessionStreamPrefix) {
+		return nil // not a session stream of ours
+	}
+	st.applySession(id, ev)
+	return nil
+}
+
+func (st *state) applySession(id uuid.UUID, ev domain.Event) {
+	if e, ok := ev.(domain.SessionRequested); ok {
+		st.sessions[id] = &session{id: id, accessKey: e.Owner.AccessKey, typ: e.Type}
+		return
+	}
+	s := st.sessions[id]
+	if s == nil {
+		return
+	}
+	switch e := ev.(type) {
+	case domain.SessionScheduled:
+		s.scheduledAt = e.At
+	case domain.SessionStatusChanged:
+		if e.Status == domain.StatusRunning && s.runningAt.IsZero() {
+			s.runningAt = e.At
+		}
+	case domain.SessionTerminating, domain.SessionTerminated, domain.SessionCancelled, domain.SessionErrored:
+		// Being torn down or ended: no limit applies any more.
+		delete(st.sessions, id)
+	}
+}
+
+// accessed notes a successful API request about a session.
+func (st *state) accessed(r audit.Record) {
+	if r.EntityType != "session" || r.Outcome != audit.Success {
+		return
+	}
+	id, err := uuid.Parse(r.EntityID)
+	if err != nil {
+		return
+	}
+	if s := st.sessions[id]; s != nil && r.Time.After(s.lastAccess) {
+		s.lastAccess = r.Time.UTC()
+	}
+}

@@ -1,0 +1,58 @@
+package occupancy
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/cairnhq/cairn/domain"
+	"github.com/cairnhq/cairn/domain/quota"
+	"github.com/cairnhq/cairn/projections"
+	"github.com/google/uuid"
+)
+
+const sessionStreamPrefix = "session-"
+
+// Apply implements projections.Projection. It mirrors quota.Ledger: the
+// same facts, as rows.
+func (m *ReadModel) Apply(_ context.Context, tx projections.Tx, ev projections.Event) error {
+	pos := int64(ev.Position)
+	switch e := ev.Payload.(type) {
+	case domain.AgentAllocated:
+		kernel, session := e.KernelID.String(), e.SessionID.String()
+		for _, slot := range e.Slots.Names() {
+			if v := e.Slots[slot]; v != 0 {
+				tx.Queue(m.sql.allocate, kernel, string(slot), session, int64(v))
+			}
+		}
+		return nil
+	case domain.AgentReleased:
+		tx.Queue(m.sql.release, e.KernelID.String())
+		tx.Queue(m.sql.forget, e.SessionID.String(), phaseEnded)
+		return nil
+	}
+	key, ok := strings.CutPrefix(ev.Stream, sessionStreamPrefix)
+	id, err := uuid.Parse(key)
+	if !ok || err != nil {
+		return fmt.Errorf("occupancy: %s in stream %q, not a session stream", ev.Type, ev.Stream)
+	}
+	sid := id.String()
+	switch e := ev.Payload.(type) {
+	case domain.SessionRequested:
+		s := quota.SessionOf(e)
+		tx.Queue(m.sql.insertSession, sid, s.Owner.AccessKey, s.Owner.UserID, s.Key(quota.ScopeProject), s.Domain, phasePending, pos)
+		for _, slot := range s.Requested.Names() {
+			tx.Queue(m.sql.insertRequested, sid, string(slot), int64(s.Requested[slot]))
+		}
+	case domain.SessionScheduled:
+		tx.Queue(m.sql.scheduled, sid, phaseActive, phasePending, pos)
+		tx.Queue(m.sql.dropRequested, sid)
+	case domain.SessionTerminated, domain.SessionCancelled, domain.SessionErrored:
+		tx.Queue(m.sql.ended, sid, phaseEnded, pos)
+		tx.Queue(m.sql.dropRequested, sid)
+		tx.Queue(m.sql.forget, sid, phaseEnded)
+	default:
+		return fmt.Errorf("occupancy: unexpected event %s", ev.Type)
+	}
+	return nil
+}
