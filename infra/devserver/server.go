@@ -32,6 +32,7 @@ import (
 	"github.com/cairnhq/cairn/infra/lease"
 	"github.com/cairnhq/cairn/infra/readmodels"
 	"github.com/cairnhq/cairn/projections"
+	"github.com/cairnhq/cairn/projections/occupancy"
 	"github.com/cairnhq/cairn/readapi"
 )
 
@@ -141,8 +142,12 @@ func (s *server) startStore(ctx context.Context) error {
 	s.store, s.db = store, db
 	s.parts.onClose("event store", store.Close)
 	s.parts.onClose("read-model database", db.Close)
+	// The read models exist before their projectors run: commands consult
+	// some of them (quota standings at enqueue).
+	s.models = readmodels.New(db)
 	s.handlers, err = commands.NewHandlers(store, s.cfg.Clock, commands.Options{
 		PasswordHasher: password.Hasher{Params: password.DefaultParams()},
+		Quotas:         occupancy.Standings{Tenancy: s.models.Tenancy, Occupancy: s.models.Occupancy},
 	})
 	return err
 }
@@ -187,7 +192,6 @@ func (s *server) startProjectors(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s.models = readmodels.New(s.db)
 	var projectors []*projections.Projector
 	for _, rm := range s.models.All() {
 		p, err := projections.NewProjector(s.db, s.store, rm, projections.Options{Logger: s.log, Metrics: metrics})
