@@ -34,7 +34,11 @@ type SessionRequested struct {
 	ClusterMode   ClusterMode       `json:"cluster_mode"`
 	// Kernels in order: the first is the main kernel.
 	Kernels []KernelSpec `json:"kernels"`
-	At      time.Time    `json:"at"`
+	// Mounts are the virtual folders mounted into every kernel, resolved
+	// and authorized when the session was requested (added in schema
+	// version 1 as an optional field: older events have none).
+	Mounts []VFolderMount `json:"mounts,omitempty"`
+	At     time.Time      `json:"at"`
 }
 
 // KernelSpec is one requested kernel: its id, role and resource slots.

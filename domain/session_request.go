@@ -2,6 +2,7 @@ package domain
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -41,6 +42,9 @@ type SessionSpec struct {
 	// ClusterSize is the number of kernels; 0 means 1.
 	ClusterSize int
 	Resources   Slots
+	// Mounts are the virtual folders to mount, already resolved and
+	// authorized (VFolder.MountBy); their paths must not overlap.
+	Mounts []VFolderMount
 }
 
 // SessionRequest is the request-session command: the spec plus the ids and
@@ -132,6 +136,9 @@ func RequestSession(req SessionRequest) ([]Event, error) {
 	}
 	resources, resErrs := validateResources(op, spec.Resources)
 	errs = append(errs, resErrs...)
+	if err := CheckMountPaths(op, spec.Mounts); err != nil {
+		errs = append(errs, err)
+	}
 
 	if len(errs) == 1 {
 		return nil, errs[0]
@@ -169,6 +176,7 @@ func RequestSession(req SessionRequest) ([]Event, error) {
 		Priority:      priority,
 		ClusterMode:   mode,
 		Kernels:       kernels,
+		Mounts:        slices.Clone(spec.Mounts),
 		At:            req.At,
 	}}, nil
 }
