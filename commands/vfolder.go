@@ -61,7 +61,8 @@ type VFolderStorage interface {
 	CreateFolder(ctx context.Context, host string, id uuid.UUID) error
 	DeleteFolder(ctx context.Context, host string, id uuid.UUID) error
 	// CloneFolder copies src's files into the new folder dst; dst appears
-	// only complete.
+	// only complete, so a dst that exists already is the copy of an
+	// earlier run, and succeeds.
 	CloneFolder(ctx context.Context, srcHost string, src uuid.UUID, dstHost string, dst uuid.UUID) error
 	// UsedBytes is how many bytes a folder holds (measured, possibly
 	// cached; a folder without data holds 0).

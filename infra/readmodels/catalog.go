@@ -12,26 +12,28 @@ import (
 	"github.com/cairnhq/cairn/projections"
 	"github.com/cairnhq/cairn/projections/agents"
 	"github.com/cairnhq/cairn/projections/sessions"
+	"github.com/cairnhq/cairn/projections/vfolders"
 )
 
 // Set is every read model over one database.
 type Set struct {
 	Sessions *sessions.ReadModel
 	Agents   *agents.ReadModel
+	VFolders *vfolders.ReadModel
 }
 
 // New builds every read model over db.
 func New(db *projections.DB) Set {
-	return Set{Sessions: sessions.New(db), Agents: agents.New(db)}
+	return Set{Sessions: sessions.New(db), Agents: agents.New(db), VFolders: vfolders.New(db)}
 }
 
 // All returns the projections in the order they are run and rebuilt.
 func (s Set) All() []projections.Projection {
-	return []projections.Projection{s.Sessions, s.Agents}
+	return []projections.Projection{s.Sessions, s.Agents, s.VFolders}
 }
 
 // Names are the read models' names, in the order they are run and rebuilt.
-func Names() []string { return []string{sessions.Name, agents.Name} }
+func Names() []string { return []string{sessions.Name, agents.Name, vfolders.Name} }
 
 // Select returns the projections named (all of them when names is empty),
 // or an error naming the unknown ones and the known ones.
