@@ -35,6 +35,9 @@ type Deps struct {
 	MaxWait time.Duration
 	// Clock reads the time (default time.Now).
 	Clock func() time.Time
+	// VFolders serve the virtual folder routes (vfolders.go); without
+	// them those routes are not mounted.
+	VFolders VFolderDeps
 }
 
 // Waiter blocks until the read side has reached a position (see
@@ -112,6 +115,7 @@ func Mount(app *fiber.App, d Deps) error {
 	v1.Delete("/sessions/:id", a.deleteSession)
 	v1.Get("/sessions/:id/logs", a.sessionLogs)
 	v1.Get("/agents", a.listAgents)
+	a.mountVFolders(v1)
 	return nil
 }
 

@@ -36,6 +36,8 @@ type createSessionRequest struct {
 	ClusterMode   string            `json:"cluster_mode"`
 	Project       string            `json:"project"`
 	ResourceGroup string            `json:"resource_group"`
+	// Mounts name virtual folders to mount: [{name, path?, permission?}].
+	Mounts []domain.VFolderMountRequest `json:"mounts"`
 }
 
 // createSessionResponse is the answer of POST /v1/sessions (201).
@@ -57,13 +59,14 @@ func (a *api) createSession(c *fiber.Ctx) error {
 	if err := who.mayWrite(opCreateSession); err != nil {
 		return err
 	}
-	spec, err := parseCreateSession(c.Body(), a.Images)
+	spec, mounts, err := parseCreateSession(c.Body(), a.Images)
 	if err != nil {
 		return err
 	}
 	spec.Owner = domain.Owner{UserID: who.UserID, AccessKey: who.AccessKey}
 	spec.Domain = who.Domain
-	res, err := a.Commands.RequestSession.Handle(c.UserContext(), who.metadata(c), commands.RequestSession{Spec: spec})
+	res, err := a.Commands.RequestSession.Handle(c.UserContext(), who.metadata(c),
+		commands.RequestSession{Spec: spec, Actor: who.principal(), Mounts: mounts})
 	if err != nil {
 		return err
 	}
@@ -80,16 +83,16 @@ func (a *api) createSession(c *fiber.Ctx) error {
 // owner and domain). Every problem it finds is reported at once, each a
 // KindInvalid error naming its field ("resources.<slot>" for a slot); the
 // domain checks the rest when the command runs.
-func parseCreateSession(body []byte, images ImageCatalog) (domain.SessionSpec, error) {
+func parseCreateSession(body []byte, images ImageCatalog) (domain.SessionSpec, []domain.VFolderMountRequest, error) {
 	var req createSessionRequest
 	if err := httpapi.DecodeJSON(body, &req); err != nil {
 		// An unknown key that is the empty string comes back without a
 		// field name; the client still deserves one.
 		var de *domain.Error
 		if errors.As(err, &de) && de.Kind == domain.KindInvalid && de.Field == "" {
-			return domain.SessionSpec{}, domain.Invalid(opCreateSession, "body", "%s (an empty key)", de.Message)
+			return domain.SessionSpec{}, nil, domain.Invalid(opCreateSession, "body", "%s (an empty key)", de.Message)
 		}
-		return domain.SessionSpec{}, err
+		return domain.SessionSpec{}, nil, err
 	}
 	var errs []error
 	slots, slotErrs := parseResources(req.Resources)
@@ -105,7 +108,7 @@ func parseCreateSession(body []byte, images ImageCatalog) (domain.SessionSpec, e
 		}
 	}
 	if len(errs) > 0 {
-		return domain.SessionSpec{}, errors.Join(errs...)
+		return domain.SessionSpec{}, nil, errors.Join(errs...)
 	}
 	typ := domain.SessionType(req.Type)
 	if typ == "" {
@@ -127,7 +130,7 @@ func parseCreateSession(body []byte, images ImageCatalog) (domain.SessionSpec, e
 		ClusterMode:   domain.ClusterMode(req.ClusterMode),
 		ClusterSize:   size,
 		Resources:     slots,
-	}, nil
+	}, req.Mounts, nil
 }
 
 // parseResources parses every slot amount (domain.ParseSlots), reporting

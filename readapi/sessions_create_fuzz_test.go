@@ -26,7 +26,7 @@ func FuzzParseCreateSession(f *testing.F) {
 	}
 	images := knownImages{"busybox:latest": true}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		_, err := parseCreateSession(body, images)
+		_, _, err := parseCreateSession(body, images)
 		if err == nil {
 			return
 		}

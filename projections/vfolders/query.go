@@ -115,6 +115,8 @@ type Filter struct {
 	Status domain.VFolderStatus
 	// Name keeps the folders of this name.
 	Name string
+	// ID keeps one folder.
+	ID uuid.UUID
 }
 
 // Visible returns the folders v sees (see Filter), by name, each with how
@@ -190,6 +192,9 @@ func (m *ReadModel) Visible(ctx context.Context, v domain.VFolderViewer, f Filte
 	}
 	if f.Name != "" {
 		extra += " AND f.name = " + arg(f.Name)
+	}
+	if f.ID != uuid.Nil {
+		extra += " AND f.id = " + arg(f.ID.String())
 	}
 	query := fmt.Sprintf(m.sql.visible, relation, effective, strings.Join(where, " OR "), extra)
 	return list(ctx, m, op, func(r projections.Row) (Visible, error) {
