@@ -2,11 +2,11 @@ package forwarder
 
 import (
 	"errors"
-
-	"github.com/google/uuid"
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // Defaults applied by Config.WithDefaults to zero fields.

@@ -148,4 +148,3 @@ func (t Tenancy) UserByEmail(ctx context.Context, email string) (commands.VFolde
 	}
 	return commands.VFolderUser{ID: u.ID, Domain: u.Domain}, nil
 }
-
