@@ -20,6 +20,7 @@ import (
 	"github.com/cairnhq/cairn/commands/forwarder"
 	"github.com/cairnhq/cairn/commands/reports"
 	"github.com/cairnhq/cairn/commands/scheduler"
+	"github.com/cairnhq/cairn/commands/vfolderjobs"
 	"github.com/cairnhq/cairn/eventstore"
 	"github.com/cairnhq/cairn/eventstore/postgres"
 	"github.com/cairnhq/cairn/eventstore/sqlite"
@@ -30,6 +31,8 @@ import (
 	"github.com/cairnhq/cairn/infra/images"
 	"github.com/cairnhq/cairn/infra/lease"
 	"github.com/cairnhq/cairn/infra/readmodels"
+	"github.com/cairnhq/cairn/infra/vfolders"
+	"github.com/cairnhq/cairn/infra/vfstorage/localfs"
 	"github.com/cairnhq/cairn/projections"
 	"github.com/cairnhq/cairn/readapi"
 )
@@ -40,6 +43,7 @@ const (
 	agentDir       = "agent"
 	checkpointFile = "forwarder.checkpoint"
 	addressesFile  = "agent-addresses.json"
+	vfolderDir     = "vfolders"
 )
 
 // Run starts the development server (see the package documentation), runs
@@ -103,6 +107,7 @@ type server struct {
 	addresses  *agentlogs.AddressBook
 	agent      *node.Agent
 	images     *images.Static
+	vfstorage  *localfs.Storage
 
 	apiURL      string
 	credentials bootstrap.Credentials
@@ -140,8 +145,25 @@ func (s *server) startStore(ctx context.Context) error {
 	s.store, s.db = store, db
 	s.parts.onClose("event store", store.Close)
 	s.parts.onClose("read-model database", db.Close)
-	s.handlers, err = commands.NewHandlers(store, s.cfg.Clock, commands.Options{})
+	s.models = readmodels.New(s.db)
+	vfs, err := localfs.Open(s.cfg.vfolderConfig(), s.log)
+	if err != nil {
+		return err
+	}
+	s.vfstorage = vfs
+	s.parts.onClose("vfolder storage", vfs.Close)
+	s.handlers, err = commands.NewHandlers(store, s.cfg.Clock, commands.Options{VFolders: s.vfolderPorts()})
 	return err
+}
+
+// vfolderPorts are the parts the vfolder commands use.
+func (s *server) vfolderPorts() commands.VFolderPorts {
+	st := vfolders.Storage{S: s.vfstorage}
+	return commands.VFolderPorts{
+		Tenancy:   vfolders.Tenancy{RM: s.models.Tenancy, Hosts: st.HostNames()},
+		Storage:   st,
+		Directory: s.models.VFolders,
+	}
 }
 
 func (s *server) startNATS(ctx context.Context) error {
@@ -184,7 +206,6 @@ func (s *server) startProjectors(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s.models = readmodels.New(s.db)
 	var projectors []*projections.Projector
 	for _, rm := range s.models.All() {
 		p, err := projections.NewProjector(s.db, s.store, rm, projections.Options{Logger: s.log, Metrics: metrics})
@@ -219,7 +240,7 @@ func (s *server) startManagers(context.Context) error {
 	if err != nil {
 		return err
 	}
-	fwd, err := forwarder.New(forwarder.Config{Logger: s.log}, s.store, s.bus,
+	fwd, err := forwarder.New(forwarder.Config{Logger: s.log, MountSources: vfolders.Storage{S: s.vfstorage}}, s.store, s.bus,
 		forwarder.NewFileCheckpoint(filepath.Join(s.cfg.DataDir, checkpointFile)))
 	if err != nil {
 		return err
@@ -237,10 +258,15 @@ func (s *server) startManagers(context.Context) error {
 	if err != nil {
 		return err
 	}
+	jobs, err := vfolderjobs.New(vfolderjobs.Config{Logger: s.log}, s.store, s.models.VFolders,
+		vfolders.Storage{S: s.vfstorage}, vfolderjobs.FromHandlers(s.handlers))
+	if err != nil {
+		return err
+	}
 	for _, leader := range []struct {
 		name string
 		run  func(context.Context) error
-	}{{"scheduler", sched.Run}, {"audit sequencer", seq.Run}} {
+	}{{"scheduler", sched.Run}, {"audit sequencer", seq.Run}, {"vfolder jobs", jobs.Run}} {
 		name, run := leader.name, leader.run
 		l, err := s.lease(strings.ReplaceAll(name, " ", "-"))
 		if err != nil {

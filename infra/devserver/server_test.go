@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/cairnhq/cairn/infra/bootstrap"
+	"github.com/cairnhq/cairn/infra/readmodels"
 )
 
 // syncBuffer is a bytes.Buffer safe for the logger's concurrent writes.
@@ -171,8 +172,9 @@ func TestRunServesAndStopsInOrder(t *testing.T) {
 		order = append(order, m[1])
 	}
 	want := []string{
-		"HTTP API", "access log", "agent address book", "reports consumer", "forwarder", "audit sequencer", "scheduler",
-		"projector agents", "projector sessions", "bus", "embedded NATS", "read-model database", "event store",
+		"HTTP API", "access log", "agent address book", "reports consumer", "forwarder", "vfolder jobs", "audit sequencer", "scheduler",
+		"projector tenancy", "projector vfolders", "projector agents", "projector sessions", "bus", "embedded NATS",
+		"vfolder storage", "read-model database", "event store",
 	}
 	if strings.Join(order, ",") != strings.Join(want, ",") {
 		t.Errorf("stop order:\n got %q\nwant %q", order, want)
@@ -254,7 +256,7 @@ func TestHealthzJSON(t *testing.T) {
 	if err := json.Unmarshal(body, &h); err != nil || code != http.StatusOK {
 		t.Fatalf("/healthz: %d %s (%v)", code, body, err)
 	}
-	if h.Status != "ok" || !strings.HasPrefix(h.Bus, "nats://") || len(h.ReadModels) != 2 {
+	if h.Status != "ok" || !strings.HasPrefix(h.Bus, "nats://") || len(h.ReadModels) != len(readmodels.Names()) {
 		t.Errorf("/healthz: %+v", h)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/cairnhq/cairn/projections"
 	"github.com/cairnhq/cairn/projections/agents"
 	"github.com/cairnhq/cairn/projections/sessions"
+	"github.com/cairnhq/cairn/projections/tenancy"
 	"github.com/cairnhq/cairn/projections/vfolders"
 )
 
@@ -20,20 +21,21 @@ type Set struct {
 	Sessions *sessions.ReadModel
 	Agents   *agents.ReadModel
 	VFolders *vfolders.ReadModel
+	Tenancy  *tenancy.ReadModel
 }
 
 // New builds every read model over db.
 func New(db *projections.DB) Set {
-	return Set{Sessions: sessions.New(db), Agents: agents.New(db), VFolders: vfolders.New(db)}
+	return Set{Sessions: sessions.New(db), Agents: agents.New(db), VFolders: vfolders.New(db), Tenancy: tenancy.New(db)}
 }
 
 // All returns the projections in the order they are run and rebuilt.
 func (s Set) All() []projections.Projection {
-	return []projections.Projection{s.Sessions, s.Agents, s.VFolders}
+	return []projections.Projection{s.Sessions, s.Agents, s.VFolders, s.Tenancy}
 }
 
 // Names are the read models' names, in the order they are run and rebuilt.
-func Names() []string { return []string{sessions.Name, agents.Name, vfolders.Name} }
+func Names() []string { return []string{sessions.Name, agents.Name, vfolders.Name, tenancy.Name} }
 
 // Select returns the projections named (all of them when names is empty),
 // or an error naming the unknown ones and the known ones.
