@@ -22,9 +22,12 @@ import (
 	"github.com/cairnhq/cairn/eventstore"
 	"github.com/cairnhq/cairn/eventstore/sqlite"
 	"github.com/cairnhq/cairn/infra/httpapi"
+	infravf "github.com/cairnhq/cairn/infra/vfolders"
+	"github.com/cairnhq/cairn/infra/vfstorage/localfs"
 	"github.com/cairnhq/cairn/projections"
 	"github.com/cairnhq/cairn/projections/agents"
 	"github.com/cairnhq/cairn/projections/sessions"
+	"github.com/cairnhq/cairn/projections/vfolders"
 	"github.com/cairnhq/cairn/readapi"
 )
 
@@ -54,6 +57,8 @@ type env struct {
 	handlers *commands.Handlers
 	waiter   readapi.Waiter
 	logs     *fakeLogs
+	vfs      *localfs.Storage
+	tenancy  *fakeTenancy
 }
 
 type envOptions struct {
@@ -81,20 +86,28 @@ func newEnv(t *testing.T, opts envOptions) *env {
 			t.Errorf("close read models: %v", err)
 		}
 	})
-	handlers, err := commands.NewHandlers(store, time.Now, commands.Options{})
+	vfs, err := localfs.Open(localfs.Config{Hosts: localfs.Hosts{{Name: "local", Path: filepath.Join(t.TempDir(), "vfolders")}}, CreateHostDirs: true}, discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sessionsRM, agentsRM := sessions.New(db), agents.New(db)
+	t.Cleanup(func() { vfs.Close() })
+	tenancy := newFakeTenancy()
+	sessionsRM, agentsRM, vfoldersRM := sessions.New(db), agents.New(db), vfolders.New(db)
+	handlers, err := commands.NewHandlers(store, time.Now, commands.Options{VFolders: commands.VFolderPorts{
+		Tenancy: tenancy, Storage: infravf.Storage{S: vfs}, Directory: vfoldersRM}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	var waiters []readapi.Waiter
-	for _, p := range []projections.Projection{sessionsRM, agentsRM} {
+	for _, p := range []projections.Projection{sessionsRM, agentsRM, vfoldersRM} {
 		// What the server does before it serves queries.
 		if err := projections.Setup(ctx, db, p); err != nil {
 			t.Fatal(err)
 		}
 		waiters = append(waiters, startProjector(t, db, store, p))
 	}
-	app, err := httpapi.New(httpapi.Config{BodyLimit: bodyLimit, Logger: discard})
+	startJobs(t, store, vfoldersRM, infravf.Storage{S: vfs}, handlers)
+	app, err := httpapi.New(httpapi.Config{BodyLimit: bodyLimit, Logger: discard, StreamRequestBody: readapi.StreamsBody})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,8 +116,13 @@ func newEnv(t *testing.T, opts envOptions) *env {
 		aliceToken:   {UserID: "alice", AccessKey: "AKALICE", Role: readapi.RoleUser, Domain: "default"},
 		bobToken:     {UserID: "bob", AccessKey: "AKBOB", Role: readapi.RoleUser, Domain: "default"},
 		monitorToken: {UserID: "mo", AccessKey: "AKMO", Role: readapi.RoleMonitor, Domain: "default"},
+		vfAlice:      {UserID: vfAliceID.String(), AccessKey: "AKVFA", Role: readapi.RoleUser, Domain: "default"},
+		vfBob:        {UserID: vfBobID.String(), AccessKey: "AKVFB", Role: readapi.RoleUser, Domain: "default"},
+		vfCarol:      {UserID: vfCarolID.String(), AccessKey: "AKVFC", Role: readapi.RoleUser, Domain: "default"},
+		vfAdmin:      {UserID: vfAdminID.String(), AccessKey: "AKVFD", Role: readapi.RoleAdmin, Domain: "default"},
+		vfEve:        {UserID: vfEveID.String(), AccessKey: "AKVFE", Role: readapi.RoleUser, Domain: "evil"},
 	})
-	e := &env{app: app, store: store, handlers: handlers, waiter: readapi.WaitAll(waiters...), logs: &fakeLogs{}}
+	e := &env{app: app, store: store, handlers: handlers, waiter: readapi.WaitAll(waiters...), logs: &fakeLogs{}, vfs: vfs, tenancy: tenancy}
 	err = readapi.Mount(app, readapi.Deps{
 		Commands: handlers,
 		Sessions: sessionsRM,
@@ -114,6 +132,7 @@ func newEnv(t *testing.T, opts envOptions) *env {
 		Images:   fakeImages{"cr.io/pytorch:2.4": true, "busybox:latest": true},
 		Auth:     auth.Middleware,
 		MaxWait:  opts.maxWait,
+		VFolders: readapi.VFolderDeps{Folders: vfoldersRM, Tenancy: tenancy, Storage: vfs, MaxUploadSize: maxUpload},
 	})
 	if err != nil {
 		t.Fatal(err)
