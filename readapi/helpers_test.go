@@ -63,9 +63,11 @@ type env struct {
 
 type envOptions struct {
 	maxWait time.Duration
+	// anyUploadSize lifts the upload limit (benchmarks).
+	anyUploadSize bool
 }
 
-func newEnv(t *testing.T, opts envOptions) *env {
+func newEnv(t testing.TB, opts envOptions) *env {
 	t.Helper()
 	ctx := context.Background()
 	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "cairn.db"), sqlite.Options{Logger: discard})
@@ -132,7 +134,7 @@ func newEnv(t *testing.T, opts envOptions) *env {
 		Images:   fakeImages{"cr.io/pytorch:2.4": true, "busybox:latest": true},
 		Auth:     auth.Middleware,
 		MaxWait:  opts.maxWait,
-		VFolders: readapi.VFolderDeps{Folders: vfoldersRM, Tenancy: tenancy, Storage: vfs, MaxUploadSize: maxUpload},
+		VFolders: readapi.VFolderDeps{Folders: vfoldersRM, Tenancy: tenancy, Storage: vfs, MaxUploadSize: uploadLimit(opts)},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -143,7 +145,7 @@ func newEnv(t *testing.T, opts envOptions) *env {
 
 // startProjector runs a projector of p until the test ends, when Run
 // must return nil.
-func startProjector(t *testing.T, db *projections.DB, store *sqlite.Store, p projections.Projection) *projections.Projector {
+func startProjector(t testing.TB, db *projections.DB, store *sqlite.Store, p projections.Projection) *projections.Projector {
 	t.Helper()
 	pr, err := projections.NewProjector(db, store, p, projections.Options{Logger: discard})
 	if err != nil {
@@ -190,7 +192,7 @@ func (r response) problem(t *testing.T) httpapi.Problem {
 }
 
 // decode decodes a JSON answer into v.
-func (r response) decode(t *testing.T, v any) {
+func (r response) decode(t testing.TB, v any) {
 	t.Helper()
 	if err := json.Unmarshal(r.body, v); err != nil {
 		t.Fatalf("body %s: %v", r.body, err)
@@ -198,7 +200,7 @@ func (r response) decode(t *testing.T, v any) {
 }
 
 // do sends a request through app.Test.
-func (e *env) do(t *testing.T, method, path, token, body string) response {
+func (e *env) do(t testing.TB, method, path, token, body string) response {
 	t.Helper()
 	var rd io.Reader
 	if body != "" {

@@ -37,6 +37,13 @@ var (
 // maxUpload is the test server's upload limit (far above its body limit).
 const maxUpload = 1 << 20
 
+func uploadLimit(o envOptions) int64 {
+	if o.anyUploadSize {
+		return 0
+	}
+	return maxUpload
+}
+
 // fakeTenancy stands in for the tenancy read model: every caller may use
 // host local with every permission; alice and bob are in project
 // default/ml; policies are set by the tests.
@@ -89,7 +96,7 @@ func (f *fakeTenancy) UserByEmail(_ context.Context, email string) (commands.VFo
 }
 
 // startJobs runs the vfolder jobs manager until the test ends.
-func startJobs(t *testing.T, store eventstore.Store, rm *vfolders.ReadModel, st infravf.Storage, h *commands.Handlers) {
+func startJobs(t testing.TB, store eventstore.Store, rm *vfolders.ReadModel, st infravf.Storage, h *commands.Handlers) {
 	t.Helper()
 	m, err := vfolderjobs.New(vfolderjobs.Config{Logger: discard}, store, rm, st, vfolderjobs.FromHandlers(h))
 	if err != nil {

@@ -37,7 +37,7 @@ type vfolderAnswer struct {
 }
 
 // mkfolder creates a folder and returns its id and position.
-func (e *env) mkfolder(t *testing.T, token, body string) (string, uint64) {
+func (e *env) mkfolder(t testing.TB, token, body string) (string, uint64) {
 	t.Helper()
 	r := e.do(t, "POST", "/v1/vfolders", token, body)
 	if r.status != http.StatusCreated {
@@ -380,7 +380,7 @@ func TestSessionMountsOverHTTP(t *testing.T) {
 	wantProblem(t, e.do(t, "POST", "/v1/sessions", vfAlice, body(`[{"name":"data","path":"/etc"}]`)), http.StatusBadRequest, "invalid", "mounts[0].path")
 }
 
-func refOf(t *testing.T, id string) vfstorage.Ref {
+func refOf(t testing.TB, id string) vfstorage.Ref {
 	t.Helper()
 	return vfstorage.Ref{Host: "local", ID: uuid.MustParse(id)}
 }
