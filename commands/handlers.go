@@ -53,6 +53,24 @@ type Handlers struct {
 	// API tokens (login and bearer tokens; see issue_token.go).
 	IssueToken  Handler[IssueToken, IssueTokenResult]
 	RevokeToken Handler[RevokeToken, Result]
+	// Virtual folders (see vfolder.go).
+	CreateVFolder           Handler[CreateVFolder, VFolderResult]
+	RenameVFolder           Handler[RenameVFolder, VFolderResult]
+	InviteToVFolder         Handler[InviteToVFolder, InviteToVFolderResult]
+	AcceptVFolderInvitation Handler[AcceptVFolderInvitation, VFolderResult]
+	RejectVFolderInvitation Handler[RejectVFolderInvitation, VFolderResult]
+	CancelVFolderInvitation Handler[CancelVFolderInvitation, VFolderResult]
+	LeaveVFolder            Handler[LeaveVFolder, VFolderResult]
+	ShareVFolder            Handler[ShareVFolder, VFolderResult]
+	UnshareVFolder          Handler[UnshareVFolder, VFolderResult]
+	CloneVFolder            Handler[CloneVFolder, VFolderResult]
+	FinishVFolderClone      Handler[FinishVFolderClone, VFolderResult]
+	TrashVFolder            Handler[TrashVFolder, VFolderResult]
+	RestoreVFolder          Handler[RestoreVFolder, VFolderResult]
+	DeleteVFolderForever    Handler[DeleteVFolderForever, VFolderResult]
+	FinishVFolderDelete     Handler[FinishVFolderDelete, VFolderResult]
+	PurgeVFolder            Handler[PurgeVFolder, VFolderResult]
+	AuthorizeVFolderFiles   Handler[AuthorizeVFolderFiles, VFolderFilesGrant]
 
 	names []string
 }
@@ -94,6 +112,10 @@ type Options struct {
 	// was never created must be before another CreateUser may take it
 	// over (default 30s; see domain.EmailReservation).
 	EmailReservationGrace time.Duration
+	// VFolders are the outside parts of the virtual folder commands
+	// (tenancy, storage, the shared-folder directory). Without them those
+	// commands fail with KindUnavailable and sessions mount nothing.
+	VFolders VFolderPorts
 }
 
 // WithDefaults returns o with every zero field set to its default.
@@ -159,6 +181,8 @@ func NewHandlers(store EventStore, clock func() time.Time, opts Options) (*Handl
 		hasher:   opts.PasswordHasher,
 		grace:    opts.EmailReservationGrace,
 		quotas:   opts.Quotas,
+		vfolders: newVFolderRepos(store, retry),
+		vf:       opts.VFolders,
 	}
 	r := newRegistry()
 	h := &Handlers{
@@ -200,8 +224,25 @@ func NewHandlers(store EventStore, clock func() time.Time, opts Options) (*Handl
 		ModifyImage:               register(r, modifyImageHandler{d}),
 		ForgetImage:               register(r, forgetImageHandler{d}),
 
-		IssueToken:  register(r, issueTokenHandler{d}),
-		RevokeToken: register(r, revokeTokenHandler{d}),
+		IssueToken:              register(r, issueTokenHandler{d}),
+		RevokeToken:             register(r, revokeTokenHandler{d}),
+		CreateVFolder:           register(r, createVFolderHandler{d}),
+		RenameVFolder:           register(r, renameVFolderHandler{d}),
+		InviteToVFolder:         register(r, inviteToVFolderHandler{d}),
+		AcceptVFolderInvitation: register(r, acceptVFolderInvitationHandler{d}),
+		RejectVFolderInvitation: register(r, rejectVFolderInvitationHandler{d}),
+		CancelVFolderInvitation: register(r, cancelVFolderInvitationHandler{d}),
+		LeaveVFolder:            register(r, leaveVFolderHandler{d}),
+		ShareVFolder:            register(r, shareVFolderHandler{d}),
+		UnshareVFolder:          register(r, unshareVFolderHandler{d}),
+		CloneVFolder:            register(r, cloneVFolderHandler{d}),
+		FinishVFolderClone:      register(r, finishVFolderCloneHandler{d}),
+		TrashVFolder:            register(r, trashVFolderHandler{d}),
+		RestoreVFolder:          register(r, restoreVFolderHandler{d}),
+		DeleteVFolderForever:    register(r, deleteVFolderForeverHandler{d}),
+		FinishVFolderDelete:     register(r, finishVFolderDeleteHandler{d}),
+		PurgeVFolder:            register(r, purgeVFolderHandler{d}),
+		AuthorizeVFolderFiles:   register(r, authorizeVFolderFilesHandler{d}),
 	}
 	if len(r.errs) > 0 {
 		return nil, errors.Join(r.errs...)
@@ -220,6 +261,9 @@ type deps struct {
 	hasher PasswordHasher
 	grace  time.Duration
 	quotas QuotaSource
+	// vfolders are the vfolder repositories, vf their outside ports.
+	vfolders vfolderRepos
+	vf       VFolderPorts
 }
 
 // tenancy holds the repositories of the tenancy aggregates.

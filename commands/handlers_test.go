@@ -37,6 +37,10 @@ func TestHandlersListEveryCommandOnce(t *testing.T) {
 		"project-policy.create", "project-policy.modify", "resource-group.create", "resource-group.modify",
 		"resource-group.grant", "resource-group.revoke", "image.register", "image.modify", "image.forget",
 		"token.issue", "token.revoke",
+		"vfolder.create", "vfolder.rename", "vfolder.invite", "vfolder.invitation.accept", "vfolder.invitation.reject",
+		"vfolder.invitation.cancel", "vfolder.leave", "vfolder.share", "vfolder.unshare", "vfolder.clone",
+		"vfolder.finish-clone", "vfolder.trash", "vfolder.restore", "vfolder.delete-forever", "vfolder.finish-delete",
+		"vfolder.purge", "vfolder.files.authorize",
 	}
 	if got := h.Names(); !slices.Equal(got, want) {
 		t.Fatalf("names %v, want %v", got, want)

@@ -11,6 +11,13 @@ import (
 // assigns the session and kernel ids.
 type RequestSession struct {
 	Spec domain.SessionSpec
+	// Actor is who asks (the session's owner): the folders of Mounts, and
+	// the actor's dot-folders, are mounted as it may mount them. A zero
+	// Actor mounts nothing.
+	Actor Principal
+	// Mounts name the virtual folders to mount (see resolveMounts); they
+	// are resolved into Spec.Mounts.
+	Mounts []domain.VFolderMountRequest
 }
 
 func (RequestSession) CommandName() string { return "session.request" }
@@ -40,7 +47,13 @@ func (h requestSessionHandler) Handle(ctx context.Context, md Metadata, cmd Requ
 			kernels[i] = h.newID()
 		}
 	}
-	events, err := domain.RequestSession(domain.SessionRequest{ID: id, KernelIDs: kernels, Spec: cmd.Spec, At: h.now()})
+	spec := cmd.Spec
+	mounts, err := h.resolveMounts(ctx, cmd.Actor, spec, cmd.Mounts)
+	if err != nil {
+		return RequestSessionResult{}, err
+	}
+	spec.Mounts = append(spec.Mounts, mounts...)
+	events, err := domain.RequestSession(domain.SessionRequest{ID: id, KernelIDs: kernels, Spec: spec, At: h.now()})
 	if err != nil {
 		return RequestSessionResult{}, err
 	}

@@ -34,7 +34,11 @@ type SessionRequested struct {
 	ClusterMode   ClusterMode       `json:"cluster_mode"`
 	// Kernels in order: the first is the main kernel.
 	Kernels []KernelSpec `json:"kernels"`
-	At      time.Time    `json:"at"`
+	// Mounts are the virtual folders mounted into every kernel, resolved
+	// and authorized when the session was requested (added in schema
+	// version 1 as an optional field: older events have none).
+	Mounts []VFolderMount `json:"mounts,omitempty"`
+	At     time.Time      `json:"at"`
 	// StartsAt, when set, is the earliest time the session may start.
 	StartsAt time.Time `json:"starts_at,omitzero"`
 	// Dependencies are sessions that must finish successfully first.

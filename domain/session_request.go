@@ -52,6 +52,9 @@ type SessionSpec struct {
 	// Architecture is the CPU architecture the session needs (x86_64,
 	// aarch64); empty accepts any agent.
 	Architecture string
+	// Mounts are the virtual folders to mount, already resolved and
+	// authorized (VFolder.MountBy); their paths must not overlap.
+	Mounts []VFolderMount
 }
 
 // SessionRequest is the request-session command: the spec plus the ids and
@@ -147,6 +150,9 @@ func RequestSession(req SessionRequest) ([]Event, error) {
 	}
 	resources, resErrs := validateResources(op, spec.Resources)
 	errs = append(errs, resErrs...)
+	if err := CheckMountPaths(op, spec.Mounts); err != nil {
+		errs = append(errs, err)
+	}
 
 	if len(errs) == 1 {
 		return nil, errs[0]
@@ -184,6 +190,7 @@ func RequestSession(req SessionRequest) ([]Event, error) {
 		Priority:      priority,
 		ClusterMode:   mode,
 		Kernels:       kernels,
+		Mounts:        slices.Clone(spec.Mounts),
 		At:            req.At,
 		StartsAt:      spec.StartsAt.UTC(),
 		Dependencies:  slices.Clone(spec.Dependencies),

@@ -2,6 +2,7 @@ package domain
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -59,6 +60,23 @@ func (x *VFolderIndex) Count() int {
 	}
 	return len(seen)
 }
+
+// Folders returns the ids of the owner's folders, sorted.
+func (x *VFolderIndex) Folders() []uuid.UUID {
+	seen := map[uuid.UUID]bool{}
+	var ids []uuid.UUID
+	for _, id := range x.names {
+		if !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	slices.SortFunc(ids, func(a, b uuid.UUID) int { return strings.Compare(a.String(), b.String()) })
+	return ids
+}
+
+// Names returns the names in use and the folder holding each.
+func (x *VFolderIndex) Names() map[string]uuid.UUID { return maps.Clone(x.names) }
 
 // Lookup returns the folder holding name.
 func (x *VFolderIndex) Lookup(name string) (uuid.UUID, bool) {

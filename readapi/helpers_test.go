@@ -28,11 +28,14 @@ import (
 	"github.com/cairnhq/cairn/infra/auth/password"
 	"github.com/cairnhq/cairn/infra/auth/token"
 	"github.com/cairnhq/cairn/infra/httpapi"
+	infravf "github.com/cairnhq/cairn/infra/vfolders"
+	"github.com/cairnhq/cairn/infra/vfstorage/localfs"
 	"github.com/cairnhq/cairn/projections"
 	"github.com/cairnhq/cairn/projections/agents"
 	auditrm "github.com/cairnhq/cairn/projections/audit"
 	"github.com/cairnhq/cairn/projections/sessions"
 	"github.com/cairnhq/cairn/projections/tenancy"
+	"github.com/cairnhq/cairn/projections/vfolders"
 	"github.com/cairnhq/cairn/readapi"
 )
 
@@ -70,6 +73,7 @@ type env struct {
 	waiter   readapi.Waiter
 	logs     *fakeLogs
 	clock    *testClock
+	vfs      *localfs.Storage
 	// users by name: their ids, keypairs and bearer tokens.
 	users map[string]testUser
 	last  uint64
@@ -94,6 +98,8 @@ type envOptions struct {
 	// passwords are the server's argon2id parameters (default: the
 	// cheap ones the users are hashed with).
 	passwords password.Params
+	// anyUploadSize lifts the upload limit (benchmarks).
+	anyUploadSize bool
 }
 
 // testClock is the server's clock, which a test may move.
@@ -136,16 +142,25 @@ func newEnv(t testing.TB, opts envOptions) *env {
 		}
 	})
 	clock := &testClock{}
-	handlers, err := commands.NewHandlers(store, clock.Now, commands.Options{PasswordHasher: password.Hasher{Params: password.CheapParams()}})
+	vfs, err := localfs.Open(localfs.Config{Hosts: localfs.Hosts{{Name: "local", Path: filepath.Join(t.TempDir(), "vfolders")}}, CreateHostDirs: true}, discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sessionsRM, agentsRM, tenancyRM, auditRM := sessions.New(db), agents.New(db), tenancy.New(db), auditrm.New(db)
+	t.Cleanup(func() { vfs.Close() })
+	sessionsRM, agentsRM, tenancyRM, vfoldersRM, auditRM := sessions.New(db), agents.New(db), tenancy.New(db), vfolders.New(db), auditrm.New(db)
+	vfTenancy := infravf.Tenancy{RM: tenancyRM, Hosts: []string{"local"}}
+	handlers, err := commands.NewHandlers(store, clock.Now, commands.Options{
+		PasswordHasher: password.Hasher{Params: password.CheapParams()},
+		VFolders:       commands.VFolderPorts{Tenancy: vfTenancy, Storage: infravf.Storage{S: vfs}, Directory: vfoldersRM},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	var (
 		waiters          []readapi.Waiter
 		tenancyProjector *projections.Projector
 	)
-	for _, p := range []projections.Projection{sessionsRM, agentsRM, tenancyRM, auditRM} {
+	for _, p := range []projections.Projection{sessionsRM, agentsRM, tenancyRM, vfoldersRM, auditRM} {
 		// What the server does before it serves queries.
 		if err := projections.Setup(ctx, db, p); err != nil {
 			t.Fatal(err)
@@ -156,7 +171,8 @@ func newEnv(t testing.TB, opts envOptions) *env {
 			tenancyProjector = pr
 		}
 	}
-	app, err := httpapi.New(httpapi.Config{BodyLimit: bodyLimit, Logger: discard})
+	startJobs(t, store, vfoldersRM, infravf.Storage{S: vfs}, handlers)
+	app, err := httpapi.New(httpapi.Config{BodyLimit: bodyLimit, Logger: discard, StreamRequestBody: readapi.StreamsBody})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +198,7 @@ func newEnv(t testing.TB, opts envOptions) *env {
 		t.Fatal(err)
 	}
 	e := &env{app: app, store: store, handlers: handlers, tenancy: tenancyRM, waiter: readapi.WaitAll(waiters...), logs: &fakeLogs{},
-		clock: clock, users: map[string]testUser{}}
+		clock: clock, users: map[string]testUser{}, vfs: vfs}
 	err = readapi.Mount(app, readapi.Deps{
 		Commands:  handlers,
 		Sessions:  sessionsRM,
@@ -195,6 +211,7 @@ func newEnv(t testing.TB, opts envOptions) *env {
 		Auth:      auth.Middleware,
 		MaxWait:   opts.maxWait,
 		Clock:     clock.Now,
+		VFolders:  readapi.VFolderDeps{Folders: vfoldersRM, Tenancy: vfTenancy, Storage: vfs, MaxUploadSize: uploadLimit(opts)},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -221,12 +238,17 @@ func (e *env) seed(t testing.TB) {
 		}
 		e.last = max(e.last, r.Position)
 	}
+	// Every main keypair may use the storage host "local" fully.
 	step(h.CreateKeypairPolicy.Handle(ctx, md, commands.CreateKeypairPolicy{Actor: system, Name: "default",
-		Spec: domain.KeypairPolicySpec{DefaultForUnspecified: domain.UnspecifiedUnlimited, MaxContainersPerSession: 16}}))
+		Spec: domain.KeypairPolicySpec{DefaultForUnspecified: domain.UnspecifiedUnlimited, MaxContainersPerSession: 16,
+			AllowedVFolderHosts: domain.VFolderHosts{"local": domain.VFolderHostPermissions()}}}))
 	step(h.CreateUserPolicy.Handle(ctx, md, commands.CreateUserPolicy{Actor: system, Name: "default"}))
+	step(h.CreateUserPolicy.Handle(ctx, md, commands.CreateUserPolicy{Actor: system, Name: vfAlice}))
 	step(h.CreateProjectPolicy.Handle(ctx, md, commands.CreateProjectPolicy{Actor: system, Name: "default"}))
+	for _, d := range []string{"default", "other", "evil"} {
+		step(h.CreateDomain.Handle(ctx, md, commands.CreateDomain{Actor: system, Spec: domain.DomainSpec{Name: d}}))
+	}
 	for _, p := range [][2]string{{"default", "default"}, {"other", "ml"}} {
-		step(h.CreateDomain.Handle(ctx, md, commands.CreateDomain{Actor: system, Spec: domain.DomainSpec{Name: p[0]}}))
 		step(h.CreateProject.Handle(ctx, md, commands.CreateProject{Actor: system, Spec: domain.ProjectSpec{Domain: p[0], Name: p[1]}}))
 	}
 	step(h.CreateResourceGroup.Handle(ctx, md, commands.CreateResourceGroup{Actor: system, Name: "default"}))
@@ -240,16 +262,23 @@ func (e *env) seed(t testing.TB) {
 	for _, u := range []struct {
 		name, domain, project string
 		role                  domain.Role
+		email, policy         string
 	}{
-		{adminToken, "default", "default", domain.RoleSuperadmin},
-		{"dadmin", "default", "", domain.RoleAdmin},
-		{aliceToken, "default", "default", domain.RoleUser},
-		{bobToken, "default", "default", domain.RoleUser},
-		{monitorToken, "default", "", domain.RoleMonitor},
-		{"carol", "other", "ml", domain.RoleUser},
-		{"oadmin", "other", "", domain.RoleAdmin},
+		{name: adminToken, domain: "default", project: "default", role: domain.RoleSuperadmin},
+		{name: "dadmin", domain: "default", role: domain.RoleAdmin},
+		{name: aliceToken, domain: "default", project: "default", role: domain.RoleUser},
+		{name: bobToken, domain: "default", project: "default", role: domain.RoleUser},
+		{name: monitorToken, domain: "default", role: domain.RoleMonitor},
+		{name: "carol", domain: "other", project: "ml", role: domain.RoleUser},
+		{name: "oadmin", domain: "other", role: domain.RoleAdmin},
+		// The virtual folder tests' callers (vfolders_helpers_test.go).
+		{name: vfAlice, domain: "default", project: "default", role: domain.RoleUser, policy: vfAlice},
+		{name: vfBob, domain: "default", project: "default", role: domain.RoleUser, email: "bob@cairn.test"},
+		{name: vfCarol, domain: "default", role: domain.RoleUser, email: "carol@cairn.test"},
+		{name: vfAdmin, domain: "default", role: domain.RoleAdmin},
+		{name: vfEve, domain: "evil", role: domain.RoleUser, email: "eve@evil.test"},
 	} {
-		e.users[u.name] = e.addUser(t, u.name, u.domain, u.project, u.role)
+		e.users[u.name] = e.addUserWith(t, u.name, u.email, u.domain, u.project, u.role, u.policy)
 	}
 	e.wait(t, e.last)
 }
@@ -257,10 +286,17 @@ func (e *env) seed(t testing.TB) {
 // addUser creates a user with a main keypair and a bearer token.
 func (e *env) addUser(t testing.TB, name, domainName, project string, role domain.Role) testUser {
 	t.Helper()
+	return e.addUserWith(t, name, "", domainName, project, role, "")
+}
+
+// addUserWith is addUser with an e-mail address (default
+// <name>@example.com) and a user resource policy (default none).
+func (e *env) addUserWith(t testing.TB, name, email, domainName, project string, role domain.Role, policy string) testUser {
+	t.Helper()
 	ctx, h := context.Background(), e.handlers
-	u := testUser{Email: name + "@example.com", Password: "password-of-" + name}
+	u := testUser{Email: cmp.Or(email, name+"@example.com"), Password: "password-of-" + name}
 	res, err := h.CreateUser.Handle(ctx, commands.Metadata{RequestID: "create-" + name}, commands.CreateUser{Actor: system,
-		Spec: domain.UserSpec{Email: u.Email, Domain: domainName, Role: role}, Password: u.Password})
+		Spec: domain.UserSpec{Email: u.Email, Domain: domainName, Role: role, ResourcePolicy: policy}, Password: u.Password})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -400,7 +436,7 @@ func (r response) problem(t *testing.T) httpapi.Problem {
 }
 
 // decode decodes a JSON answer into v.
-func (r response) decode(t *testing.T, v any) {
+func (r response) decode(t testing.TB, v any) {
 	t.Helper()
 	if err := json.Unmarshal(r.body, v); err != nil {
 		t.Fatalf("body %s: %v", r.body, err)
@@ -408,7 +444,7 @@ func (r response) decode(t *testing.T, v any) {
 }
 
 // do sends a request through app.Test.
-func (e *env) do(t *testing.T, method, path, token, body string) response {
+func (e *env) do(t testing.TB, method, path, token, body string) response {
 	t.Helper()
 	var rd io.Reader
 	if body != "" {

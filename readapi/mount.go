@@ -47,6 +47,9 @@ type Deps struct {
 	MaxWait time.Duration
 	// Clock reads the time (default time.Now).
 	Clock func() time.Time
+	// VFolders serve the virtual folder routes (vfolders.go); without
+	// them those routes are not mounted.
+	VFolders VFolderDeps
 }
 
 // Waiter blocks until the read side has reached a position (see
@@ -140,6 +143,7 @@ func Mount(app *fiber.App, d Deps) error {
 	v1.Get("/audit", a.listAudit)
 	v1.Get("/audit/stream", a.streamAudit)
 	a.mountTenancy(v1)
+	a.mountVFolders(v1)
 	return nil
 }
 

@@ -36,6 +36,8 @@ type createSessionRequest struct {
 	ClusterMode   string            `json:"cluster_mode"`
 	Project       string            `json:"project"`
 	ResourceGroup string            `json:"resource_group"`
+	// Mounts name virtual folders to mount: [{name, path?, permission?}].
+	Mounts []domain.VFolderMountRequest `json:"mounts"`
 }
 
 // createSessionResponse is the answer of POST /v1/sessions (201).
@@ -60,7 +62,7 @@ func (a *api) createSession(c *fiber.Ctx) error {
 	if err := a.waitForPosition(c, opCreateSession); err != nil {
 		return err
 	}
-	spec, err := parseCreateSession(c.Body(), func(ref string) (bool, error) { return a.imageKnown(c, ref) })
+	spec, mounts, err := parseCreateSession(c.Body(), func(ref string) (bool, error) { return a.imageKnown(c, ref) })
 	if err != nil {
 		return err
 	}
@@ -69,7 +71,8 @@ func (a *api) createSession(c *fiber.Ctx) error {
 	if err := a.checkSessionScope(c, who, &spec); err != nil {
 		return err
 	}
-	res, err := a.Commands.RequestSession.Handle(c.UserContext(), who.metadata(c), commands.RequestSession{Spec: spec})
+	res, err := a.Commands.RequestSession.Handle(c.UserContext(), who.metadata(c),
+		commands.RequestSession{Spec: spec, Actor: who.actor(), Mounts: mounts})
 	if err != nil {
 		return err
 	}
@@ -88,16 +91,16 @@ func (a *api) createSession(c *fiber.Ctx) error {
 // checkSessionScope checks the project and resource group, and the domain
 // the rest when the command runs. known tells whether an image is
 // registered.
-func parseCreateSession(body []byte, known func(ref string) (bool, error)) (domain.SessionSpec, error) {
+func parseCreateSession(body []byte, known func(ref string) (bool, error)) (domain.SessionSpec, []domain.VFolderMountRequest, error) {
 	var req createSessionRequest
 	if err := httpapi.DecodeJSON(body, &req); err != nil {
 		// An unknown key that is the empty string comes back without a
 		// field name; the client still deserves one.
 		var de *domain.Error
 		if errors.As(err, &de) && de.Kind == domain.KindInvalid && de.Field == "" {
-			return domain.SessionSpec{}, domain.Invalid(opCreateSession, "body", "%s (an empty key)", de.Message)
+			return domain.SessionSpec{}, nil, domain.Invalid(opCreateSession, "body", "%s (an empty key)", de.Message)
 		}
-		return domain.SessionSpec{}, err
+		return domain.SessionSpec{}, nil, err
 	}
 	var errs []error
 	slots, slotErrs := parseResources(req.Resources)
@@ -106,7 +109,7 @@ func parseCreateSession(body []byte, known func(ref string) (bool, error)) (doma
 		ok, err := known(req.Image)
 		switch {
 		case err != nil:
-			return domain.SessionSpec{}, err
+			return domain.SessionSpec{}, nil, err
 		case !ok:
 			errs = append(errs, domain.Invalid(opCreateSession, "image", "image %q is not registered", req.Image))
 		}
@@ -119,7 +122,7 @@ func parseCreateSession(body []byte, known func(ref string) (bool, error)) (doma
 		}
 	}
 	if len(errs) > 0 {
-		return domain.SessionSpec{}, errors.Join(errs...)
+		return domain.SessionSpec{}, nil, errors.Join(errs...)
 	}
 	typ := domain.SessionType(req.Type)
 	if typ == "" {
@@ -141,7 +144,7 @@ func parseCreateSession(body []byte, known func(ref string) (bool, error)) (doma
 		ClusterMode:   domain.ClusterMode(req.ClusterMode),
 		ClusterSize:   size,
 		Resources:     slots,
-	}, nil
+	}, req.Mounts, nil
 }
 
 // parseResources parses every slot amount (domain.ParseSlots), reporting

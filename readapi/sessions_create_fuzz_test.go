@@ -21,7 +21,7 @@ func FuzzParseCreateSession(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		_, err := parseCreateSession(body, func(ref string) (bool, error) { return ref == "busybox:latest", nil })
+		_, _, err := parseCreateSession(body, func(ref string) (bool, error) { return ref == "busybox:latest", nil })
 		if err == nil {
 			return
 		}

@@ -184,4 +184,3 @@ func benchSchedulePostgres(ctx context.Context, url string, cfg schedbench.Confi
 	}
 	return schedbench.Run(ctx, store, db, cfg)
 }
-

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // Defaults applied by Config.WithDefaults to zero fields.
@@ -26,6 +28,18 @@ type Config struct {
 	RetryMax time.Duration
 	// Logger receives the forwarder's logs (default slog.Default()).
 	Logger *slog.Logger
+	// MountSources finds the host directories of the virtual folders a
+	// session mounts (nil: a kernel whose session mounts folders cannot be
+	// created, and its allocation is skipped with an error in the log).
+	MountSources MountSources
+}
+
+// MountSources finds a virtual folder's directory on the storage host,
+// which the agent bind-mounts (infra/vfolders.Storage over vfstorage's
+// MountSource). The path is the manager's: an agent on another machine
+// must see the storage host at the same path (e.g. the same NFS mount).
+type MountSources interface {
+	MountSource(host string, id uuid.UUID) (string, error)
 }
 
 // WithDefaults returns c with every zero field set to its default.

@@ -75,7 +75,39 @@ func (f *Forwarder) kernelCreate(ctx context.Context, rec eventstore.RecordedEve
 	if err != nil {
 		return nil, err
 	}
+	if m.Mounts, err = f.mounts(req.Mounts); err != nil {
+		return nil, err
+	}
+	if err := m.Validate(); err != nil {
+		return nil, err
+	}
 	return encode(agentID, rec.ID, m)
+}
+
+// mounts resolves a session's virtual folder mounts to bind mounts of
+// their directories: read-only for ro, read-write for rw and wd.
+func (f *Forwarder) mounts(vms []domain.VFolderMount) ([]protocol.Mount, error) {
+	if len(vms) == 0 {
+		return nil, nil
+	}
+	if f.cfg.MountSources == nil {
+		return nil, domain.Errorf(op, domain.KindInternal, "the session mounts virtual folders, and the forwarder has no mount sources")
+	}
+	out := make([]protocol.Mount, 0, len(vms))
+	for _, vm := range vms {
+		id, err := uuid.Parse(vm.FolderID)
+		if err != nil {
+			return nil, domain.Errorf(op, domain.KindInternal, "mount of folder %q: %v", vm.FolderID, err)
+		}
+		src, err := f.cfg.MountSources.MountSource(vm.Host, id)
+		if err != nil {
+			// A folder deleted since the request will not come back; a
+			// failing storage host may (KindUnavailable retries).
+			return nil, err
+		}
+		out = append(out, protocol.Mount{Source: src, Target: vm.Path, ReadOnly: !vm.Permission.CanWrite()})
+	}
+	return out, nil
 }
 
 // releasedDestroy tears down what a released allocation ran: a kernel that

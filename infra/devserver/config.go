@@ -15,6 +15,7 @@ import (
 	"github.com/cairnhq/cairn/agents/runtime/podman"
 	"github.com/cairnhq/cairn/infra/config"
 	"github.com/cairnhq/cairn/infra/images"
+	"github.com/cairnhq/cairn/infra/vfstorage/localfs"
 )
 
 // Defaults applied by Config.WithDefaults to zero fields.
@@ -28,6 +29,8 @@ const (
 	DefaultMaxWait         = 30 * time.Second
 	DefaultShutdownTimeout = 30 * time.Second
 	DefaultReadyTimeout    = 2 * time.Minute
+	// DefaultVFolderHost names the default storage host of virtual folders.
+	DefaultVFolderHost = "local"
 )
 
 // Config configures the development server. The zero value is valid:
@@ -59,6 +62,11 @@ type Config struct {
 	Podman string
 	// Images are the images sessions may use besides images.BaseImage.
 	Images []string
+	// VFolderHosts are the storage hosts of virtual folders, name:path
+	// (default local:<DataDir>/vfolders, made if missing). Agents on other
+	// machines bind-mount folders from the same paths: they must see the
+	// hosts there too (e.g. the same NFS mount).
+	VFolderHosts localfs.Hosts
 	// MaxWait bounds how long a query waits for the read models to reach a
 	// position it was asked to read at (default 30s).
 	MaxWait time.Duration
@@ -128,7 +136,19 @@ func (c Config) WithDefaults() Config {
 	if c.Clock == nil {
 		c.Clock = time.Now
 	}
+	if len(c.VFolderHosts) == 0 {
+		dir, err := filepath.Abs(filepath.Join(c.DataDir, vfolderDir))
+		if err != nil {
+			dir = filepath.Join(c.DataDir, vfolderDir)
+		}
+		c.VFolderHosts = localfs.Hosts{{Name: DefaultVFolderHost, Path: dir}}
+	}
 	return c
+}
+
+// vfolderConfig is the storage configuration of the virtual folders.
+func (c Config) vfolderConfig() localfs.Config {
+	return localfs.Config{Hosts: c.VFolderHosts, CreateHostDirs: true}
 }
 
 // Validate reports every problem at once. Zero fields are valid (they take
@@ -151,6 +171,9 @@ func (c Config) Validate() error {
 	}
 	if _, err := nvml.ParseSpec(d.GPUs); err != nil {
 		add("gpus: %w", err)
+	}
+	if err := d.vfolderConfig().Validate(); err != nil {
+		add("vfolder hosts: %w", err)
 	}
 	for _, ref := range c.Images {
 		if err := images.Validate(ref); err != nil {
@@ -200,6 +223,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("gpus", c.GPUs),
 		slog.String("podman", c.Podman),
 		slog.Any("images", c.Images),
+		slog.String("vfolder_hosts", c.VFolderHosts.String()),
 		slog.Duration("max_wait", c.MaxWait),
 		slog.Duration("shutdown_timeout", c.ShutdownTimeout),
 	)

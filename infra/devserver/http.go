@@ -21,6 +21,7 @@ import (
 	"github.com/cairnhq/cairn/infra/bootstrap"
 	"github.com/cairnhq/cairn/infra/httpapi"
 	"github.com/cairnhq/cairn/infra/images"
+	"github.com/cairnhq/cairn/infra/vfolders"
 	"github.com/cairnhq/cairn/readapi"
 )
 
@@ -103,7 +104,7 @@ func (s *server) app() (*fiber.App, error) {
 	if err != nil {
 		return nil, err
 	}
-	app, err := httpapi.New(httpapi.Config{Logger: s.log, Registerer: reg})
+	app, err := httpapi.New(httpapi.Config{Logger: s.log, Registerer: reg, StreamRequestBody: readapi.StreamsBody})
 	if err != nil {
 		return nil, err
 	}
@@ -144,6 +145,11 @@ func (s *server) app() (*fiber.App, error) {
 		Auth:     auth.Middleware,
 		MaxWait:  s.cfg.MaxWait,
 		Clock:    s.cfg.Clock,
+		VFolders: readapi.VFolderDeps{
+			Folders: s.models.VFolders,
+			Tenancy: vfolders.Tenancy{RM: s.models.Tenancy, Hosts: vfolders.Storage{S: s.vfstorage}.HostNames()},
+			Storage: s.vfstorage,
+		},
 	}); err != nil {
 		return nil, err
 	}

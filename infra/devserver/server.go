@@ -21,6 +21,7 @@ import (
 	"github.com/cairnhq/cairn/commands/reports"
 	"github.com/cairnhq/cairn/commands/scheduler"
 	"github.com/cairnhq/cairn/commands/sessionlimits"
+	"github.com/cairnhq/cairn/commands/vfolderjobs"
 	"github.com/cairnhq/cairn/eventstore"
 	"github.com/cairnhq/cairn/eventstore/postgres"
 	"github.com/cairnhq/cairn/eventstore/sqlite"
@@ -31,6 +32,8 @@ import (
 	"github.com/cairnhq/cairn/infra/bus/natsembed"
 	"github.com/cairnhq/cairn/infra/lease"
 	"github.com/cairnhq/cairn/infra/readmodels"
+	"github.com/cairnhq/cairn/infra/vfolders"
+	"github.com/cairnhq/cairn/infra/vfstorage/localfs"
 	"github.com/cairnhq/cairn/projections"
 	"github.com/cairnhq/cairn/projections/occupancy"
 	"github.com/cairnhq/cairn/readapi"
@@ -42,6 +45,7 @@ const (
 	agentDir       = "agent"
 	checkpointFile = "forwarder.checkpoint"
 	addressesFile  = "agent-addresses.json"
+	vfolderDir     = "vfolders"
 )
 
 // Run starts the development server (see the package documentation), runs
@@ -105,6 +109,7 @@ type server struct {
 	addresses  *agentlogs.AddressBook
 	agent      *node.Agent
 	images     []string
+	vfstorage  *localfs.Storage
 
 	apiURL      string
 	credentials bootstrap.Credentials
@@ -143,13 +148,30 @@ func (s *server) startStore(ctx context.Context) error {
 	s.parts.onClose("event store", store.Close)
 	s.parts.onClose("read-model database", db.Close)
 	// The read models exist before their projectors run: commands consult
-	// some of them (quota standings at enqueue).
+	// some of them (quota standings at enqueue, vfolder tenancy).
 	s.models = readmodels.New(db)
+	vfs, err := localfs.Open(s.cfg.vfolderConfig(), s.log)
+	if err != nil {
+		return err
+	}
+	s.vfstorage = vfs
+	s.parts.onClose("vfolder storage", vfs.Close)
 	s.handlers, err = commands.NewHandlers(store, s.cfg.Clock, commands.Options{
 		PasswordHasher: password.Hasher{Params: password.DefaultParams()},
 		Quotas:         occupancy.Standings{Tenancy: s.models.Tenancy, Occupancy: s.models.Occupancy},
+		VFolders:       s.vfolderPorts(),
 	})
 	return err
+}
+
+// vfolderPorts are the parts the vfolder commands use.
+func (s *server) vfolderPorts() commands.VFolderPorts {
+	st := vfolders.Storage{S: s.vfstorage}
+	return commands.VFolderPorts{
+		Tenancy:   vfolders.Tenancy{RM: s.models.Tenancy, Hosts: st.HostNames()},
+		Storage:   st,
+		Directory: s.models.VFolders,
+	}
 }
 
 func (s *server) startNATS(ctx context.Context) error {
@@ -227,7 +249,7 @@ func (s *server) startManagers(context.Context) error {
 	if err != nil {
 		return err
 	}
-	fwd, err := forwarder.New(forwarder.Config{Logger: s.log}, s.store, s.bus,
+	fwd, err := forwarder.New(forwarder.Config{Logger: s.log, MountSources: vfolders.Storage{S: s.vfstorage}}, s.store, s.bus,
 		forwarder.NewFileCheckpoint(filepath.Join(s.cfg.DataDir, checkpointFile)))
 	if err != nil {
 		return err
@@ -249,10 +271,15 @@ func (s *server) startManagers(context.Context) error {
 	if err != nil {
 		return err
 	}
+	jobs, err := vfolderjobs.New(vfolderjobs.Config{Logger: s.log}, s.store, s.models.VFolders,
+		vfolders.Storage{S: s.vfstorage}, vfolderjobs.FromHandlers(s.handlers))
+	if err != nil {
+		return err
+	}
 	for _, leader := range []struct {
 		name string
 		run  func(context.Context) error
-	}{{"scheduler", sched.Run}, {"audit sequencer", seq.Run}, {"session limits", limits.Run}} {
+	}{{"scheduler", sched.Run}, {"audit sequencer", seq.Run}, {"session limits", limits.Run}, {"vfolder jobs", jobs.Run}} {
 		name, run := leader.name, leader.run
 		l, err := s.lease(strings.ReplaceAll(name, " ", "-"))
 		if err != nil {

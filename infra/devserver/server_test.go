@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/cairnhq/cairn/infra/readmodels"
 	"io"
 	"log/slog"
 	"net"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"github.com/cairnhq/cairn/infra/bootstrap"
+	"github.com/cairnhq/cairn/infra/readmodels"
 )
 
 // syncBuffer is a bytes.Buffer safe for the logger's concurrent writes.
@@ -172,8 +172,9 @@ func TestRunServesAndStopsInOrder(t *testing.T) {
 		order = append(order, m[1])
 	}
 	want := []string{
-		"HTTP API", "access log", "agent address book", "reports consumer", "forwarder", "session limits", "audit sequencer", "scheduler",
-		"projector occupancy", "projector audit", "projector tenancy", "projector agents", "projector sessions", "bus", "embedded NATS", "read-model database", "event store",
+		"HTTP API", "access log", "agent address book", "reports consumer", "forwarder", "vfolder jobs", "session limits", "audit sequencer", "scheduler",
+		"projector occupancy", "projector audit", "projector vfolders", "projector tenancy", "projector agents", "projector sessions", "bus", "embedded NATS",
+		"vfolder storage", "read-model database", "event store",
 	}
 	if strings.Join(order, ",") != strings.Join(want, ",") {
 		t.Errorf("stop order:\n got %q\nwant %q", order, want)

@@ -118,7 +118,7 @@ func kindForStatus(status int) domain.Kind {
 	switch status {
 	case http.StatusForbidden:
 		return domain.KindForbidden
-	case http.StatusMethodNotAllowed, http.StatusUnsupportedMediaType:
+	case http.StatusMethodNotAllowed, http.StatusUnsupportedMediaType, http.StatusRequestedRangeNotSatisfiable:
 		return domain.KindInvalid
 	case http.StatusTooManyRequests:
 		return domain.KindUnavailable

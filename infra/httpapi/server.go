@@ -26,6 +26,11 @@ type Config struct {
 	Logger       *slog.Logger
 	// Registerer receives the HTTP metrics (nil: none).
 	Registerer prometheus.Registerer
+	// StreamRequestBody, when set, tells the requests whose handler reads
+	// the body as a stream (c.Context().RequestBodyStream()), however long
+	// it is: file uploads. Every other request's body is still read whole
+	// and refused above BodyLimit (413), as without it.
+	StreamRequestBody func(c *fiber.Ctx) bool
 }
 
 // WithDefaults fills unset fields.
@@ -71,9 +76,13 @@ func New(cfg Config) (*fiber.App, error) {
 		WriteTimeout:          cfg.WriteTimeout,
 		ErrorHandler:          ErrorHandler(cfg.Logger),
 		DisableStartupMessage: true,
+		StreamRequestBody:     cfg.StreamRequestBody != nil,
 	})
 	app.Use(recover.New())
 	app.Use(requestIDMiddleware)
+	if cfg.StreamRequestBody != nil {
+		app.Use(limitBody(cfg.BodyLimit, cfg.StreamRequestBody))
+	}
 	m := newMetrics(cfg.Registerer)
 	app.Use(func(c *fiber.Ctx) error {
 		start := time.Now()

@@ -15,6 +15,7 @@ import (
 	"github.com/cairnhq/cairn/projections/occupancy"
 	"github.com/cairnhq/cairn/projections/sessions"
 	"github.com/cairnhq/cairn/projections/tenancy"
+	"github.com/cairnhq/cairn/projections/vfolders"
 )
 
 // Set is every read model over one database.
@@ -23,6 +24,7 @@ type Set struct {
 	Agents   *agents.ReadModel
 	Audit    *audit.ReadModel
 	Tenancy  *tenancy.ReadModel
+	VFolders *vfolders.ReadModel
 	// Occupancy is what keypairs, users, projects and domains occupy and
 	// queue (quotas).
 	Occupancy *occupancy.ReadModel
@@ -30,17 +32,17 @@ type Set struct {
 
 // New builds every read model over db.
 func New(db *projections.DB) Set {
-	return Set{Sessions: sessions.New(db), Agents: agents.New(db), Tenancy: tenancy.New(db), Audit: audit.New(db), Occupancy: occupancy.New(db)}
+	return Set{Sessions: sessions.New(db), Agents: agents.New(db), Tenancy: tenancy.New(db), VFolders: vfolders.New(db), Audit: audit.New(db), Occupancy: occupancy.New(db)}
 }
 
 // All returns the projections in the order they are run and rebuilt.
 func (s Set) All() []projections.Projection {
-	return []projections.Projection{s.Sessions, s.Agents, s.Tenancy, s.Audit, s.Occupancy}
+	return []projections.Projection{s.Sessions, s.Agents, s.Tenancy, s.VFolders, s.Audit, s.Occupancy}
 }
 
 // Names are the read models' names, in the order they are run and rebuilt.
 func Names() []string {
-	return []string{sessions.Name, agents.Name, tenancy.Name, audit.Name, occupancy.Name}
+	return []string{sessions.Name, agents.Name, tenancy.Name, vfolders.Name, audit.Name, occupancy.Name}
 }
 
 // Select returns the projections named (all of them when names is empty),

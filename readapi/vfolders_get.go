@@ -1,0 +1,61 @@
+package readapi
+
+import (
+	"errors"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/cairnhq/cairn/infra/vfstorage"
+	"github.com/cairnhq/cairn/projections/vfolders"
+)
+
+const opGetVFolder = "vfolder.get"
+
+// vfolderDetail is the answer of GET /v1/vfolders/{id}: the folder, its
+// usage measured on its storage host (null while it has no data: cloning
+// or deleted), and who it is shared with (for its managers).
+type vfolderDetail struct {
+	vfolderView
+	Usage *usageView    `json:"usage"`
+	Users []vfolderUser `json:"users"`
+}
+
+type usageView struct {
+	Bytes int64 `json:"bytes"`
+	Files int64 `json:"files"`
+}
+
+type vfolderUser = vfolders.User
+
+// getVFolder handles GET /v1/vfolders/{id}.
+func (a *api) getVFolder(c *fiber.Ctx) error {
+	who, err := callerOf(c)
+	if err != nil {
+		return err
+	}
+	id, err := folderID(c, opGetVFolder)
+	if err != nil {
+		return err
+	}
+	if err := a.waitForPosition(c, opGetVFolder); err != nil {
+		return err
+	}
+	v, err := a.visibleFolder(c, who, opGetVFolder, id)
+	if err != nil {
+		return err
+	}
+	out := vfolderDetail{vfolderView: viewVFolder(v), Users: []vfolderUser{}}
+	u, err := a.VFolders.Storage.Usage(c.UserContext(), vfstorage.Ref{Host: v.Host, ID: v.ID})
+	switch {
+	case err == nil:
+		out.Usage = &usageView{Bytes: u.Bytes, Files: u.Files}
+	case !errors.Is(err, vfstorage.ErrNoFolder):
+		return err
+	}
+	if v.Effective.CanDeleteFiles() && (v.Relation == vfolders.RelationOwn || v.Relation == vfolders.RelationDomain) {
+		if out.Users, err = a.VFolders.Folders.Users(c.UserContext(), v.ID); err != nil {
+			return err
+		}
+	}
+	return c.JSON(out)
+}

@@ -1,0 +1,24 @@
+package readapi
+
+import (
+	"net/http"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/cairnhq/cairn/commands"
+)
+
+// trashVFolder handles DELETE /v1/vfolders/{id}: the folder goes to the trash (delete-pending); 200, also when it is there already.
+func (a *api) trashVFolder(c *fiber.Ctx) error {
+	const op = "vfolder.delete"
+	who, err := callerOf(c)
+	if err != nil {
+		return err
+	}
+	id, err := folderID(c, op)
+	if err != nil {
+		return err
+	}
+	res, err := a.Commands.TrashVFolder.Handle(c.UserContext(), who.metadata(c), commands.TrashVFolder{Actor: who.actor(), FolderID: id})
+	return folderWrittenAnswer(c, http.StatusOK, res, err)
+}
