@@ -137,7 +137,7 @@ func (h createUserHandler) claimEmail(ctx context.Context, md Metadata, email st
 		if err != nil {
 			return uuid.Nil, err
 		}
-		_, err = h.emails.appendAt(ctx, stream, r.Revision(), md, events)
+		_, err = h.emails.appendAt(ctx, stream, l, md, events)
 		switch {
 		case err == nil:
 			return id, nil
@@ -174,6 +174,6 @@ func (h createUserHandler) abandonReserved(ctx context.Context, md Metadata, r *
 	if err != nil {
 		return err
 	}
-	_, err = h.users.appendAt(ctx, UserStream(r.UserID()), owner.agg.Revision(), md, events)
+	_, err = h.users.appendAt(ctx, UserStream(r.UserID()), owner, md, events)
 	return err
 }

@@ -16,6 +16,7 @@ type Handlers struct {
 	CancelPendingSession  Handler[CancelPendingSession, Result]
 	UpdatePendingSession  Handler[UpdatePendingSession, Result]
 	ScheduleSession       Handler[ScheduleSession, Result]
+	ScheduleSessions      Handler[ScheduleSessions, ScheduleSessionsResult]
 	RegisterAgent         Handler[RegisterAgent, Result]
 	ReportKernelStatus    Handler[ReportKernelStatus, Result]
 	MarkAgentLost         Handler[MarkAgentLost, Result]
@@ -191,6 +192,7 @@ func NewHandlers(store EventStore, clock func() time.Time, opts Options) (*Handl
 		CancelPendingSession:  register(r, cancelPendingSessionHandler{d}),
 		UpdatePendingSession:  register(r, updatePendingSessionHandler{d}),
 		ScheduleSession:       register(r, scheduleSessionHandler{d}),
+		ScheduleSessions:      register(r, scheduleSessionsHandler{d}),
 		RegisterAgent:         register(r, registerAgentHandler{d}),
 		ReportKernelStatus:    register(r, reportKernelStatusHandler{d}),
 		MarkAgentLost:         register(r, markAgentLostHandler{d}),

@@ -28,7 +28,7 @@ func TestHandlersListEveryCommandOnce(t *testing.T) {
 	}
 	want := []string{
 		"session.request", "session.terminate", "session.cancel-pending", "session.update-pending",
-		"session.schedule", "agent.register", "kernel.report-status", "agent.mark-lost",
+		"session.schedule", "session.schedule-batch", "agent.register", "kernel.report-status", "agent.mark-lost",
 		"agent.release-allocation", "session.force-terminate",
 		"domain.create", "domain.modify", "project.create", "project.modify", "project.add-member",
 		"project.remove-member", "user.create", "user.modify", "keypair.issue", "keypair.modify",

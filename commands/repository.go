@@ -153,6 +153,32 @@ func (r repository[A]) update(ctx context.Context, stream string, md Metadata, d
 	}
 }
 
+// appendAt appends events decided on l, expecting the revision l was
+// loaded at, without retrying: a concurrent writer makes it fail with an
+// error that matches eventstore.ErrWrongExpectedRevision, and the caller
+// re-decides. Batch commands use it to decide many aggregates before
+// writing any.
+func (r repository[A]) appendAt(ctx context.Context, stream string, l loaded[A], md Metadata, events []domain.Event) (uint64, error) {
+	const op = "commands.append"
+	data, err := encode(events, md)
+	if err != nil {
+		return 0, err
+	}
+	data, release, err := withAccessRecord(ctx, stream, md, data)
+	if err != nil {
+		return 0, err
+	}
+	res, err := r.store.Append(ctx, stream, eventstore.Exact(l.revision), data...)
+	if err != nil {
+		release()
+		if !definitelyNotWritten(err) {
+			err = &uncertainAppendError{stream: stream, err: err}
+		}
+		return 0, storeError(op, err)
+	}
+	return res.Position, nil
+}
+
 // create appends the first events of a new stream (expected: no stream).
 func (r repository[A]) create(ctx context.Context, stream string, md Metadata, events []domain.Event) (uint64, error) {
 	const op = "commands.create"
@@ -204,23 +230,4 @@ func encode(events []domain.Event, md Metadata) ([]eventstore.EventData, error) 
 		}
 	}
 	return out, nil
-}
-
-// appendAt appends events once, expecting the stream at revision expected
-// (-1: no stream), for callers that decide themselves what a conflict
-// means (errors.Is(err, eventstore.ErrWrongExpectedRevision)).
-func (r repository[A]) appendAt(ctx context.Context, stream string, expected int64, md Metadata, events []domain.Event) (uint64, error) {
-	const op = "commands.append"
-	data, err := encode(events, md)
-	if err != nil {
-		return 0, err
-	}
-	res, err := r.store.Append(ctx, stream, eventstore.Exact(expected), data...)
-	if err != nil {
-		if !definitelyNotWritten(err) {
-			err = &uncertainAppendError{stream: stream, err: err}
-		}
-		return 0, storeError(op, err)
-	}
-	return res.Position, nil
 }

@@ -33,17 +33,9 @@ func (s *Scheduler) round(ctx context.Context, st *state) {
 	}
 	report := RoundReport{Waiting: len(plan.Unplaced)}
 	var mu sync.Mutex
-	s.concurrently(ctx, len(plan.Placed), func(i int) {
-		pos, ok := s.schedule(ctx, plan.Placed[i])
-		mu.Lock()
-		defer mu.Unlock()
-		if ok {
-			report.Placed++
-			s.wrote(pos)
-		} else {
-			report.Refused++
-		}
-	})
+	if len(plan.Placed) > 0 {
+		report.Placed, report.Refused = s.scheduleAll(ctx, plan.Placed)
+	}
 	s.concurrently(ctx, len(plan.Unplaced), func(i int) {
 		u := plan.Unplaced[i]
 		if pos, wrote := s.keepPending(ctx, st.sessions[u.SessionID], u); wrote {
@@ -94,19 +86,25 @@ func (s *Scheduler) concurrently(ctx context.Context, n int, do func(i int)) {
 	wg.Wait()
 }
 
-// schedule submits one placement. A refusal is logged and the session
-// stays PENDING for the next round: the agent's stream had changed under
-// the folded view (quota-exceeded), or the session was cancelled meanwhile
-// (conflict).
-func (s *Scheduler) schedule(ctx context.Context, p placement.Placement) (uint64, bool) {
-	res, err := s.handlers.ScheduleSession.Handle(ctx, s.md, commands.ScheduleSession{SessionID: p.SessionID, Kernels: p.Kernels})
-	if err != nil {
-		level := s.levelFor(err)
-		s.logger.Log(ctx, level, "placement refused", "session_id", p.SessionID, "agent_id", p.Kernels[0].AgentID, "error", err)
-		return 0, false
+// scheduleAll writes the round's placements in one batch
+// (commands.ScheduleSessions: one append per agent). A refused placement
+// is logged and its session stays PENDING for the next round: an agent's
+// stream had changed under the folded view (quota-exceeded), or the
+// session was cancelled meanwhile (conflict).
+func (s *Scheduler) scheduleAll(ctx context.Context, placed []placement.Placement) (scheduled, refused int) {
+	cmd := commands.ScheduleSessions{Placements: make([]commands.SessionPlacement, len(placed))}
+	for i, p := range placed {
+		cmd.Placements[i] = commands.SessionPlacement{SessionID: p.SessionID, Kernels: p.Kernels}
 	}
-	s.logger.Debug("session scheduled", "session_id", p.SessionID, "agent_id", p.Kernels[0].AgentID, "kernels", len(p.Kernels))
-	return res.Position, true
+	res, err := s.handlers.ScheduleSessions.Handle(ctx, s.md, cmd)
+	if err != nil {
+		s.logger.Warn("placements written only in part", "error", err)
+	}
+	for id, why := range res.Refused {
+		s.logger.Log(ctx, s.levelFor(why), "placement refused", "session_id", id, "error", why)
+	}
+	s.wrote(res.Position)
+	return len(res.Scheduled), len(res.Refused)
 }
 
 // keepPending records why a session waits, when the reasons differ from

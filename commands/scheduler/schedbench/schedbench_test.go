@@ -35,3 +35,27 @@ func TestRunSmall(t *testing.T) {
 		t.Fatalf("result %+v: want some but not all of %d sessions placed", res, res.Sessions)
 	}
 }
+
+// BenchmarkRun is the end-to-end run at a tenth of the issue's scale on
+// SQLite, for profiling (go test -bench Run -cpuprofile ...); `cairn bench
+// schedule` runs the full scale on both backends.
+func BenchmarkRun(b *testing.B) {
+	for b.Loop() {
+		ctx := context.Background()
+		store, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "cairn.db"), sqlite.Options{Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		db, err := projections.OpenSQLite(store, sqlite.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		res, err := schedbench.Run(ctx, store, db, schedbench.Config{Agents: 100, Sessions: 1000, Writers: 32, Seed: 1, Timeout: time.Minute})
+		db.Close()
+		store.Close()
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(res.PlacementsPerSecond(), "placements/s")
+	}
+}

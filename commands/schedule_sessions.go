@@ -1,0 +1,269 @@
+package commands
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/cairnhq/cairn/domain"
+	"github.com/cairnhq/cairn/eventstore"
+)
+
+// ScheduleSessions is a scheduling round's placements, written together:
+// what ScheduleSession does for one session, for thousands, with one
+// append per agent instead of one per kernel.
+type ScheduleSessions struct {
+	Placements []SessionPlacement
+}
+
+// SessionPlacement is one session's placement: every kernel's agent and
+// devices.
+type SessionPlacement struct {
+	SessionID uuid.UUID
+	Kernels   []domain.KernelPlacement
+}
+
+func (ScheduleSessions) CommandName() string { return "session.schedule-batch" }
+
+// ScheduleSessionsResult tells what became of each placement.
+type ScheduleSessionsResult struct {
+	// Position is the last position written.
+	Position uint64
+	// Scheduled are the sessions now scheduled with their placement.
+	Scheduled []uuid.UUID
+	// Refused are the others, with why (the state moved under the
+	// decision: the next round decides again).
+	Refused map[uuid.UUID]error
+}
+
+// batchWriters bounds the concurrent loads and appends of one batch.
+const batchWriters = 32
+
+type scheduleSessionsHandler struct{ deps }
+
+// Handle writes a round's placements in three steps:
+//
+//  1. load every session and decide Schedule (pure): a session no longer
+//     PENDING, or a placement that does not match it, is refused;
+//  2. per agent (concurrently), decide the allocations of every session
+//     placed there at once (domain.Agent.AllocateEach: each session all or
+//     nothing) and append them in one append with the agent's expected
+//     revision, re-deciding with fresh state on a conflict: two writers
+//     can never take the same capacity;
+//  3. per session whose kernels were all allocated (concurrently), append
+//     session.scheduled with the revision step 1 read (re-deciding on a
+//     conflict).
+//
+// A session refused at step 2 on one agent, or at step 3, has what it got
+// on other agents released (reason schedule-aborted), as ScheduleSession
+// does; the crash window between steps 2 and 3 is the same as
+// ScheduleSession's and is repaired the same way (the scheduler's
+// reconcile releases allocations of sessions that are not scheduled).
+func (h scheduleSessionsHandler) Handle(ctx context.Context, md Metadata, cmd ScheduleSessions) (ScheduleSessionsResult, error) {
+	at := h.now()
+	res := ScheduleSessionsResult{Refused: map[uuid.UUID]error{}}
+	var mu sync.Mutex
+	var last atomic.Uint64
+	refuse := func(id uuid.UUID, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if _, done := res.Refused[id]; !done {
+			res.Refused[id] = err
+		}
+	}
+	wrote := func(pos uint64) {
+		for {
+			cur := last.Load()
+			if pos <= cur || last.CompareAndSwap(cur, pos) {
+				return
+			}
+		}
+	}
+
+	// 1. Sessions.
+	sessions := make([]*batchSession, len(cmd.Placements))
+	eachConcurrently(ctx, len(cmd.Placements), func(i int) {
+		p := cmd.Placements[i]
+		l, err := h.sessions.load(ctx, SessionStream(p.SessionID))
+		if err != nil {
+			refuse(p.SessionID, err)
+			return
+		}
+		events, err := l.agg.Schedule(p.Kernels, at)
+		if err != nil {
+			refuse(p.SessionID, err)
+			return
+		}
+		if len(events) == 0 { // scheduled already, with this placement
+			mu.Lock()
+			res.Scheduled = append(res.Scheduled, p.SessionID)
+			mu.Unlock()
+			return
+		}
+		sessions[i] = &batchSession{p: p, l: l, requests: allocationRequests(l.agg, events[0].(domain.SessionScheduled).Kernels)}
+	})
+
+	// 2. Agents: each session's kernels there, in the placements' order.
+	byAgent := map[string][]*batchSession{}
+	var agents []string
+	for _, d := range sessions {
+		if d == nil {
+			continue
+		}
+		for id := range d.requests {
+			if byAgent[id] == nil {
+				agents = append(agents, id)
+			}
+			byAgent[id] = append(byAgent[id], d)
+		}
+	}
+	slices.Sort(agents)
+	allocatedOn := map[uuid.UUID][]string{} // session → agents that allocated it
+	eachConcurrently(ctx, len(agents), func(i int) {
+		id := agents[i]
+		outcome, pos, err := h.allocateOn(ctx, md, id, byAgent[id], at)
+		wrote(pos)
+		mu.Lock()
+		defer mu.Unlock()
+		for j, d := range byAgent[id] {
+			switch {
+			case err != nil:
+				// The append failed and may have been written: release on
+				// this agent too (releasing is idempotent).
+				allocatedOn[d.p.SessionID] = append(allocatedOn[d.p.SessionID], id)
+				if _, ok := res.Refused[d.p.SessionID]; !ok {
+					res.Refused[d.p.SessionID] = err
+				}
+			case outcome[j] != nil:
+				if _, ok := res.Refused[d.p.SessionID]; !ok {
+					res.Refused[d.p.SessionID] = outcome[j]
+				}
+			default:
+				allocatedOn[d.p.SessionID] = append(allocatedOn[d.p.SessionID], id)
+			}
+		}
+	})
+
+	// 3. Sessions whose every agent allocated them.
+	var ready []*batchSession
+	var aborts []release
+	for _, d := range sessions {
+		if d == nil {
+			continue
+		}
+		if _, refused := res.Refused[d.p.SessionID]; refused {
+			aborts = append(aborts, releasesOf(d.p, allocatedOn[d.p.SessionID])...)
+			continue
+		}
+		ready = append(ready, d)
+	}
+	eachConcurrently(ctx, len(ready), func(i int) {
+		d := ready[i]
+		stream := SessionStream(d.p.SessionID)
+		pos, err := h.sessions.appendAt(ctx, stream, d.l, md, []domain.Event{domain.SessionScheduled{Kernels: d.p.Kernels, At: at}})
+		if errors.Is(err, eventstore.ErrWrongExpectedRevision) {
+			// The session changed since step 1 (cancelled?): decide again.
+			_, pos, err = h.sessions.update(ctx, stream, md, func(s *domain.Session) ([]domain.Event, error) {
+				return s.Schedule(d.p.Kernels, at)
+			})
+		}
+		if err != nil {
+			refuse(d.p.SessionID, err)
+			mu.Lock()
+			aborts = append(aborts, releasesOf(d.p, allocatedOn[d.p.SessionID])...)
+			mu.Unlock()
+			return
+		}
+		wrote(pos)
+		mu.Lock()
+		res.Scheduled = append(res.Scheduled, d.p.SessionID)
+		mu.Unlock()
+	})
+	if len(aborts) > 0 {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), compensationTimeout)
+		defer cancel()
+		pos, err := h.releaseAll(cctx, md, aborts, at)
+		wrote(pos)
+		if err != nil {
+			return res, fmt.Errorf("release the allocations of refused placements: %w", err)
+		}
+	}
+	res.Position = last.Load()
+	return res, nil
+}
+
+// batchSession is a session of the batch, decided at step 1.
+type batchSession struct {
+	p SessionPlacement
+	l loaded[*domain.Session]
+	// requests are its kernels' allocations, by agent.
+	requests map[string][]domain.AllocationRequest
+}
+
+// allocateOn allocates the batch's sessions on one agent in one append,
+// each all or nothing (outcome[i] is why session i was refused there),
+// re-deciding on fresh state when the agent's stream moved. err is a
+// failed append (outcome then means nothing).
+func (h scheduleSessionsHandler) allocateOn(ctx context.Context, md Metadata, agentID string, sessions []*batchSession, at time.Time) (outcome []error, pos uint64, err error) {
+	stream := AgentStream(agentID)
+	batches := make([][]domain.AllocationRequest, len(sessions))
+	for i, d := range sessions {
+		batches[i] = d.requests[agentID]
+	}
+	for attempt := 1; ; attempt++ {
+		l, err := h.agents.load(ctx, stream)
+		if err != nil {
+			return nil, 0, err
+		}
+		events, outcome := l.agg.AllocateEach(batches, at)
+		if len(events) == 0 {
+			return outcome, 0, nil
+		}
+		pos, err := h.agents.appendAt(ctx, stream, l, md, events)
+		if err == nil {
+			return outcome, pos, nil
+		}
+		if !errors.Is(err, eventstore.ErrWrongExpectedRevision) || attempt >= h.agents.retry.attempts {
+			return nil, 0, err
+		}
+		if werr := h.agents.retry.wait(ctx, attempt); werr != nil {
+			return nil, 0, storeError("session.schedule-batch", werr)
+		}
+	}
+}
+
+// releasesOf are the releases of a placement's kernels on the given agents.
+func releasesOf(p SessionPlacement, agents []string) []release {
+	var out []release
+	for _, k := range p.Kernels {
+		if slices.Contains(agents, k.AgentID) {
+			out = append(out, release{agentID: k.AgentID, kernelID: k.KernelID, reason: domain.ReasonScheduleAborted})
+		}
+	}
+	return out
+}
+
+// eachConcurrently runs do(0..n-1) on up to batchWriters goroutines;
+// it stops handing out work when ctx ends.
+func eachConcurrently(ctx context.Context, n int, do func(i int)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(batchWriters, n) {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n || ctx.Err() != nil {
+					return
+				}
+				do(i)
+			}
+		})
+	}
+	wg.Wait()
+}

@@ -1,0 +1,113 @@
+package commands_test
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/cairnhq/cairn/commands"
+	"github.com/cairnhq/cairn/domain"
+)
+
+// TestScheduleSessions: a round's placements are written with one append
+// per agent; a placement that no longer fits is refused without touching
+// the others, and a multi-node session refused on one agent gets its
+// allocation on the other released.
+func TestScheduleSessions(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.registerAgent(t, agentSpec("a1", 8))
+	e.registerAgent(t, agentSpec("a2", 8))
+	a := e.requestSession(t, sessionSpec("0.6"))
+	b := e.requestSession(t, sessionSpec("0.6"))
+	c := e.requestSession(t, sessionSpec("0.5"))
+	spread := sessionSpec("0.3")
+	spread.ClusterSize, spread.ClusterMode = 2, domain.ClusterMultiNode
+	d := e.requestSession(t, spread)
+
+	place := func(r commands.RequestSessionResult, agent, device, amount string) commands.SessionPlacement {
+		return commands.SessionPlacement{SessionID: r.SessionID, Kernels: placeOn(agent, r.KernelIDs, device, amount)}
+	}
+	dPlace := commands.SessionPlacement{SessionID: d.SessionID, Kernels: []domain.KernelPlacement{
+		{KernelID: d.KernelIDs[0], AgentID: "a2", Devices: []domain.DeviceShare{{DeviceID: "GPU-1", Amount: q("0.3")}}},
+		// With a's 0.6 on a1's GPU-0, 0.3 still fits; b's 0.6 then does not.
+		{KernelID: d.KernelIDs[1], AgentID: "a1", Devices: []domain.DeviceShare{{DeviceID: "GPU-0", Amount: q("0.3")}}},
+	}}
+	before := e.lastPosition(t, commands.AgentStream("a1"))
+	res, err := e.handlers.ScheduleSessions.Handle(ctx, e.md, commands.ScheduleSessions{Placements: []commands.SessionPlacement{
+		place(a, "a1", "GPU-0", "0.6"),
+		place(b, "a1", "GPU-0", "0.6"), // the stale view's decision: GPU-0 has 0.4 left after a
+		place(c, "a2", "GPU-0", "0.5"),
+		dPlace,
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	scheduled := slices.Clone(res.Scheduled)
+	want := []uuid.UUID{a.SessionID, c.SessionID, d.SessionID}
+	slices.SortFunc(scheduled, func(x, y uuid.UUID) int { return slices.Compare(x[:], y[:]) })
+	slices.SortFunc(want, func(x, y uuid.UUID) int { return slices.Compare(x[:], y[:]) })
+	if !slices.Equal(scheduled, want) || len(res.Refused) != 1 || res.Refused[b.SessionID] == nil {
+		t.Fatalf("scheduled %v, refused %v", res.Scheduled, res.Refused)
+	}
+	for _, id := range want {
+		if s := e.session(t, id); s.Status() != domain.StatusScheduled {
+			t.Errorf("session %s is %s", id, s.Status())
+		}
+	}
+	if s := e.session(t, b.SessionID); s.Status() != domain.StatusPending {
+		t.Errorf("refused session is %s", s.Status())
+	}
+	// One append on a1 for a and d's second kernel.
+	var appended []string
+	for _, ev := range e.read(t, commands.AgentStream("a1")) {
+		if ev.Position > before {
+			appended = append(appended, ev.Type)
+		}
+	}
+	if !slices.Equal(appended, []string{domain.TypeAgentAllocated, domain.TypeAgentAllocated}) {
+		t.Fatalf("a1 got %v", appended)
+	}
+	if got := e.agent(t, "a1").DeviceFree("GPU-0"); got != q("0.1") {
+		t.Fatalf("a1 GPU-0 free %v, want 0.1", got)
+	}
+	if res.Position < e.lastPosition(t, commands.SessionStream(d.SessionID)) {
+		t.Fatalf("position %d is before the last write", res.Position)
+	}
+
+	// Again: already scheduled ones succeed without writing.
+	again, err := e.handlers.ScheduleSessions.Handle(ctx, e.md, commands.ScheduleSessions{Placements: []commands.SessionPlacement{place(a, "a1", "GPU-0", "0.6")}})
+	if err != nil || len(again.Scheduled) != 1 || len(again.Refused) != 0 {
+		t.Fatalf("again: %+v %v", again, err)
+	}
+}
+
+// TestScheduleSessionsReleasesAPartialMultiNodePlacement: a multi-node
+// session that fits on one agent but not the other holds nothing after.
+func TestScheduleSessionsReleasesAPartialMultiNodePlacement(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.registerAgent(t, agentSpec("a1", 8))
+	e.registerAgent(t, agentSpec("a2", 8))
+	spread := sessionSpec("0.7")
+	spread.ClusterSize, spread.ClusterMode = 2, domain.ClusterMultiNode
+	d := e.requestSession(t, spread)
+	hog := e.requestSession(t, sessionSpec("0.5"))
+	res, err := e.handlers.ScheduleSessions.Handle(ctx, e.md, commands.ScheduleSessions{Placements: []commands.SessionPlacement{
+		{SessionID: hog.SessionID, Kernels: placeOn("a2", hog.KernelIDs, "GPU-0", "0.5")},
+		{SessionID: d.SessionID, Kernels: []domain.KernelPlacement{
+			{KernelID: d.KernelIDs[0], AgentID: "a1", Devices: []domain.DeviceShare{{DeviceID: "GPU-0", Amount: q("0.7")}}},
+			{KernelID: d.KernelIDs[1], AgentID: "a2", Devices: []domain.DeviceShare{{DeviceID: "GPU-0", Amount: q("0.7")}}},
+		}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Scheduled) != 1 || res.Refused[d.SessionID] == nil {
+		t.Fatalf("scheduled %v refused %v", res.Scheduled, res.Refused)
+	}
+	if a1 := e.agent(t, "a1"); len(a1.Allocations()) != 0 || a1.DeviceFree("GPU-0") != q("1") {
+		t.Fatalf("a1 keeps %+v", a1.Allocations())
+	}
+}
