@@ -159,6 +159,12 @@ func (r repository[A]) update(ctx context.Context, stream string, md Metadata, d
 // re-decides. Batch commands use it to decide many aggregates before
 // writing any.
 func (r repository[A]) appendAt(ctx context.Context, stream string, l loaded[A], md Metadata, events []domain.Event) (uint64, error) {
+	return r.appendExpecting(ctx, stream, l.revision, md, events)
+}
+
+// appendExpecting is appendAt for a stream revision known without loading
+// the stream (a process manager's folded view of it).
+func (r repository[A]) appendExpecting(ctx context.Context, stream string, revision int64, md Metadata, events []domain.Event) (uint64, error) {
 	const op = "commands.append"
 	data, err := encode(events, md)
 	if err != nil {
@@ -168,7 +174,7 @@ func (r repository[A]) appendAt(ctx context.Context, stream string, l loaded[A],
 	if err != nil {
 		return 0, err
 	}
-	res, err := r.store.Append(ctx, stream, eventstore.Exact(l.revision), data...)
+	res, err := r.store.Append(ctx, stream, eventstore.Exact(revision), data...)
 	if err != nil {
 		release()
 		if !definitelyNotWritten(err) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -27,7 +28,30 @@ type ScheduleSessions struct {
 type SessionPlacement struct {
 	SessionID uuid.UUID
 	Kernels   []domain.KernelPlacement
+	// Known, when set, is the session as the caller folded it from the
+	// log: the handler then does not read the session's stream, and the
+	// append expects Known.Revision, so the placement is written only if
+	// the session is still exactly what the caller decided on (else it is
+	// decided again on the stream).
+	Known *KnownSession
 }
+
+// KnownSession is a PENDING session as a process manager folded it: the
+// revision of its stream and its kernels, in order.
+type KnownSession struct {
+	Revision int64
+	Kernels  []KnownKernel
+}
+
+// KnownKernel is a kernel's id and requested slots.
+type KnownKernel struct {
+	ID    uuid.UUID
+	Slots domain.Slots
+}
+
+// sessionWriters bounds the concurrent session appends of a batch: many,
+// so that the store's group commit writes them in few transactions.
+const sessionWriters = 256
 
 func (ScheduleSessions) CommandName() string { return "session.schedule-batch" }
 
@@ -88,8 +112,17 @@ func (h scheduleSessionsHandler) Handle(ctx context.Context, md Metadata, cmd Sc
 
 	// 1. Sessions.
 	sessions := make([]*batchSession, len(cmd.Placements))
-	eachConcurrently(ctx, len(cmd.Placements), func(i int) {
+	eachConcurrently(ctx, batchWriters, len(cmd.Placements), func(i int) {
 		p := cmd.Placements[i]
+		if p.Known != nil {
+			placed, reqs, err := knownPlacement(p)
+			if err != nil {
+				refuse(p.SessionID, err)
+				return
+			}
+			sessions[i] = &batchSession{p: p, placed: placed, revision: p.Known.Revision, requests: reqs}
+			return
+		}
 		l, err := h.sessions.load(ctx, SessionStream(p.SessionID))
 		if err != nil {
 			refuse(p.SessionID, err)
@@ -106,7 +139,8 @@ func (h scheduleSessionsHandler) Handle(ctx context.Context, md Metadata, cmd Sc
 			mu.Unlock()
 			return
 		}
-		sessions[i] = &batchSession{p: p, l: l, requests: allocationRequests(l.agg, events[0].(domain.SessionScheduled).Kernels)}
+		placed := events[0].(domain.SessionScheduled).Kernels
+		sessions[i] = &batchSession{p: p, placed: placed, revision: l.revision, requests: allocationRequests(l.agg, placed)}
 	})
 
 	// 2. Agents: each session's kernels there, in the placements' order.
@@ -125,7 +159,7 @@ func (h scheduleSessionsHandler) Handle(ctx context.Context, md Metadata, cmd Sc
 	}
 	slices.Sort(agents)
 	allocatedOn := map[uuid.UUID][]string{} // session → agents that allocated it
-	eachConcurrently(ctx, len(agents), func(i int) {
+	eachConcurrently(ctx, batchWriters, len(agents), func(i int) {
 		id := agents[i]
 		outcome, pos, err := h.allocateOn(ctx, md, id, byAgent[id], at)
 		wrote(pos)
@@ -163,10 +197,10 @@ func (h scheduleSessionsHandler) Handle(ctx context.Context, md Metadata, cmd Sc
 		}
 		ready = append(ready, d)
 	}
-	eachConcurrently(ctx, len(ready), func(i int) {
+	eachConcurrently(ctx, sessionWriters, len(ready), func(i int) {
 		d := ready[i]
 		stream := SessionStream(d.p.SessionID)
-		pos, err := h.sessions.appendAt(ctx, stream, d.l, md, []domain.Event{domain.SessionScheduled{Kernels: d.p.Kernels, At: at}})
+		pos, err := h.sessions.appendExpecting(ctx, stream, d.revision, md, []domain.Event{domain.SessionScheduled{Kernels: d.placed, At: at}})
 		if errors.Is(err, eventstore.ErrWrongExpectedRevision) {
 			// The session changed since step 1 (cancelled?): decide again.
 			_, pos, err = h.sessions.update(ctx, stream, md, func(s *domain.Session) ([]domain.Event, error) {
@@ -201,7 +235,10 @@ func (h scheduleSessionsHandler) Handle(ctx context.Context, md Metadata, cmd Sc
 // batchSession is a session of the batch, decided at step 1.
 type batchSession struct {
 	p SessionPlacement
-	l loaded[*domain.Session]
+	// placed is the placement as session.scheduled records it.
+	placed []domain.KernelPlacement
+	// revision is its stream's, as read or as known.
+	revision int64
 	// requests are its kernels' allocations, by agent.
 	requests map[string][]domain.AllocationRequest
 }
@@ -249,12 +286,44 @@ func releasesOf(p SessionPlacement, agents []string) []release {
 	return out
 }
 
-// eachConcurrently runs do(0..n-1) on up to batchWriters goroutines;
-// it stops handing out work when ctx ends.
-func eachConcurrently(ctx context.Context, n int, do func(i int)) {
+// knownPlacement checks a placement against the known session (every
+// kernel placed once, on an agent) and returns it as session.scheduled
+// records it (kernel order, devices sorted: what Session.Schedule
+// returns) with its allocation requests by agent. Device amounts are
+// checked against the slots by the agents' decisions.
+func knownPlacement(p SessionPlacement) ([]domain.KernelPlacement, map[string][]domain.AllocationRequest, error) {
+	const op = "session.schedule-batch"
+	if len(p.Kernels) != len(p.Known.Kernels) {
+		return nil, nil, domain.Errorf(op, domain.KindConflict, "placement of %d kernels for a session of %d", len(p.Kernels), len(p.Known.Kernels))
+	}
+	byKernel := make(map[uuid.UUID]domain.KernelPlacement, len(p.Kernels))
+	for _, k := range p.Kernels {
+		if _, dup := byKernel[k.KernelID]; dup || k.AgentID == "" {
+			return nil, nil, domain.Errorf(op, domain.KindConflict, "kernel %s is placed twice or has no agent", k.KernelID)
+		}
+		byKernel[k.KernelID] = k
+	}
+	placed := make([]domain.KernelPlacement, len(p.Known.Kernels))
+	reqs := map[string][]domain.AllocationRequest{}
+	for i, k := range p.Known.Kernels {
+		kp, ok := byKernel[k.ID]
+		if !ok {
+			return nil, nil, domain.Errorf(op, domain.KindConflict, "kernel %s is not placed", k.ID)
+		}
+		devices := slices.Clone(kp.Devices)
+		slices.SortFunc(devices, func(a, b domain.DeviceShare) int { return strings.Compare(a.DeviceID, b.DeviceID) })
+		placed[i] = domain.KernelPlacement{KernelID: k.ID, AgentID: kp.AgentID, Devices: devices}
+		reqs[kp.AgentID] = append(reqs[kp.AgentID], domain.AllocationRequest{KernelID: k.ID, SessionID: p.SessionID, Slots: k.Slots, Devices: devices})
+	}
+	return placed, reqs, nil
+}
+
+// eachConcurrently runs do(0..n-1) on up to workers goroutines; it stops
+// handing out work when ctx ends.
+func eachConcurrently(ctx context.Context, workers, n int, do func(i int)) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for range min(batchWriters, n) {
+	for range min(workers, n) {
 		wg.Go(func() {
 			for {
 				i := int(next.Add(1) - 1)

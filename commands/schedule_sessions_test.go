@@ -1,6 +1,7 @@
 package commands_test
 
 import (
+	"errors"
 	"slices"
 	"testing"
 
@@ -109,5 +110,51 @@ func TestScheduleSessionsReleasesAPartialMultiNodePlacement(t *testing.T) {
 	}
 	if a1 := e.agent(t, "a1"); len(a1.Allocations()) != 0 || a1.DeviceFree("GPU-0") != q("1") {
 		t.Fatalf("a1 keeps %+v", a1.Allocations())
+	}
+}
+
+// TestScheduleSessionsKnown: with the session as the scheduler folded it,
+// the placement is written expecting that revision (the same event as the
+// reading path writes); when the session moved meanwhile (cancelled), the
+// write is refused and the allocation given back.
+func TestScheduleSessionsKnown(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.registerAgent(t, agentSpec("a1", 8))
+	spec := sessionSpec("0.5")
+	spec.ClusterSize = 2
+	ok := e.requestSession(t, spec)
+	gone := e.requestSession(t, sessionSpec("0.5"))
+	known := func(r commands.RequestSessionResult) *commands.KnownSession {
+		s := e.session(t, r.SessionID)
+		k := &commands.KnownSession{Revision: int64(len(e.read(t, commands.SessionStream(r.SessionID))) - 1)}
+		for _, kern := range s.Kernels() {
+			k.Kernels = append(k.Kernels, commands.KnownKernel{ID: kern.ID(), Slots: kern.Requested()})
+		}
+		return k
+	}
+	kOK, kGone := known(ok), known(gone)
+	if _, err := e.handlers.CancelPendingSession.Handle(ctx, e.md, commands.CancelPendingSession{SessionID: gone.SessionID, Reason: domain.ReasonUserRequested}); err != nil {
+		t.Fatal(err)
+	}
+	// Kernels listed in reverse: the event records them in kernel order.
+	okKernels := placeOn("a1", ok.KernelIDs, "GPU-0", "0.5")
+	slices.Reverse(okKernels)
+	res, err := e.handlers.ScheduleSessions.Handle(ctx, e.md, commands.ScheduleSessions{Placements: []commands.SessionPlacement{
+		{SessionID: ok.SessionID, Kernels: okKernels, Known: kOK},
+		{SessionID: gone.SessionID, Kernels: placeOn("a1", gone.KernelIDs, "GPU-1", "0.5"), Known: kGone},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Scheduled) != 1 || res.Scheduled[0] != ok.SessionID || !errors.Is(res.Refused[gone.SessionID], domain.ErrConflict) {
+		t.Fatalf("scheduled %v refused %v", res.Scheduled, res.Refused)
+	}
+	s := e.session(t, ok.SessionID)
+	if s.Status() != domain.StatusScheduled || !s.HasPlacement(placeOn("a1", ok.KernelIDs, "GPU-0", "0.5")) {
+		t.Fatalf("session %s", s.Status())
+	}
+	if a := e.agent(t, "a1"); len(a.Allocations()) != 2 || a.DeviceFree("GPU-1") != q("1") {
+		t.Fatalf("allocations %+v", a.Allocations())
 	}
 }

@@ -60,7 +60,11 @@ func (st *state) apply(rec eventstore.RecordedEvent) (wake bool, err error) {
 	if err != nil {
 		return false, nil // not a session stream of ours
 	}
-	return st.applySession(id, rec.Position, ev), nil
+	wake = st.applySession(id, rec.Position, ev)
+	if sv := st.sessions[id]; sv != nil {
+		sv.revision = rec.Revision
+	}
+	return wake, nil
 }
 
 func (st *state) applyAgent(id string, ev domain.Event) bool {

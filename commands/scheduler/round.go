@@ -34,7 +34,7 @@ func (s *Scheduler) round(ctx context.Context, st *state) {
 	report := RoundReport{Waiting: len(plan.Unplaced)}
 	var mu sync.Mutex
 	if len(plan.Placed) > 0 {
-		report.Placed, report.Refused = s.scheduleAll(ctx, plan.Placed)
+		report.Placed, report.Refused = s.scheduleAll(ctx, st, plan.Placed)
 	}
 	s.concurrently(ctx, len(plan.Unplaced), func(i int) {
 		u := plan.Unplaced[i]
@@ -91,10 +91,19 @@ func (s *Scheduler) concurrently(ctx context.Context, n int, do func(i int)) {
 // is logged and its session stays PENDING for the next round: an agent's
 // stream had changed under the folded view (quota-exceeded), or the
 // session was cancelled meanwhile (conflict).
-func (s *Scheduler) scheduleAll(ctx context.Context, placed []placement.Placement) (scheduled, refused int) {
+func (s *Scheduler) scheduleAll(ctx context.Context, st *state, placed []placement.Placement) (scheduled, refused int) {
 	cmd := commands.ScheduleSessions{Placements: make([]commands.SessionPlacement, len(placed))}
 	for i, p := range placed {
 		cmd.Placements[i] = commands.SessionPlacement{SessionID: p.SessionID, Kernels: p.Kernels}
+		// The folded session: the write expects its revision instead of
+		// reading the stream again.
+		if sv := st.sessions[p.SessionID]; sv != nil {
+			known := &commands.KnownSession{Revision: sv.revision}
+			for _, k := range sv.kernels {
+				known.Kernels = append(known.Kernels, commands.KnownKernel{ID: k.id, Slots: k.slots})
+			}
+			cmd.Placements[i].Known = known
+		}
 	}
 	res, err := s.handlers.ScheduleSessions.Handle(ctx, s.md, cmd)
 	if err != nil {

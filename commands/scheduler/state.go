@@ -62,6 +62,9 @@ type sessionView struct {
 	// since is when the session entered its current status (the time the
 	// event carries: the writer's clock).
 	since time.Time
+	// revision is the session stream's as folded (its annotations
+	// included): placements are written expecting it.
+	revision int64
 }
 
 type kernelView struct {
