@@ -13,7 +13,8 @@ import (
 // allocation, a foreign event type) is a KindInternal error.
 func RehydrateAgent(events []RecordedEvent) (*Agent, error) {
 	const op = "agent.rehydrate"
-	if err := checkRevisions(op, events); err != nil {
+	events, err := foldable(op, events)
+	if err != nil {
 		return nil, err
 	}
 	a := &Agent{revision: -1, allocations: map[uuid.UUID]Allocation{}}

@@ -183,16 +183,32 @@ func DecodeEvent(eventType string, version int, data []byte) (Event, error) {
 	return e, nil
 }
 
-// checkRevisions verifies that a stream's events are dense and in order
-// from revision 0, which every rehydrate function relies on.
-func checkRevisions(op string, events []RecordedEvent) error {
+// foldable verifies that a stream's events are dense and in order from
+// revision 0, which every rehydrate function relies on, and returns the
+// ones the aggregate folds: annotations (access records written with a
+// command's events, IsAnnotation) are left out and the rest numbered
+// densely from 0, so an aggregate's revision counts its own events.
+// Appending to the stream needs the stream's revision (the last event's,
+// annotations included), not the aggregate's.
+func foldable(op string, events []RecordedEvent) ([]RecordedEvent, error) {
+	annotated := false
 	for i, re := range events {
 		if re.Revision != int64(i) {
-			return Errorf(op, KindInternal, "event %d has revision %d: revisions must be dense from 0", i, re.Revision)
+			return nil, Errorf(op, KindInternal, "event %d has revision %d: revisions must be dense from 0", i, re.Revision)
 		}
 		if re.Event == nil {
-			return Errorf(op, KindInternal, "event %d has no payload", i)
+			return nil, Errorf(op, KindInternal, "event %d has no payload", i)
+		}
+		annotated = annotated || IsAnnotation(re.Event.EventType())
+	}
+	if !annotated {
+		return events, nil
+	}
+	out := make([]RecordedEvent, 0, len(events))
+	for _, re := range events {
+		if !IsAnnotation(re.Event.EventType()) {
+			out = append(out, RecordedEvent{Revision: int64(len(out)), Event: re.Event})
 		}
 	}
-	return nil
+	return out, nil
 }

@@ -181,3 +181,21 @@ func TestDecodeEventErrors(t *testing.T) {
 		t.Fatalf("version 0 reads as 1: %v %v", e, err)
 	}
 }
+
+// TestFoldSkipsAnnotations: access records written with a command's
+// events are not the aggregate's: every fold leaves them out, and the
+// aggregate's revision counts its own events.
+func TestFoldSkipsAnnotations(t *testing.T) {
+	note := AccessLogged{Record: audit.Record{Time: at(1), Action: "POST /v1/sessions", Outcome: audit.Success, Status: 201}}
+	s, err := RehydrateSession(recorded([]Event{batch(), note, SessionTerminating{Reason: ReasonUserRequested, At: at(2)}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Revision() != 1 || s.Status() != StatusTerminating {
+		t.Fatalf("revision %d status %s", s.Revision(), s.Status())
+	}
+	a, err := RehydrateAgent(recorded([]Event{registeredEvent(), note}))
+	if err != nil || a.Revision() != 0 {
+		t.Fatalf("agent: revision %d, %v", a.Revision(), err)
+	}
+}

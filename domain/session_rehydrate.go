@@ -14,7 +14,8 @@ import (
 // type) with a KindInternal error.
 func RehydrateSession(events []RecordedEvent) (*Session, error) {
 	const op = "session.rehydrate"
-	if err := checkRevisions(op, events); err != nil {
+	events, err := foldable(op, events)
+	if err != nil {
 		return nil, err
 	}
 	s := &Session{revision: -1}

@@ -302,7 +302,8 @@ type aggregateState interface {
 // stream that cannot be the aggregate's is a KindInternal error naming the
 // revision.
 func fold(op string, events []RecordedEvent, a aggregateState) error {
-	if err := checkRevisions(op, events); err != nil {
+	events, err := foldable(op, events)
+	if err != nil {
 		return err
 	}
 	for _, re := range events {

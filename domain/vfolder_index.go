@@ -29,7 +29,8 @@ type VFolderIndex struct {
 // RehydrateVFolderIndex folds an owner index stream.
 func RehydrateVFolderIndex(events []RecordedEvent) (*VFolderIndex, error) {
 	const op = "vfolder.index.rehydrate"
-	if err := checkRevisions(op, events); err != nil {
+	events, err := foldable(op, events)
+	if err != nil {
 		return nil, err
 	}
 	x := &VFolderIndex{names: map[string]uuid.UUID{}, revision: -1}

@@ -10,7 +10,8 @@ import (
 // 0. No events gives a folder that does not exist (revision -1).
 func RehydrateVFolder(events []RecordedEvent) (*VFolder, error) {
 	const op = "vfolder.rehydrate"
-	if err := checkRevisions(op, events); err != nil {
+	events, err := foldable(op, events)
+	if err != nil {
 		return nil, err
 	}
 	f := &VFolder{revision: -1}
