@@ -62,7 +62,7 @@ type Config struct {
 }
 
 // DefaultWriters is the default of Config.Writers.
-const DefaultWriters = 32
+const DefaultWriters = 128
 
 // RoundReport is what a round did.
 type RoundReport struct {

@@ -131,8 +131,9 @@ func (s *Scheduler) keepPending(ctx context.Context, sv *sessionView, u placemen
 	if sv.statusReason == u.Reason && slices.Equal(sv.pendingDetails, details) {
 		return 0, false
 	}
+	rev := sv.revision
 	res, err := s.handlers.UpdatePendingSession.Handle(ctx, s.md, commands.UpdatePendingSession{
-		SessionID: u.SessionID, Reason: u.Reason, Details: details, Tries: sv.attempts,
+		SessionID: u.SessionID, Reason: u.Reason, Details: details, Tries: sv.attempts, KnownRevision: &rev,
 	})
 	if err != nil {
 		s.logger.Log(ctx, s.levelFor(err), "cannot record why a session waits", "session_id", u.SessionID, "error", err)
