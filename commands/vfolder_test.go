@@ -426,7 +426,7 @@ func TestRequestSessionMounts(t *testing.T) {
 	// A folder shared with bob mounts by name.
 	e.dir[vfBob.UserID.String()+"/data"] = []uuid.UUID{data}
 	_, err = request(vfBob, domain.VFolderMountRequest{Name: "data"})
-	wantKindField(t, err, domain.KindInvalid, "mounts[0]") // not a member: not visible
+	wantKindField(t, err, domain.KindInvalid, "mounts[0].name") // not a member: not visible, like an unknown name
 	_ = bobs
 	// Without an actor, nothing is mounted and naming a folder is refused.
 	if _, err := request(commands.Principal{}); err != nil {
