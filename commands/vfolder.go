@@ -140,6 +140,43 @@ func (d deps) folderVisible(ctx context.Context, op string, id uuid.UUID, v doma
 	return l, nil
 }
 
+// addressee is a user named by e-mail address, looked up before the
+// folder is loaded; found is false when no user has the address.
+type addressee struct {
+	email string
+	user  VFolderUser
+	found bool
+}
+
+// lookUpAddress looks an e-mail address up (an unknown one is no error).
+func (d deps) lookUpAddress(ctx context.Context, email string) (addressee, error) {
+	u, err := d.vf.Tenancy.UserByEmail(ctx, email)
+	switch {
+	case err == nil:
+		return addressee{email: email, user: u, found: true}, nil
+	case domain.KindOf(err) == domain.KindNotFound:
+		return addressee{email: email}, nil
+	}
+	return addressee{}, err
+}
+
+// in is the addressee as a user of folder f, which v acts on. The folder
+// authorizes v first (domain.VFolder.CheckManage): a caller that may not
+// see it gets not found, one that may not manage it forbidden, whatever
+// the address, so that only the folder's managers learn whether an
+// address is known. An address of no user of f's domain is then invalid:
+// a folder is shared inside its domain only, and another domain's users
+// are answered like unknown addresses.
+func (a addressee) in(op string, f *domain.VFolder, v domain.VFolderViewer) (VFolderUser, error) {
+	if err := f.CheckManage(op, v); err != nil {
+		return VFolderUser{}, err
+	}
+	if !a.found || a.user.Domain != f.Owner().Domain {
+		return VFolderUser{}, domain.Invalid(op, "email", "no user with the e-mail address %q", a.email)
+	}
+	return a.user, nil
+}
+
 // storageError marks a storage failure with the operation; domain errors
 // of the port keep their kind.
 func storageError(op string, err error) error {

@@ -32,8 +32,10 @@ type InviteToVFolderResult struct {
 type inviteToVFolderHandler struct{ deps }
 
 // Handle resolves the address to a user (tenancy) and lets the folder
-// decide (domain.VFolder.Invite). A user of another domain is answered
-// like an unknown address: a folder is shared inside its domain only.
+// decide (domain.VFolder.Invite). An address of no user of the folder's
+// domain is refused (a folder is shared inside its domain only), and only
+// to whoever may invite to the folder (addressee.in): anyone else learns
+// nothing of the address.
 func (h inviteToVFolderHandler) Handle(ctx context.Context, md Metadata, cmd InviteToVFolder) (InviteToVFolderResult, error) {
 	const op = "vfolder.invite"
 	email := strings.TrimSpace(cmd.Email)
@@ -44,19 +46,19 @@ func (h inviteToVFolderHandler) Handle(ctx context.Context, md Metadata, cmd Inv
 		_, err := h.vfAccess(ctx, op, cmd.Actor)
 		return InviteToVFolderResult{}, err
 	}
-	invitee, err := h.vf.Tenancy.UserByEmail(ctx, email)
-	if domain.KindOf(err) == domain.KindNotFound {
-		return InviteToVFolderResult{}, domain.Invalid(op, "email", "no user with the e-mail address %q", email)
-	}
+	to, err := h.lookUpAddress(ctx, email)
 	if err != nil {
 		return InviteToVFolderResult{}, err
 	}
 	id := h.newID()
+	var invitee VFolderUser
 	res, err := h.updateFolder(ctx, op, md, cmd.Actor, cmd.FolderID, func(f *domain.VFolder, acc VFolderAccess, at time.Time) ([]domain.Event, error) {
-		if _, ok := f.EffectivePermission(acc.Viewer); ok && invitee.Domain != f.Owner().Domain {
-			return nil, domain.Invalid(op, "email", "no user with the e-mail address %q", email)
+		u, err := to.in(op, f, acc.Viewer)
+		if err != nil {
+			return nil, err
 		}
-		return f.Invite(acc.Viewer, acc.Hosts, id, invitee.ID.String(), email, cmd.Permission, at)
+		invitee = u
+		return f.Invite(acc.Viewer, acc.Hosts, id, u.ID.String(), email, cmd.Permission, at)
 	})
 	if err != nil {
 		return InviteToVFolderResult{}, err

@@ -28,34 +28,55 @@ type shareVFolderHandler struct{ deps }
 
 func (h shareVFolderHandler) Handle(ctx context.Context, md Metadata, cmd ShareVFolder) (VFolderResult, error) {
 	const op = "vfolder.share"
-	user, err := h.shareTarget(ctx, op, cmd.Actor, cmd.UserID, cmd.Email)
+	target, err := h.shareTarget(ctx, op, cmd.Actor, cmd.UserID, cmd.Email)
 	if err != nil {
 		return VFolderResult{}, err
 	}
 	return h.updateFolder(ctx, op, md, cmd.Actor, cmd.FolderID, func(f *domain.VFolder, acc VFolderAccess, at time.Time) ([]domain.Event, error) {
+		user, err := target.in(op, f, acc.Viewer)
+		if err != nil {
+			return nil, err
+		}
 		return f.Share(acc.Viewer, acc.Hosts, user, cmd.Permission, at)
 	})
 }
 
 // shareTarget is the user a share or unshare is about: the id given, or
 // the user of the e-mail address given.
-func (d deps) shareTarget(ctx context.Context, op string, actor Principal, userID, email string) (string, error) {
+type shareTarget struct {
+	userID  string
+	address *addressee
+}
+
+// shareTarget reads the request's user: an e-mail address is looked up
+// here, and answered on the folder (shareTarget.in).
+func (d deps) shareTarget(ctx context.Context, op string, actor Principal, userID, email string) (shareTarget, error) {
 	userID, email = strings.TrimSpace(userID), strings.TrimSpace(email)
 	switch {
 	case userID != "" && email != "":
-		return "", domain.Invalid(op, "user_id", "give user_id or email, not both")
+		return shareTarget{}, domain.Invalid(op, "user_id", "give user_id or email, not both")
 	case userID != "":
-		return userID, nil
+		return shareTarget{userID: userID}, nil
 	case email == "":
-		return "", domain.Invalid(op, "user_id", "must name a user (user_id or email)")
+		return shareTarget{}, domain.Invalid(op, "user_id", "must name a user (user_id or email)")
 	}
 	if _, err := d.vfAccess(ctx, op, actor); err != nil {
-		return "", err
+		return shareTarget{}, err
 	}
-	u, err := d.vf.Tenancy.UserByEmail(ctx, email)
-	if domain.KindOf(err) == domain.KindNotFound {
-		return "", domain.Invalid(op, "email", "no user with the e-mail address %q", email)
+	a, err := d.lookUpAddress(ctx, email)
+	if err != nil {
+		return shareTarget{}, err
 	}
+	return shareTarget{address: &a}, nil
+}
+
+// in is the target's user id on folder f, which v acts on (see
+// addressee.in for an e-mail address).
+func (t shareTarget) in(op string, f *domain.VFolder, v domain.VFolderViewer) (string, error) {
+	if t.address == nil {
+		return t.userID, nil
+	}
+	u, err := t.address.in(op, f, v)
 	if err != nil {
 		return "", err
 	}

@@ -180,6 +180,58 @@ func TestVFolderInvitations(t *testing.T) {
 	}
 }
 
+// An e-mail address of an invitation or a per-user permission is judged
+// only for whoever may manage the folder: anyone else gets the folder's
+// answer (not found, or forbidden), whether the address is known, unknown
+// or another domain's, and learns nothing of it.
+func TestVFolderAddressesAnsweredToManagersOnly(t *testing.T) {
+	t.Parallel()
+	e := newVFEnv(t)
+	user := e.create(t, vfAlice, "data")
+	project := e.create(t, vfAdmin, "shared", func(s *domain.VFolderSpec) { s.Owner = commands.ProjectFolderOwner("acme", "ml") })
+	invite := func(actor commands.Principal, email string) error {
+		_, err := e.handlers.InviteToVFolder.Handle(ctx, e.md, commands.InviteToVFolder{Actor: actor, FolderID: user, Email: email, Permission: domain.VFolderReadOnly})
+		return err
+	}
+	share := func(actor commands.Principal, email string) error {
+		_, err := e.handlers.ShareVFolder.Handle(ctx, e.md, commands.ShareVFolder{Actor: actor, FolderID: project, Email: email, Permission: domain.VFolderReadOnly})
+		return err
+	}
+	unshare := func(actor commands.Principal, email string) error {
+		_, err := e.handlers.UnshareVFolder.Handle(ctx, e.md, commands.UnshareVFolder{Actor: actor, FolderID: project, Email: email})
+		return err
+	}
+	for _, email := range []string{"nobody@acme.test", "eve@evil.test", "bob@acme.test"} {
+		for _, c := range []struct {
+			name string
+			do   func(commands.Principal, string) error
+			who  commands.Principal
+			want domain.Kind
+		}{
+			{"invite, another tenant", invite, vfEve, domain.KindNotFound},
+			{"invite, a stranger", invite, vfBob, domain.KindNotFound},
+			{"share, another tenant", share, vfEve, domain.KindNotFound},
+			{"share, a member", share, vfAlice, domain.KindForbidden},
+			{"unshare, another tenant", unshare, vfEve, domain.KindNotFound},
+			{"unshare, a member", unshare, vfAlice, domain.KindForbidden},
+		} {
+			t.Run(c.name+" "+email, func(t *testing.T) { wantKindField(t, c.do(c.who, email), c.want, "") })
+		}
+	}
+	// The managers learn that an address names no user of the domain.
+	for _, email := range []string{"nobody@acme.test", "eve@evil.test"} {
+		wantKindField(t, invite(vfAlice, email), domain.KindInvalid, "email")
+		wantKindField(t, share(vfAdmin, email), domain.KindInvalid, "email")
+		wantKindField(t, unshare(vfAdmin, email), domain.KindInvalid, "email")
+	}
+	if err := share(vfAdmin, "bob@acme.test"); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.folder(t, project).Overrides(); len(got) != 1 || got[vfBob.UserID.String()] != domain.VFolderReadOnly {
+		t.Fatalf("overrides %v", got)
+	}
+}
+
 func TestShareProjectVFolder(t *testing.T) {
 	t.Parallel()
 	e := newVFEnv(t)
@@ -374,7 +426,7 @@ func TestRequestSessionMounts(t *testing.T) {
 	// A folder shared with bob mounts by name.
 	e.dir[vfBob.UserID.String()+"/data"] = []uuid.UUID{data}
 	_, err = request(vfBob, domain.VFolderMountRequest{Name: "data"})
-	wantKindField(t, err, domain.KindInvalid, "mounts[0]") // not a member: not visible
+	wantKindField(t, err, domain.KindInvalid, "mounts[0].name") // not a member: not visible, like an unknown name
 	_ = bobs
 	// Without an actor, nothing is mounted and naming a folder is refused.
 	if _, err := request(commands.Principal{}); err != nil {

@@ -25,11 +25,15 @@ type unshareVFolderHandler struct{ deps }
 
 func (h unshareVFolderHandler) Handle(ctx context.Context, md Metadata, cmd UnshareVFolder) (VFolderResult, error) {
 	const op = "vfolder.unshare"
-	user, err := h.shareTarget(ctx, op, cmd.Actor, cmd.UserID, cmd.Email)
+	target, err := h.shareTarget(ctx, op, cmd.Actor, cmd.UserID, cmd.Email)
 	if err != nil {
 		return VFolderResult{}, err
 	}
 	return h.updateFolder(ctx, op, md, cmd.Actor, cmd.FolderID, func(f *domain.VFolder, acc VFolderAccess, at time.Time) ([]domain.Event, error) {
+		user, err := target.in(op, f, acc.Viewer)
+		if err != nil {
+			return nil, err
+		}
 		return f.Unshare(acc.Viewer, acc.Hosts, user, at)
 	})
 }

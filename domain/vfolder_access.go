@@ -85,9 +85,12 @@ func (f *VFolder) visible(op string, v VFolderViewer) (VFolderPermission, error)
 	return perm, nil
 }
 
-// requireManage returns not-found when v cannot see f, forbidden when v
-// sees it but does not administer it.
-func (f *VFolder) requireManage(op string, v VFolderViewer) error {
+// CheckManage returns not-found when v cannot see f, forbidden when v
+// sees it but does not administer it (a monitor never does). The decisions
+// that change a folder's settings start with it; a command that must
+// refuse other input first (an e-mail address it could not resolve) calls
+// it before, so that only those who may act learn anything of that input.
+func (f *VFolder) CheckManage(op string, v VFolderViewer) error {
 	if _, err := f.visible(op, v); err != nil {
 		return err
 	}

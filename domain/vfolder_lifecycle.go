@@ -6,7 +6,7 @@ import "time"
 // index by the caller's same command).
 func (f *VFolder) Rename(v VFolderViewer, access VFolderHosts, name string, now time.Time) ([]Event, error) {
 	const op = "vfolder.rename"
-	if err := f.requireManage(op, v); err != nil {
+	if err := f.CheckManage(op, v); err != nil {
 		return nil, err
 	}
 	if err := ValidateVFolderName(op, "name", name); err != nil {
@@ -43,7 +43,7 @@ func (f *VFolder) FinishClone(ok bool, message string, now time.Time) ([]Event, 
 // delete-vfolder host permission. Only ready folders can be deleted.
 func (f *VFolder) Trash(v VFolderViewer, access VFolderHosts, now time.Time) ([]Event, error) {
 	const op = "vfolder.delete"
-	if err := f.requireManage(op, v); err != nil {
+	if err := f.CheckManage(op, v); err != nil {
 		return nil, err
 	}
 	if f.status == VFolderDeletePending {
@@ -61,7 +61,7 @@ func (f *VFolder) Trash(v VFolderViewer, access VFolderHosts, now time.Time) ([]
 // Restore takes a folder out of the trash.
 func (f *VFolder) Restore(v VFolderViewer, now time.Time) ([]Event, error) {
 	const op = "vfolder.restore"
-	if err := f.requireManage(op, v); err != nil {
+	if err := f.CheckManage(op, v); err != nil {
 		return nil, err
 	}
 	switch f.status {
@@ -77,7 +77,7 @@ func (f *VFolder) Restore(v VFolderViewer, now time.Time) ([]Event, error) {
 // a failed removal (delete-error) may be started again.
 func (f *VFolder) StartDelete(v VFolderViewer, now time.Time) ([]Event, error) {
 	const op = "vfolder.delete_forever"
-	if err := f.requireManage(op, v); err != nil {
+	if err := f.CheckManage(op, v); err != nil {
 		return nil, err
 	}
 	switch f.status {
@@ -108,7 +108,7 @@ func (f *VFolder) FinishDelete(ok bool, message string, now time.Time) ([]Event,
 // is then released from the owner's index.
 func (f *VFolder) Purge(v VFolderViewer, now time.Time) ([]Event, error) {
 	const op = "vfolder.purge"
-	if err := f.requireManage(op, v); err != nil {
+	if err := f.CheckManage(op, v); err != nil {
 		return nil, err
 	}
 	if f.status != VFolderDeleteComplete {

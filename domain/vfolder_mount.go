@@ -60,7 +60,8 @@ func (f *VFolder) MountBy(v VFolderViewer, access VFolderHosts, req VFolderMount
 	const op = "session.request"
 	perm, ok := f.EffectivePermission(v)
 	if !ok {
-		return VFolderMount{}, Invalid(op, field, "no virtual folder named %q", req.Name)
+		// Exactly the answer of a name that names no folder.
+		return VFolderMount{}, Invalid(op, field+".name", "no virtual folder named %q", req.Name)
 	}
 	if f.status != VFolderReady {
 		return VFolderMount{}, &Error{Op: op, Kind: KindConflict, Field: field, Message: "folder " + f.name + " is " + string(f.status) + ": only a ready folder can be mounted"}

@@ -12,7 +12,7 @@ import (
 // member already, or invited already.
 func (f *VFolder) Invite(v VFolderViewer, access VFolderHosts, id uuid.UUID, invitee, email string, perm VFolderPermission, now time.Time) ([]Event, error) {
 	const op = "vfolder.invite"
-	if err := f.requireManage(op, v); err != nil {
+	if err := f.CheckManage(op, v); err != nil {
 		return nil, err
 	}
 	switch {
@@ -48,22 +48,29 @@ func (f *VFolder) pendingInvitationFor(invitee string) *VFolderInvitation {
 	return nil
 }
 
-// invitation finds a pending invitation that v may answer (as invitee) or
-// withdraw (as inviter or manager); anyone else gets not found.
+// invitation finds a pending invitation that v may answer (asInvitee: its
+// invitee) or withdraw (its inviter, or the folder's managers). Who sees
+// an invitation (its invitee, its inviter, the folder's managers) and may
+// not do this is forbidden, and so is a monitor (read-only); anyone else
+// gets not found.
 func (f *VFolder) invitation(op string, v VFolderViewer, id uuid.UUID, asInvitee bool) (*VFolderInvitation, error) {
 	for i := range f.invitations {
 		inv := &f.invitations[i]
 		if inv.ID != id {
 			continue
 		}
-		mayAct := inv.Invitee == v.UserID
-		if !asInvitee {
-			mayAct = inv.Inviter == v.UserID || v.manages(f.owner)
-		}
-		if !f.Exists() || !mayAct || v.ReadOnly {
+		invitee, inviter, manager := inv.Invitee == v.UserID, inv.Inviter == v.UserID, v.manages(f.owner)
+		if !f.Exists() || !(invitee || inviter || manager) {
 			break
 		}
-		if inv.State != InvitationPending {
+		switch {
+		case v.ReadOnly:
+			return nil, Errorf(op, KindForbidden, "the monitor role is read-only")
+		case asInvitee && !invitee:
+			return nil, Errorf(op, KindForbidden, "only the invitee may answer an invitation")
+		case !asInvitee && !inviter && !manager:
+			return nil, Errorf(op, KindForbidden, "only the inviter, the folder's owner or an admin may cancel an invitation")
+		case inv.State != InvitationPending:
 			return nil, Errorf(op, KindConflict, "the invitation is %s already", inv.State)
 		}
 		return inv, nil
@@ -97,11 +104,14 @@ func (f *VFolder) CancelInvitation(v VFolderViewer, id uuid.UUID, now time.Time)
 }
 
 // Leave removes member user from a shared user folder: the member
-// themselves, or the folder's managers.
+// themselves, or the folder's managers; never a monitor (read-only).
 func (f *VFolder) Leave(v VFolderViewer, user string, now time.Time) ([]Event, error) {
 	const op = "vfolder.leave"
 	if _, err := f.visible(op, v); err != nil {
 		return nil, err
+	}
+	if v.ReadOnly {
+		return nil, Errorf(op, KindForbidden, "the monitor role is read-only")
 	}
 	if user == "" {
 		user = v.UserID
@@ -144,7 +154,7 @@ func (f *VFolder) Unshare(v VFolderViewer, access VFolderHosts, user string, now
 }
 
 func (f *VFolder) checkShare(op string, v VFolderViewer, access VFolderHosts, user string) error {
-	if err := f.requireManage(op, v); err != nil {
+	if err := f.CheckManage(op, v); err != nil {
 		return err
 	}
 	if f.owner.Kind != VFolderOwnedByProject {

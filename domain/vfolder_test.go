@@ -148,7 +148,7 @@ func TestVFolderInvitations(t *testing.T) {
 	checkErr(t, err, nil)
 	checkEvents(t, evs, []Event{VFolderInvitationRejected{InvitationID: invite1, At: at(2)}})
 	_, err = p.CancelInvitation(bob, invite1, at(2))
-	checkErr(t, err, ErrNotFound) // the invitee cannot cancel
+	checkErr(t, err, ErrForbidden) // the invitee sees it, and cannot cancel
 	evs, err = p.CancelInvitation(alice, invite1, at(2))
 	checkErr(t, err, nil)
 	checkEvents(t, evs, []Event{VFolderInvitationCancelled{InvitationID: invite1, By: "alice", At: at(2)}})
@@ -168,6 +168,61 @@ func TestVFolderInvitations(t *testing.T) {
 	if _, ok := left.EffectivePermission(bob); ok {
 		t.Fatal("bob still sees the folder after leaving")
 	}
+}
+
+// Who may answer or withdraw a pending invitation: the invitee answers,
+// its inviter and the folder's managers withdraw; whoever else sees it
+// (those three) is forbidden, a monitor always (read-only), and anyone
+// else does not see it.
+func TestVFolderInvitationAuthorization(t *testing.T) {
+	pending := mustFolder(t, folderCreated(userOwner), invited(invite1, "bob", VFolderReadWrite))
+	toMonitor := mustFolder(t, folderCreated(userOwner), invited(invite1, "mon", VFolderReadOnly))
+	for _, c := range []struct {
+		name           string
+		f              *VFolder
+		viewer         VFolderViewer
+		answer, cancel error
+	}{
+		{"inviter and owner", pending, alice, ErrForbidden, nil},
+		{"invitee", pending, bob, nil, ErrForbidden},
+		{"stranger", pending, carol, ErrNotFound, ErrNotFound},
+		{"other tenant", pending, mallory, ErrNotFound, ErrNotFound},
+		{"domain admin", pending, admin1, ErrForbidden, nil},
+		{"other domain's admin", pending, admin2, ErrNotFound, ErrNotFound},
+		{"superadmin", pending, superadmin, ErrForbidden, nil},
+		{"monitor of the domain", pending, monitor1, ErrNotFound, ErrNotFound},
+		{"monitor invitee", toMonitor, monitor1, ErrForbidden, ErrForbidden},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := c.f.AcceptInvitation(c.viewer, invite1, at(2))
+			checkErr(t, err, c.answer)
+			_, err = c.f.RejectInvitation(c.viewer, invite1, at(2))
+			checkErr(t, err, c.answer)
+			_, err = c.f.CancelInvitation(c.viewer, invite1, at(2))
+			checkErr(t, err, c.cancel)
+		})
+	}
+	// Authorization comes before the invitation's state.
+	answered := mustFolder(t, folderCreated(userOwner), invited(invite1, "bob", VFolderReadWrite),
+		VFolderInvitationRejected{InvitationID: invite1, At: at(2)})
+	_, err := answered.AcceptInvitation(carol, invite1, at(3))
+	checkErr(t, err, ErrNotFound)
+	_, err = answered.CancelInvitation(bob, invite1, at(3))
+	checkErr(t, err, ErrForbidden)
+	_, err = answered.CancelInvitation(alice, invite1, at(3))
+	checkErr(t, err, ErrConflict)
+}
+
+// A monitor leaves nothing and removes nobody: it is read-only.
+func TestVFolderLeaveByMonitor(t *testing.T) {
+	f := mustFolder(t, folderCreated(userOwner), invited(invite1, "bob", VFolderReadOnly),
+		VFolderInvitationAccepted{InvitationID: invite1, At: at(2)})
+	for _, user := range []string{"", "bob"} {
+		_, err := f.Leave(monitor1, user, at(3))
+		checkErr(t, err, ErrForbidden)
+	}
+	_, err := f.Leave(admin1, "bob", at(3))
+	checkErr(t, err, nil)
 }
 
 func TestVFolderProjectSharing(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 	"github.com/cairnhq/cairn/commands/forwarder"
 	"github.com/cairnhq/cairn/commands/internal/managertest"
 	"github.com/cairnhq/cairn/domain"
+	"github.com/cairnhq/cairn/domain/audit"
 	"github.com/cairnhq/cairn/eventstore"
 )
 
@@ -138,6 +139,48 @@ func TestForwarderSendsKernelCreateAndDestroy(t *testing.T) {
 	got = e.Next(received)
 	if destroy, ok := got.Message.(protocol.KernelDestroy); !ok || got.ID != released.ID.String() || destroy.KernelID != kernel {
 		t.Fatalf("got %s %+v, want the release's destroy", got.ID, got.Message)
+	}
+}
+
+// withAccess is a context whose command appends an access record with its
+// events, as the HTTP layer's requests do.
+func withAccess(action string) context.Context {
+	return commands.WithAccessSlot(bg, commands.NewAccessSlot(func(entityType, entityID string) audit.Record {
+		return audit.Record{Time: managertest.T0, Action: action, EntityType: entityType, EntityID: entityID, Outcome: audit.Success}
+	}))
+}
+
+// A session requested and terminated through the API holds the requests'
+// access records in its stream: the destroy is sent all the same.
+func TestForwarderReadsPastAccessRecords(t *testing.T) {
+	t.Parallel()
+	e := managertest.New(t)
+	b := e.Bus()
+	e.RegisterAgent(agentSpec("a1"))
+	received := e.Listen(b, "a1")
+	start(e, b, t.TempDir())
+
+	res, err := e.Handlers.RequestSession.Handle(withAccess("session.create"), e.MD, commands.RequestSession{Spec: sessionSpec()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Handlers.ScheduleSession.Handle(bg, e.MD, commands.ScheduleSession{SessionID: res.SessionID, Kernels: []domain.KernelPlacement{{
+		KernelID: res.KernelIDs[0], AgentID: "a1", Devices: []domain.DeviceShare{{DeviceID: "GPU-0", Amount: q("0.5")}},
+	}}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.Next(received); reflect.TypeOf(got.Message) != reflect.TypeOf(protocol.KernelCreate{}) {
+		t.Fatalf("got %T, want kernel.create", got.Message)
+	}
+	if _, err := e.Handlers.TerminateSession.Handle(withAccess("session.delete"), e.MD, commands.TerminateSession{SessionID: res.SessionID}); err != nil {
+		t.Fatal(err)
+	}
+	if n := e.Count(commands.SessionStream(res.SessionID), domain.TypeAccessLogged); n != 2 {
+		t.Fatalf("%d access records in the session's stream, want 2", n)
+	}
+	got := e.Next(received)
+	if destroy, ok := got.Message.(protocol.KernelDestroy); !ok || destroy.KernelID != res.KernelIDs[0] || destroy.Reason != domain.ReasonUserRequested {
+		t.Fatalf("got %s %+v, want the kernel's destroy", got.ID, got.Message)
 	}
 }
 

@@ -175,13 +175,16 @@ func (f *Forwarder) readSession(ctx context.Context, id uuid.UUID, n int) ([]dom
 	case len(recs) == 0:
 		return nil, domain.Errorf(op, domain.KindNotFound, "session %s does not exist", id)
 	}
-	out := make([]domain.RecordedEvent, len(recs))
-	for i, r := range recs {
+	out := make([]domain.RecordedEvent, 0, len(recs))
+	for _, r := range recs {
+		if domain.IsAnnotation(r.Type) {
+			continue // the access records of the requests that wrote the session
+		}
 		ev, err := domain.DecodeEvent(r.Type, r.Version, r.Data)
 		if err != nil {
 			return nil, err
 		}
-		out[i] = domain.RecordedEvent{Revision: r.Revision, Event: ev}
+		out = append(out, domain.RecordedEvent{Revision: int64(len(out)), Event: ev})
 	}
 	return out, nil
 }
