@@ -58,7 +58,10 @@ ping() {
 if ! ping; then
   log "starting the podman API service on unix://$SOCK"
   mkdir -p "$(dirname "$SOCK")"
-  nohup podman system service --time=0 "unix://$SOCK" >/tmp/cairn-podman-service.log 2>&1 &
+  # From /: the service outlives this script, and conmon fails every
+  # container ("Failed to get working directory") once the directory it
+  # was started in is removed (a CI checkout, a temporary clone).
+  (cd / && nohup podman system service --time=0 "unix://$SOCK" >/tmp/cairn-podman-service.log 2>&1 &)
   for _ in $(seq 1 100); do
     ping && break
     sleep 0.1
