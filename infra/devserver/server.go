@@ -80,7 +80,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	printBanner(cfg.Out, b)
 	if cfg.OnReady != nil {
 		cfg.OnReady(Endpoints{APIURL: s.apiURL, Token: s.credentials.Token, CredentialsPath: b.credentialsPath,
-			BusURL: s.nats.ClientURL(), AgentID: s.localAgentID()})
+			BusURL: s.nats.ClientURL(), AgentID: s.localAgentID(), UnauditedAPIURL: s.unauditedURL})
 	}
 
 	select {
@@ -111,9 +111,10 @@ type server struct {
 	images     []string
 	vfstorage  *localfs.Storage
 
-	apiURL      string
-	credentials bootstrap.Credentials
-	created     bool
+	apiURL       string
+	unauditedURL string
+	credentials  bootstrap.Credentials
+	created      bool
 }
 
 // start starts every part in order; what started is stopped by Run.
@@ -263,7 +264,11 @@ func (s *server) startManagers(context.Context) error {
 		return err
 	}
 	s.addresses = book
-	seq, err := auditseq.New(auditseq.Config{Logger: s.log}, s.store)
+	reg, err := s.registry()
+	if err != nil {
+		return err
+	}
+	seq, err := auditseq.New(auditseq.Config{Logger: s.log, Registerer: reg}, s.store)
 	if err != nil {
 		return err
 	}
