@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -21,6 +22,7 @@ type benchAPIConfig struct {
 	Backends    []string
 	PostgresURL string
 	Append      string
+	CPUProfile  string
 	Bench       apibench.Config
 }
 
@@ -85,6 +87,7 @@ is set (unless --backends says otherwise).`,
 	f.StringVar(&b.Path, "path", b.Path, "route to GET (a cheap authenticated one)")
 	f.DurationVar(&b.CatchUp, "catch-up", b.CatchUp, "longest wait for the sequencer to seal a round's records")
 	f.DurationVar(&b.Settle, "settle", b.Settle, "pause after each round")
+	f.StringVar(&cfg.CPUProfile, "cpu-profile", "", "write CPU profiles of the first measured round of each mode to PREFIX-<backend>-on.pprof and PREFIX-<backend>-off.pprof")
 	return cmd
 }
 
@@ -176,7 +179,34 @@ func benchAPIOn(ctx context.Context, backend string, cfg benchAPIConfig) (res ap
 		}
 	}()
 	slog.Info("API benchmark: serving", "audited", srv.AuditedURL, "unaudited", srv.UnauditedURL, "access_key", srv.User.AccessKey)
+	if cfg.CPUProfile != "" {
+		cfg.Bench.Profile = func(m apibench.Mode) func() {
+			return cpuProfile(fmt.Sprintf("%s-%s-%s.pprof", cfg.CPUProfile, backend, strings.TrimPrefix(m.String(), "audit ")))
+		}
+	}
 	return apibench.Run(ctx, srv, cfg.Bench)
+}
+
+// cpuProfile starts a CPU profile into path; stop ends it. A profile that
+// cannot be written is logged, not fatal.
+func cpuProfile(path string) (stop func()) {
+	f, err := os.Create(path)
+	if err != nil {
+		slog.Warn("cpu profile", "path", path, "error", err)
+		return func() {}
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		slog.Warn("cpu profile", "path", path, "error", err)
+		f.Close()
+		return func() {}
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			slog.Warn("cpu profile", "path", path, "error", err)
+		}
+		slog.Info("cpu profile written", "path", path)
+	}
 }
 
 // withSchema adds Cairn's schema parameter to a PostgreSQL URL (see

@@ -43,6 +43,10 @@ type Config struct {
 	Settle time.Duration
 	// Progress, if set, receives a line per round.
 	Progress func(format string, args ...any)
+	// Profile, if set, is called as the first measured round of each
+	// mode starts, and what it returns as that round's load ends (e.g. a
+	// CPU profile of each mode).
+	Profile func(Mode) (stop func())
 }
 
 // DefaultConfig returns the defaults: 32 clients, 3 rounds of 5s per
@@ -168,7 +172,7 @@ func Run(ctx context.Context, srv *Server, cfg Config) (Result, error) {
 	if cfg.Progress == nil {
 		cfg.Progress = func(string, ...any) {}
 	}
-	r := &runner{cfg: cfg, srv: srv, c: newClient(cfg.Clients + 1), latencies: map[Mode][]time.Duration{}}
+	r := &runner{cfg: cfg, srv: srv, c: newClient(cfg.Clients + 1), latencies: map[Mode][]time.Duration{}, profiled: map[Mode]bool{}}
 	defer r.c.close()
 	if cfg.Warmup > 0 {
 		for _, m := range []Mode{AuditOn, AuditOff} {
@@ -179,6 +183,7 @@ func Run(ctx context.Context, srv *Server, cfg Config) (Result, error) {
 	}
 	res := Result{Config: cfg}
 	for i := range cfg.Rounds {
+		r.profile = i < 2 && cfg.Profile != nil
 		// ON OFF, OFF ON, ...: drift falls on both modes.
 		order := []Mode{AuditOn, AuditOff}
 		if i%2 == 1 {
@@ -204,6 +209,9 @@ type runner struct {
 	srv       *Server
 	c         *client
 	latencies map[Mode][]time.Duration
+	// profile is set while the rounds run that Config.Profile profiles.
+	profile  bool
+	profiled map[Mode]bool
 }
 
 func (r *runner) url(m Mode) string {
@@ -220,7 +228,14 @@ func (r *runner) round(ctx context.Context, m Mode, d time.Duration) (Round, []t
 	if err != nil {
 		return Round{}, nil, err
 	}
+	var stop func()
+	if r.profile && !r.profiled[m] {
+		r.profiled[m], stop = true, r.cfg.Profile(m)
+	}
 	l, err := drive(ctx, r.c, r.url(m), r.srv.User, r.cfg.Clients, d)
+	if stop != nil {
+		stop()
+	}
 	if err != nil {
 		return Round{}, nil, err
 	}
