@@ -66,7 +66,7 @@ func TestTailServesOnlyWhatItHolds(t *testing.T) {
 		{"a gap starts a new run", 8, [][]eventstore.RecordedEvent{recorded(1, 3, 1), recorded(7, 8, 1)}, []read{
 			{0, 10, nil}, {3, 10, nil}, {6, 10, span(7, 8)},
 		}},
-		{"the byte bound drops the oldest", 8, [][]eventstore.RecordedEvent{recorded(1, 3, maxTailBytes / 3), recorded(4, 4, maxTailBytes / 2)}, []read{
+		{"the byte bound drops the oldest", 8, [][]eventstore.RecordedEvent{recorded(1, 3, maxTailBytes/3), recorded(4, 4, maxTailBytes/2)}, []read{
 			{1, 10, nil}, {2, 10, span(3, 4)},
 		}},
 		{"an event over the bound is not kept", 8, [][]eventstore.RecordedEvent{recorded(1, 2, 1), recorded(3, 3, maxTailBytes+1), recorded(4, 5, 1)}, []read{
