@@ -23,6 +23,7 @@ import (
 	"github.com/cairnhq/cairn/commands/sessionlimits"
 	"github.com/cairnhq/cairn/commands/vfolderjobs"
 	"github.com/cairnhq/cairn/eventstore"
+	"github.com/cairnhq/cairn/eventstore/dsn"
 	"github.com/cairnhq/cairn/eventstore/postgres"
 	"github.com/cairnhq/cairn/eventstore/sqlite"
 	"github.com/cairnhq/cairn/infra/agentlogs"
@@ -308,7 +309,13 @@ func (s *server) lease(name string) (lease.Lease, error) {
 	case *sqlite.Store:
 		return lease.NewFile(st.Path()+"."+name+".lock", time.Second), nil
 	case *postgres.Store:
-		return lease.NewPostgres(s.cfg.Store, name+"/"+st.Schema(), lease.PostgresOptions{})
+		// Without Cairn's own parameters (schema), which pgx would send
+		// to the server as settings, and the server refuse.
+		url, _, err := dsn.ParsePostgres(s.cfg.Store)
+		if err != nil {
+			return nil, err
+		}
+		return lease.NewPostgres(url, name+"/"+st.Schema(), lease.PostgresOptions{})
 	}
 	return nil, fmt.Errorf("no scheduler lease for an event store of type %T", s.store)
 }
