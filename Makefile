@@ -33,9 +33,10 @@ test: lint ## run every test with -race, starting a throwaway PostgreSQL (CI=tru
 	scripts/test.sh
 
 .PHONY: bench
-bench: build ## run the benchmarks against their baselines (store, scheduling, session start vs podman run), write docs/benchmarks.md
+bench: build ## run the benchmarks against their baselines (store, scheduling, API audit on/off, session start vs podman run), write docs/benchmarks.md
 	scripts/with-postgres.sh $(BIN) bench store --out docs/benchmarks.md
 	scripts/with-postgres.sh $(BIN) bench schedule --append docs/benchmarks.md
+	scripts/with-postgres.sh $(BIN) bench api --append docs/benchmarks.md
 	@if [[ $$(id -u) -eq 0 ]]; then scripts/install-podman.sh; fi
 	$(BIN) bench sessions --append docs/benchmarks.md
 

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/cairnhq/cairn/eventstore/sqlite"
 )
@@ -47,14 +48,79 @@ func NewSQLite(write, read *sql.DB) *DB {
 type sqliteBackend struct {
 	write, read *sql.DB
 	ownsWrite   bool
+
+	// stmts are the statements of Exec and Queue, prepared on the write
+	// connection: projectors run the same few statements for every
+	// event, and preparing one costs about as much as running it. A
+	// statement is first run unprepared and noted in wanted; the next
+	// begin prepares it, while the one connection is free (preparing
+	// inside a transaction would wait for the transaction's own
+	// connection).
+	mu     sync.Mutex
+	stmts  map[string]*sql.Stmt
+	wanted map[string]bool
+}
+
+// maxStmts bounds the prepared statements kept: read models use a fixed
+// set of queries; any beyond run unprepared.
+const maxStmts = 256
+
+// stmt returns query's prepared statement, or nil (then it notes that
+// query is wanted).
+func (b *sqliteBackend) stmt(query string) *sql.Stmt {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if st, ok := b.stmts[query]; ok {
+		return st
+	}
+	if len(b.stmts)+len(b.wanted) < maxStmts {
+		if b.wanted == nil {
+			b.wanted = make(map[string]bool)
+		}
+		b.wanted[query] = true
+	}
+	return nil
+}
+
+// prepareWanted prepares the statements noted since the last call,
+// without holding mu (preparing waits for the connection, which another
+// projector's transaction may hold while it looks statements up). A
+// statement that does not prepare is not retried: it keeps running
+// unprepared, and fails there with its error.
+func (b *sqliteBackend) prepareWanted(ctx context.Context) {
+	b.mu.Lock()
+	var queries []string
+	for query := range b.wanted {
+		queries = append(queries, query)
+	}
+	clear(b.wanted)
+	b.mu.Unlock()
+	for _, query := range queries {
+		st, err := b.write.PrepareContext(ctx, query)
+		if err != nil {
+			continue
+		}
+		b.mu.Lock()
+		if _, dup := b.stmts[query]; dup {
+			b.mu.Unlock()
+			_ = st.Close()
+			continue
+		}
+		if b.stmts == nil {
+			b.stmts = make(map[string]*sql.Stmt)
+		}
+		b.stmts[query] = st
+		b.mu.Unlock()
+	}
 }
 
 func (b *sqliteBackend) begin(ctx context.Context) (txn, error) {
+	b.prepareWanted(ctx)
 	tx, err := b.write.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
-	return &sqliteTx{tx: tx}, nil
+	return &sqliteTx{tx: tx, b: b}, nil
 }
 
 func (b *sqliteBackend) query(ctx context.Context, query string, args ...any) (Rows, error) {
@@ -70,10 +136,17 @@ func (b *sqliteBackend) queryRow(ctx context.Context, query string, args ...any)
 }
 
 func (b *sqliteBackend) close() error {
-	if b.ownsWrite {
-		return b.write.Close()
+	b.mu.Lock()
+	var errs []error
+	for _, st := range b.stmts {
+		errs = append(errs, st.Close())
 	}
-	return nil
+	b.stmts = nil
+	b.mu.Unlock()
+	if b.ownsWrite {
+		errs = append(errs, b.write.Close())
+	}
+	return errors.Join(errs...)
 }
 
 // sqliteTx is a database/sql transaction. database/sql rolls it back by
@@ -81,6 +154,7 @@ func (b *sqliteBackend) close() error {
 // queued statements run at once; the first failure is kept for the runtime.
 type sqliteTx struct {
 	tx *sql.Tx
+	b  *sqliteBackend
 	// ctx is the context of the Apply running, for Queue.
 	ctx    context.Context
 	event  *Event
@@ -94,11 +168,22 @@ func (t *sqliteTx) Exec(ctx context.Context, query string, args ...any) (int64, 
 	if t.failed != nil {
 		return 0, t.failed
 	}
-	res, err := t.tx.ExecContext(ctx, query, args...)
+	res, err := t.exec(ctx, query, args)
 	if err != nil {
 		return 0, err
 	}
 	return res.RowsAffected()
+}
+
+// exec runs query in the transaction, through its prepared statement.
+func (t *sqliteTx) exec(ctx context.Context, query string, args []any) (sql.Result, error) {
+	st := t.b.stmt(query)
+	if st == nil {
+		return t.tx.ExecContext(ctx, query, args...)
+	}
+	// The write pool has one connection, on which st is prepared: the
+	// transaction's statement reuses it.
+	return t.tx.StmtContext(ctx, st).ExecContext(ctx, args...)
 }
 
 func (t *sqliteTx) Queue(query string, args ...any) {
@@ -109,7 +194,7 @@ func (t *sqliteTx) Queue(query string, args ...any) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	if _, err := t.tx.ExecContext(ctx, query, args...); err != nil {
+	if _, err := t.exec(ctx, query, args); err != nil {
 		t.failed = &queuedError{event: t.event, err: err}
 	}
 }

@@ -28,7 +28,7 @@ func newBenchCommand() *cobra.Command {
 		Use:   "bench",
 		Short: "Run Cairn's benchmarks against raw baselines measured in the same run",
 	}
-	cmd.AddCommand(newBenchStoreCommand(), newBenchSessionsCommand(), newBenchScheduleCommand())
+	cmd.AddCommand(newBenchStoreCommand(), newBenchSessionsCommand(), newBenchScheduleCommand(), newBenchAPICommand())
 	return cmd
 }
 
@@ -158,24 +158,11 @@ func benchSQLite(ctx context.Context, bc storebench.Config) ([]storebench.Result
 }
 
 func benchPostgres(ctx context.Context, url string, bc storebench.Config) ([]storebench.Result, error) {
-	var b [4]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return nil, err
-	}
-	schema := "bench_" + hex.EncodeToString(b[:])
-	conn, err := pgx.Connect(ctx, url)
+	schema, drop, err := benchSchema(ctx, url)
 	if err != nil {
 		return nil, err
 	}
-	defer conn.Close(context.Background())
-	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		return nil, err
-	}
-	defer func() {
-		if _, err := conn.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE"); err != nil {
-			slog.Warn("drop benchmark schema", "schema", schema, "err", err)
-		}
-	}()
+	defer drop()
 	store, err := postgres.Open(ctx, url, postgres.Options{Schema: schema})
 	if err != nil {
 		return nil, err
@@ -188,4 +175,28 @@ func benchPostgres(ctx context.Context, url string, bc storebench.Config) ([]sto
 	defer base.Close()
 	var s eventstore.Store = store
 	return storebench.Run(ctx, "postgres", s, base, bc)
+}
+
+// benchSchema creates a fresh schema bench_<random> for a benchmark on
+// the PostgreSQL server at url; drop removes it with all it holds.
+func benchSchema(ctx context.Context, url string) (schema string, drop func(), err error) {
+	var b [4]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", nil, err
+	}
+	schema = "bench_" + hex.EncodeToString(b[:])
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return "", nil, err
+	}
+	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
+		conn.Close(context.Background())
+		return "", nil, err
+	}
+	return schema, func() {
+		if _, err := conn.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE"); err != nil {
+			slog.Warn("drop benchmark schema", "schema", schema, "err", err)
+		}
+		conn.Close(context.Background())
+	}, nil
 }

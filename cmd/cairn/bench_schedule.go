@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -14,7 +12,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/spf13/cobra"
 
 	"github.com/cairnhq/cairn/commands/scheduler/schedbench"
@@ -155,24 +152,11 @@ func benchScheduleSQLite(ctx context.Context, cfg schedbench.Config) (schedbench
 }
 
 func benchSchedulePostgres(ctx context.Context, url string, cfg schedbench.Config) (schedbench.Result, error) {
-	var b [4]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return schedbench.Result{}, err
-	}
-	schema := "bench_" + hex.EncodeToString(b[:])
-	conn, err := pgx.Connect(ctx, url)
+	schema, drop, err := benchSchema(ctx, url)
 	if err != nil {
 		return schedbench.Result{}, err
 	}
-	defer conn.Close(context.Background())
-	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		return schedbench.Result{}, err
-	}
-	defer func() {
-		if _, err := conn.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE"); err != nil {
-			slog.Warn("drop benchmark schema", "schema", schema, "err", err)
-		}
-	}()
+	defer drop()
 	store, err := postgres.Open(ctx, url, postgres.Options{Schema: schema, Logger: slog.New(slog.DiscardHandler), MaxConns: int32(cfg.Writers + 16)})
 	if err != nil {
 		return schedbench.Result{}, err

@@ -29,6 +29,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/domain/audit"
 	"github.com/cairnhq/cairn/eventstore"
@@ -53,13 +55,19 @@ type Config struct {
 	// OnSealed, if set, is called after each append with the chain's head
 	// (tests and metrics).
 	OnSealed func(audit.Head)
+	// Registerer receives the metrics (none when nil): records sealed,
+	// the chain's head seq, and the size of each append.
+	Registerer prometheus.Registerer
 }
 
 // Sequencer seals access records into the chain.
 type Sequencer struct {
-	cfg   Config
-	store Store
-	log   *slog.Logger
+	cfg     Config
+	store   Store
+	log     *slog.Logger
+	sealed  prometheus.Counter
+	head    prometheus.Gauge
+	batches prometheus.Histogram
 }
 
 // New builds a sequencer over store.
@@ -76,7 +84,20 @@ func New(cfg Config, store Store) (*Sequencer, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Sequencer{cfg: cfg, store: store, log: cfg.Logger.With("component", "audit-sequencer")}, nil
+	s := &Sequencer{cfg: cfg, store: store, log: cfg.Logger.With("component", "audit-sequencer"),
+		sealed: prometheus.NewCounter(prometheus.CounterOpts{Name: "cairn_audit_records_sealed_total", Help: "Access records sealed into the audit chain by this process."}),
+		head:   prometheus.NewGauge(prometheus.GaugeOpts{Name: "cairn_audit_chain_seq", Help: "Seq of the audit chain's head as this process last sealed or resumed it."}),
+		batches: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "cairn_audit_seal_batch_size", Help: "Access records sealed per append.",
+			Buckets: prometheus.ExponentialBuckets(1, 4, 6)}),
+	}
+	if cfg.Registerer != nil {
+		for _, c := range []prometheus.Collector{s.sealed, s.head, s.batches} {
+			if err := cfg.Registerer.Register(c); err != nil {
+				return nil, fmt.Errorf("auditseq: metrics: %w", err)
+			}
+		}
+	}
+	return s, nil
 }
 
 // errForked means another writer appended to the chain meanwhile.
@@ -135,6 +156,7 @@ func (s *Sequencer) run(ctx context.Context) error {
 		return fmt.Errorf("auditseq: subscribe: %w", err)
 	}
 	defer sub.Close()
+	s.head.Set(float64(head.Seq))
 	s.log.Info("audit sequencer following the log", slog.Uint64("seq", head.Seq), slog.Uint64("after", after))
 
 	var pending []eventstore.RecordedEvent
@@ -211,6 +233,9 @@ func (s *Sequencer) seal(ctx context.Context, head *audit.Head, srcs []eventstor
 		return fmt.Errorf("%w: append: %w", errForked, err)
 	}
 	*head = next
+	s.sealed.Add(float64(len(sealed)))
+	s.head.Set(float64(next.Seq))
+	s.batches.Observe(float64(len(sealed)))
 	if s.cfg.OnSealed != nil {
 		s.cfg.OnSealed(next)
 	}

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/cairnhq/cairn/commands/auditseq"
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/domain/audit"
@@ -89,7 +91,14 @@ func (tr *tracker) wait(t *testing.T, n int) {
 // start runs a sequencer reporting to tr; stop ends it (also at cleanup).
 func start(t *testing.T, s eventstore.Store, tr *tracker) (stop func()) {
 	t.Helper()
-	seq, err := auditseq.New(auditseq.Config{Batch: 7, Logger: slog.New(slog.DiscardHandler), OnSealed: tr.sealed}, s)
+	return startWith(t, s, tr, nil)
+}
+
+// startWith is start with the sequencer's metrics registered in reg (none
+// when nil).
+func startWith(t *testing.T, s eventstore.Store, tr *tracker, reg prometheus.Registerer) (stop func()) {
+	t.Helper()
+	seq, err := auditseq.New(auditseq.Config{Batch: 7, Logger: slog.New(slog.DiscardHandler), OnSealed: tr.sealed, Registerer: reg}, s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,6 +181,59 @@ func TestSequencerResumes(t *testing.T) {
 	if got, want := sources(chain(t, s)), append(first, second...); !slices.Equal(got, want) {
 		t.Fatalf("sealed sources %v, want %v", got, want)
 	}
+}
+
+// TestSequencerMetrics: the metrics count each record sealed once, and
+// the head gauge starts from the resumed chain.
+func TestSequencerMetrics(t *testing.T) {
+	t.Parallel()
+	s := openStore(t)
+	first := logAccess(t, s, domain.AccessLogStream, 9)
+	tr := newTracker()
+	reg := prometheus.NewPedanticRegistry()
+	stop := startWith(t, s, tr, reg)
+	tr.wait(t, len(first))
+	stop()
+	if got := value(t, reg, "cairn_audit_records_sealed_total"); got != float64(len(first)) {
+		t.Fatalf("sealed_total = %v, want %d", got, len(first))
+	}
+
+	// A new process resumes the chain: its head gauge says so before it
+	// seals anything, its counter counts only what it seals.
+	second := logAccess(t, s, domain.AccessLogStream, 4)
+	reg = prometheus.NewPedanticRegistry()
+	startWith(t, s, tr, reg)
+	tr.wait(t, len(first)+len(second))
+	if got := value(t, reg, "cairn_audit_records_sealed_total"); got != float64(len(second)) {
+		t.Fatalf("sealed_total after resuming = %v, want %d", got, len(second))
+	}
+	if got := value(t, reg, "cairn_audit_chain_seq"); got != float64(len(first)+len(second)) {
+		t.Fatalf("chain_seq = %v, want %d", got, len(first)+len(second))
+	}
+	if _, err := auditseq.New(auditseq.Config{Registerer: reg}, s); err == nil {
+		t.Fatal("a second sequencer registered the same metrics")
+	}
+}
+
+// value reads a counter's or gauge's value from reg.
+func value(t *testing.T, reg *prometheus.Registry, name string) float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != name || len(f.GetMetric()) != 1 {
+			continue
+		}
+		m := f.GetMetric()[0]
+		if c := m.GetCounter(); c != nil {
+			return c.GetValue()
+		}
+		return m.GetGauge().GetValue()
+	}
+	t.Fatalf("no metric %s among %d", name, len(families))
+	return 0
 }
 
 // TestConcurrentSequencersNeverFork: two sequencers (a lease handover gone

@@ -22,6 +22,9 @@ type appendRequest struct {
 	stream   string
 	expected eventstore.ExpectedRevision
 	events   []eventstore.PreparedEvent
+	// metadata are the events' metadata as a read decodes them (for the
+	// store's tail; nil without one).
+	metadata []eventstore.Metadata
 	state    atomic.Int32
 	// reply receives exactly one outcome once the writer has taken the
 	// request (buffered: the writer never blocks on a caller).
@@ -44,17 +47,43 @@ func (s *Store) Append(ctx context.Context, stream string, expected eventstore.E
 	if err != nil {
 		return eventstore.AppendResult{}, err
 	}
-	req := &appendRequest{
-		ctx:      ctx,
-		stream:   stream,
-		expected: expected,
-		events:   prepared,
-		reply:    make(chan appendOutcome, 1),
+	req, err := newAppendRequest(ctx, stream, expected, prepared, s.tail != nil)
+	if err != nil {
+		return eventstore.AppendResult{}, err
 	}
 	if err := s.enqueue(ctx, req); err != nil {
 		return eventstore.AppendResult{}, err
 	}
 	return req.wait()
+}
+
+// newAppendRequest builds the request of an Append. With keep (the store
+// has a tail, which keeps the events) the events' data is copied (the
+// caller may reuse its buffers) and their metadata decoded as a read
+// would, here in the caller's goroutine, once for every reader.
+func newAppendRequest(ctx context.Context, stream string, expected eventstore.ExpectedRevision, prepared []eventstore.PreparedEvent, keep bool) (*appendRequest, error) {
+	req := &appendRequest{ctx: ctx, stream: stream, expected: expected, events: prepared, reply: make(chan appendOutcome, 1)}
+	if !keep {
+		return req, nil
+	}
+	size := 0
+	for _, ev := range prepared {
+		size += len(ev.Data)
+	}
+	buf := make([]byte, 0, size)
+	req.metadata = make([]eventstore.Metadata, len(prepared))
+	for i, ev := range prepared {
+		at := len(buf)
+		buf = append(buf, ev.Data...)
+		prepared[i].Data = buf[at:len(buf):len(buf)]
+		if md := metadataColumn(ev.MetadataJSON); md != nil {
+			var err error
+			if req.metadata[i], err = eventstore.DecodeMetadata(ev.MetadataJSON); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return req, nil
 }
 
 // enqueue hands req to the writer, unless the store is closed or ctx ends

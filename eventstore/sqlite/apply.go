@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -21,6 +22,10 @@ type batchTx struct {
 	// next is the position the next inserted event gets.
 	next       int64
 	recordedAt int64
+	// keep tells to collect recorded: the events inserted, as ReadAll
+	// would return them (for the store's tail).
+	keep     bool
+	recorded []eventstore.RecordedEvent
 }
 
 // apply checks and writes one append. It returns the append's result, or
@@ -106,12 +111,17 @@ func (tx *batchTx) insert(ctx context.Context, req *appendRequest, current int64
 			return result, nil, translate("savepoint", err)
 		}
 	}
-	start := tx.next
+	start, kept := tx.next, len(tx.recorded)
 	for i := range req.events {
 		ev := &req.events[i]
 		_, err := c.insert.ExecContext(ctx, tx.next, ev.ID[:], req.stream, current+1+int64(i),
 			ev.Type, ev.Version, ev.Data, metadataColumn(ev.MetadataJSON), tx.recordedAt)
 		if err == nil {
+			if tx.keep {
+				tx.recorded = append(tx.recorded, eventstore.RecordedEvent{ID: ev.ID, Stream: req.stream, Type: ev.Type, Version: ev.Version,
+					Revision: current + 1 + int64(i), Position: uint64(tx.next), RecordedAt: time.UnixMicro(tx.recordedAt).UTC(),
+					Data: ev.Data, Metadata: req.metadata[i]})
+			}
 			tx.next++
 			continue
 		}
@@ -133,7 +143,7 @@ func (tx *batchTx) insert(ctx context.Context, req *appendRequest, current int64
 				return result, nil, err
 			}
 		}
-		tx.next = start
+		tx.next, tx.recorded = start, tx.recorded[:kept]
 		return result, duplicate(req.stream, ev.ID, stored), nil
 	}
 	if multi {

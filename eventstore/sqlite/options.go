@@ -43,6 +43,9 @@ type Options struct {
 	BusyTimeout time.Duration
 	// ReadConns is the size of the read connection pool (default 4).
 	ReadConns int
+	// TailEvents is how many of the latest committed events ReadAll
+	// serves from memory (default DefaultTailEvents; negative: none).
+	TailEvents int
 	// Logger receives the store's logs (default slog.Default()).
 	Logger *slog.Logger
 }
@@ -64,6 +67,9 @@ func (o Options) WithDefaults() Options {
 	}
 	if o.ReadConns == 0 {
 		o.ReadConns = DefaultReadConns
+	}
+	if o.TailEvents == 0 {
+		o.TailEvents = DefaultTailEvents
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -108,5 +114,6 @@ func (o Options) logValue() slog.Value {
 		slog.Int("max_batch", o.MaxBatch),
 		slog.Duration("busy_timeout", o.BusyTimeout),
 		slog.Int("read_conns", o.ReadConns),
+		slog.Int("tail_events", o.TailEvents),
 	)
 }

@@ -82,15 +82,39 @@ func (s *Store) ReadAll(ctx context.Context, after uint64, limit int) ([]eventst
 	if limit <= 0 {
 		limit = DefaultReadAllLimit
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	events, ok := s.tail.read(after, limit)
+	switch {
+	case !ok:
+		return s.readAll(ctx, nil, after, limit)
+	case len(events) == limit:
+		return events, nil
+	}
+	// The tail ran out before the limit: the database may hold newer
+	// events (another Store on the file wrote them).
+	return s.readAll(ctx, events, events[len(events)-1].Position, limit-len(events))
+}
+
+// readAll adds to events up to limit events after position after, read
+// from the database (none when limit is 0).
+func (s *Store) readAll(ctx context.Context, events []eventstore.RecordedEvent, after uint64, limit int) ([]eventstore.RecordedEvent, error) {
+	if limit == 0 {
+		return events, nil
+	}
 	rows, err := s.reads.all.QueryContext(ctx, int64(after), int64(limit))
 	if err != nil {
 		return nil, s.readError(ctx, "read all", err)
 	}
-	events, err := scanEvents(rows, limit)
+	more, err := scanEvents(rows, limit)
 	if err != nil {
 		return nil, s.readError(ctx, "read all", err)
 	}
-	return events, nil
+	if events == nil {
+		return more, nil
+	}
+	return append(events, more...), nil
 }
 
 // ReadStream returns the events of one stream: see eventstore.Store and

@@ -28,6 +28,7 @@ type Store struct {
 	readDB   *sql.DB
 	reads    *readStmts
 	writer   *writer
+	tail     *tail
 	notifier *eventstore.Notifier
 	// done is closed by Close: it ends subscriptions.
 	done chan struct{}
@@ -105,7 +106,8 @@ func Open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 		return nil, err
 	}
 
-	s.writer = newWriter(wc, opts, s.notifier, s.log)
+	s.tail = newTail(opts.TailEvents)
+	s.writer = newWriter(wc, opts, s.notifier, s.tail, s.log)
 	go s.writer.run()
 	s.log.Info("eventstore/sqlite: opened", slog.String("path", abs), slog.Any("options", opts.logValue()))
 	return s, nil

@@ -20,7 +20,9 @@ type writer struct {
 	stopped  chan struct{}
 	maxBatch int
 	notifier *eventstore.Notifier
-	log      *slog.Logger
+	// tail receives each committed batch's events (nil: none kept).
+	tail *tail
+	log  *slog.Logger
 
 	// outcomes is reused from batch to batch (only run touches it).
 	outcomes []appendOutcome
@@ -30,13 +32,14 @@ type writer struct {
 	appendsRun atomic.Uint64 // requests taken
 }
 
-func newWriter(conn *writeConn, opts Options, n *eventstore.Notifier, log *slog.Logger) *writer {
+func newWriter(conn *writeConn, opts Options, n *eventstore.Notifier, t *tail, log *slog.Logger) *writer {
 	return &writer{
 		conn:     conn,
 		requests: make(chan *appendRequest, opts.MaxBatch),
 		stopped:  make(chan struct{}),
 		maxBatch: opts.MaxBatch,
 		notifier: n,
+		tail:     t,
 		log:      log,
 	}
 }
@@ -141,7 +144,7 @@ func (w *writer) runBatch(batch []*appendRequest, out []appendOutcome) (wrote, c
 	if err := c.maxPosition.QueryRowContext(ctx).Scan(&last); err != nil {
 		return false, false, w.abort(ctx, translate("read last position", err))
 	}
-	tx := batchTx{conn: c, next: last + 1, recordedAt: time.Now().UnixMicro()}
+	tx := batchTx{conn: c, next: last + 1, recordedAt: time.Now().UnixMicro(), keep: w.tail != nil}
 	for i, req := range batch {
 		result, refused, err := tx.apply(ctx, req)
 		if err != nil {
@@ -152,6 +155,7 @@ func (w *writer) runBatch(batch []*appendRequest, out []appendOutcome) (wrote, c
 	if _, err := c.commit.ExecContext(ctx); err != nil {
 		return false, true, w.abort(ctx, translate("commit", err))
 	}
+	w.tail.add(tx.recorded)
 	return tx.next != last+1, false, nil
 }
 

@@ -18,7 +18,11 @@ func request(t *testing.T, ctx context.Context, stream string, expected eventsto
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &appendRequest{ctx: ctx, stream: stream, expected: expected, events: prepared, reply: make(chan appendOutcome, 1)}
+	req, err := newAppendRequest(ctx, stream, expected, prepared, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return req
 }
 
 func outcome(t *testing.T, req *appendRequest) appendOutcome {

@@ -67,17 +67,61 @@ func (s *server) startHTTP(ctx context.Context) error {
 		ln.Close()
 		return fmt.Errorf("bootstrap credentials: %w", err)
 	}
-	app, err := s.app()
+	// Every /v1 request is recorded in the audit trail; the writer stops
+	// after the HTTP API (started after it), so in-flight requests'
+	// records are flushed.
+	reg, err := s.registry()
 	if err != nil {
 		ln.Close()
 		return err
 	}
-	s.parts.goRun("HTTP API", func(ctx context.Context) error {
+	access, err := accesslog.NewWriter(accesslog.Config{Logger: s.log, Registerer: reg}, s.store)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	s.parts.goRun("access log", access.Run)
+	auth, err := s.authenticator()
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	app, err := s.app(reg, auth, access)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	s.serve("HTTP API", app, ln)
+	s.log.Info("HTTP API serving", "url", s.apiURL, "images", s.images)
+	if s.cfg.UnauditedListen == "" {
+		return nil
+	}
+	uln, err := net.Listen("tcp", s.cfg.UnauditedListen)
+	if err != nil {
+		return fmt.Errorf("unaudited listen: %w", err)
+	}
+	s.unauditedURL = "http://" + localAddr(uln.Addr())
+	// Its HTTP metrics go to a registry of their own (the same work per
+	// request), not into the server's.
+	unaudited, err := s.app(prometheus.NewRegistry(), auth, nil)
+	if err != nil {
+		uln.Close()
+		return err
+	}
+	s.serve("unaudited HTTP API", unaudited, uln)
+	s.log.Warn("serving the API a second time WITHOUT the audit trail (Config.UnauditedListen, for benchmarks only)", "url", s.unauditedURL)
+	return nil
+}
+
+// serve runs app on ln as a part, until the part is stopped.
+func (s *server) serve(name string, app *fiber.App, ln net.Listener) {
+	url := "http://" + localAddr(ln.Addr())
+	s.parts.goRun(name, func(ctx context.Context) error {
 		served := make(chan error, 1)
 		go func() { served <- app.Listener(ln) }()
 		select {
 		case err := <-served:
-			return fmt.Errorf("serve %s: %w", s.apiURL, err)
+			return fmt.Errorf("serve %s: %w", url, err)
 		case <-ctx.Done():
 		}
 		err := app.ShutdownWithTimeout(httpShutdownTimeout)
@@ -92,43 +136,32 @@ func (s *server) startHTTP(ctx context.Context) error {
 		}
 		return err
 	})
-	s.log.Info("HTTP API serving", "url", s.apiURL, "images", s.images)
-	return nil
 }
 
-// app builds the fiber app: /healthz and /metrics without
-// authentication, readapi's /v1 routes behind signed requests and tokens
-// (infra/auth/httpauth).
-func (s *server) app() (*fiber.App, error) {
-	reg, err := s.registry()
-	if err != nil {
-		return nil, err
-	}
-	app, err := httpapi.New(httpapi.Config{Logger: s.log, Registerer: reg, StreamRequestBody: readapi.StreamsBody})
-	if err != nil {
-		return nil, err
-	}
-	app.Get("/healthz", s.healthz)
-	app.Get("/metrics", adaptor.HTTPHandler(promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})))
-
-	// Every /v1 request is recorded in the audit trail; the writer stops
-	// after the HTTP API, so in-flight requests' records are flushed.
-	access, err := accesslog.NewWriter(accesslog.Config{Logger: s.log, Registerer: reg}, s.store)
-	if err != nil {
-		return nil, err
-	}
-	s.parts.goRun("access log", access.Run)
-	app.Use("/v1", accesslog.Middleware(access, s.cfg.Clock))
-
+// authenticator is the /v1 routes' authentication, with the cache that
+// lasts until the tenancy read model changes.
+func (s *server) authenticator() (*httpauth.Authenticator, error) {
 	cfg := httpauth.Config{Clock: s.cfg.Clock}
 	for _, p := range s.projectors {
 		if p.Name() == s.models.Tenancy.Name() {
 			cfg.Freshness = httpauth.Freshness{Committed: p.Position, Changed: s.models.Tenancy.LastApplied}
 		}
 	}
-	auth, err := httpauth.New(s.models.Tenancy, cfg)
+	return httpauth.New(s.models.Tenancy, cfg)
+}
+
+// app builds a fiber app: /healthz and /metrics without authentication,
+// readapi's /v1 routes behind signed requests and tokens (auth), every
+// /v1 request recorded by access (none when nil: the unaudited API).
+func (s *server) app(reg prometheus.Registerer, auth *httpauth.Authenticator, access *accesslog.Writer) (*fiber.App, error) {
+	app, err := httpapi.New(httpapi.Config{Logger: s.log, Registerer: reg, StreamRequestBody: readapi.StreamsBody})
 	if err != nil {
 		return nil, err
+	}
+	app.Get("/healthz", s.healthz)
+	app.Get("/metrics", adaptor.HTTPHandler(promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{Registry: reg})))
+	if access != nil {
+		app.Use("/v1", accesslog.Middleware(access, s.cfg.Clock))
 	}
 	local := map[string]agentlogs.LocalAgent{}
 	if s.agent != nil {

@@ -23,6 +23,7 @@ import (
 	"github.com/cairnhq/cairn/commands/sessionlimits"
 	"github.com/cairnhq/cairn/commands/vfolderjobs"
 	"github.com/cairnhq/cairn/eventstore"
+	"github.com/cairnhq/cairn/eventstore/dsn"
 	"github.com/cairnhq/cairn/eventstore/postgres"
 	"github.com/cairnhq/cairn/eventstore/sqlite"
 	"github.com/cairnhq/cairn/infra/agentlogs"
@@ -80,7 +81,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	printBanner(cfg.Out, b)
 	if cfg.OnReady != nil {
 		cfg.OnReady(Endpoints{APIURL: s.apiURL, Token: s.credentials.Token, CredentialsPath: b.credentialsPath,
-			BusURL: s.nats.ClientURL(), AgentID: s.localAgentID()})
+			BusURL: s.nats.ClientURL(), AgentID: s.localAgentID(), UnauditedAPIURL: s.unauditedURL})
 	}
 
 	select {
@@ -111,9 +112,10 @@ type server struct {
 	images     []string
 	vfstorage  *localfs.Storage
 
-	apiURL      string
-	credentials bootstrap.Credentials
-	created     bool
+	apiURL       string
+	unauditedURL string
+	credentials  bootstrap.Credentials
+	created      bool
 }
 
 // start starts every part in order; what started is stopped by Run.
@@ -263,7 +265,11 @@ func (s *server) startManagers(context.Context) error {
 		return err
 	}
 	s.addresses = book
-	seq, err := auditseq.New(auditseq.Config{Logger: s.log}, s.store)
+	reg, err := s.registry()
+	if err != nil {
+		return err
+	}
+	seq, err := auditseq.New(auditseq.Config{Logger: s.log, Registerer: reg}, s.store)
 	if err != nil {
 		return err
 	}
@@ -303,7 +309,13 @@ func (s *server) lease(name string) (lease.Lease, error) {
 	case *sqlite.Store:
 		return lease.NewFile(st.Path()+"."+name+".lock", time.Second), nil
 	case *postgres.Store:
-		return lease.NewPostgres(s.cfg.Store, name+"/"+st.Schema(), lease.PostgresOptions{})
+		// Without Cairn's own parameters (schema), which pgx would send
+		// to the server as settings, and the server refuse.
+		url, _, err := dsn.ParsePostgres(s.cfg.Store)
+		if err != nil {
+			return nil, err
+		}
+		return lease.NewPostgres(url, name+"/"+st.Schema(), lease.PostgresOptions{})
 	}
 	return nil, fmt.Errorf("no scheduler lease for an event store of type %T", s.store)
 }

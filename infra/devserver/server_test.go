@@ -46,6 +46,8 @@ type running struct {
 	logs   *syncBuffer
 	out    *syncBuffer
 	creds  bootstrap.Credentials
+	// endpoints are what OnReady said.
+	endpoints Endpoints
 }
 
 // testConfig is a server without a local agent (no Podman needed), on free
@@ -87,7 +89,7 @@ func start(t *testing.T, cfg Config) *running {
 	if creds.APIURL != up.APIURL || creds.Token != up.Token || !strings.HasPrefix(up.BusURL, "nats://") {
 		t.Fatalf("OnReady got %+v; credentials.json holds %s %s", up, creds.APIURL, creds.Token)
 	}
-	r.creds = creds
+	r.creds, r.endpoints = creds, up
 	return r
 }
 
@@ -258,5 +260,76 @@ func TestHealthzJSON(t *testing.T) {
 	}
 	if h.Status != "ok" || !strings.HasPrefix(h.Bus, "nats://") || len(h.ReadModels) != len(readmodels.Names()) {
 		t.Errorf("/healthz: %+v", h)
+	}
+}
+
+// TestRunServesUnauditedOnlyWhenAsked: Config.UnauditedListen serves the
+// same API, authenticated, without recording its requests; the audited
+// API records every one (it is seen sealed in the audit trail).
+func TestRunServesUnauditedOnlyWhenAsked(t *testing.T) {
+	t.Parallel()
+	if u := start(t, testConfig(t.TempDir())).endpoints.UnauditedAPIURL; u != "" {
+		t.Fatalf("an unaudited API at %s without being asked", u)
+	}
+	cfg := testConfig(t.TempDir())
+	cfg.UnauditedListen = "127.0.0.1:0"
+	r := start(t, cfg)
+	unaudited := r.endpoints.UnauditedAPIURL
+	if unaudited == "" || unaudited == r.creds.APIURL {
+		t.Fatalf("unaudited API at %q (audited at %q)", unaudited, r.creds.APIURL)
+	}
+	call := func(base, path, requestID string, auth bool) (int, []byte) {
+		t.Helper()
+		req, err := http.NewRequest("GET", base+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if auth {
+			req.Header.Set("Authorization", "Bearer "+r.creds.Token)
+		}
+		req.Header.Set("X-Request-ID", requestID)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode, body
+	}
+	if code, _ := call(unaudited, "/v1/sessions", "no-token", false); code != http.StatusUnauthorized {
+		t.Errorf("unaudited without the token: %d, want 401", code)
+	}
+	if code, body := call(unaudited, "/v1/sessions", "unaudited-1", true); code != http.StatusOK {
+		t.Fatalf("unaudited with the token: %d %s", code, body)
+	}
+	if code, body := call(r.creds.APIURL, "/v1/sessions", "audited-1", true); code != http.StatusOK {
+		t.Fatalf("audited: %d %s", code, body)
+	}
+	// Records are sealed in the order they were queued: once the audited
+	// request's record shows, an unaudited one would have shown too.
+	deadline := time.Now().Add(time.Minute)
+	for {
+		code, body := call(unaudited, "/v1/audit?limit=1000", "poll", true)
+		if code != http.StatusOK {
+			t.Fatalf("/v1/audit: %d %s", code, body)
+		}
+		if bytes.Contains(body, []byte(`"audited-1"`)) {
+			for _, id := range []string{"unaudited-1", "no-token", "poll"} {
+				if bytes.Contains(body, []byte(`"`+id+`"`)) {
+					t.Errorf("request %s on the unaudited API was recorded", id)
+				}
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the audited request is not in the audit trail after a minute: %s", body)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if code, body := call(unaudited, "/metrics", "m", false); code != http.StatusOK || !bytes.Contains(body, []byte("cairn_audit_records_sealed_total")) {
+		t.Errorf("/metrics: %d, without the sequencer's metrics", code)
 	}
 }

@@ -1,0 +1,108 @@
+package sqlite
+
+import (
+	"sync"
+
+	"github.com/cairnhq/cairn/eventstore"
+)
+
+// DefaultTailEvents is how many of the latest events a Store keeps in
+// memory for ReadAll (Options.TailEvents).
+const DefaultTailEvents = 8192
+
+// maxTailBytes bounds the data the tail holds: the oldest events leave
+// first, and an event larger than the whole bound is never kept.
+const maxTailBytes = 32 << 20
+
+// tail keeps the events this store's writer committed last, in position
+// order, so that the subscriptions following the head of the log (every
+// projector and process manager of a server polls ReadAll after each
+// commit) read them from memory instead of each running the query and
+// decoding the same rows again.
+//
+// It only ever holds a contiguous run of positions, exactly as committed:
+// the writer adds a batch after its COMMIT and before it answers the
+// appends, and a batch that does not follow the last one (another process
+// wrote to the file in between) starts a new run. A read the run does not
+// cover from its first position on goes to the database.
+type tail struct {
+	mu sync.RWMutex
+	// ring holds n events from index start (wrapping); the oldest has
+	// position first, and the run ends before position first+n.
+	ring  []eventstore.RecordedEvent
+	start int
+	n     int
+	first uint64
+	bytes int
+}
+
+func newTail(size int) *tail {
+	if size <= 0 {
+		return nil
+	}
+	return &tail{ring: make([]eventstore.RecordedEvent, size)}
+}
+
+// add appends events just committed, positions consecutive.
+func (t *tail) add(events []eventstore.RecordedEvent) {
+	if t == nil || len(events) == 0 {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if events[0].Position != t.first+uint64(t.n) {
+		t.restart(events[0].Position)
+	}
+	for _, ev := range events {
+		if len(ev.Data) > maxTailBytes {
+			t.restart(ev.Position + 1)
+			continue
+		}
+		for t.n == len(t.ring) || (t.n > 0 && t.bytes+len(ev.Data) > maxTailBytes) {
+			t.bytes -= len(t.ring[t.start].Data)
+			t.ring[t.start] = eventstore.RecordedEvent{}
+			t.start = (t.start + 1) % len(t.ring)
+			t.n--
+			t.first++
+		}
+		t.ring[(t.start+t.n)%len(t.ring)] = ev
+		t.n++
+		t.bytes += len(ev.Data)
+	}
+}
+
+// restart empties the run; the next event must have position first.
+func (t *tail) restart(first uint64) {
+	clear(t.ring)
+	t.start, t.n, t.first, t.bytes = 0, 0, first, 0
+}
+
+// read returns up to limit events after position after, when the run
+// holds position after+1 (ok false: ask the database). The events' data
+// is copied (callers own what ReadAll returns), into one allocation.
+func (t *tail) read(after uint64, limit int) (events []eventstore.RecordedEvent, ok bool) {
+	if t == nil {
+		return nil, false
+	}
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if t.n == 0 || after+1 < t.first || after+1 >= t.first+uint64(t.n) {
+		return nil, false
+	}
+	from := int(after + 1 - t.first)
+	count := min(t.n-from, limit)
+	size := 0
+	for i := range count {
+		size += len(t.ring[(t.start+from+i)%len(t.ring)].Data)
+	}
+	buf := make([]byte, 0, size)
+	events = make([]eventstore.RecordedEvent, count)
+	for i := range count {
+		ev := t.ring[(t.start+from+i)%len(t.ring)]
+		at := len(buf)
+		buf = append(buf, ev.Data...)
+		ev.Data = buf[at:len(buf):len(buf)]
+		events[i] = ev
+	}
+	return events, true
+}

@@ -1,0 +1,75 @@
+package projections
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/cairnhq/cairn/eventstore/sqlite"
+)
+
+// Statements run through Exec and Queue are prepared once, at the next
+// begin, and reused; transactions on the one write connection that run
+// new statements concurrently do not wait for each other's preparing.
+func TestSQLiteStatementsArePreparedOnceWithoutDeadlock(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	write, err := sqlite.OpenRaw(filepath.Join(t.TempDir(), "rm.db"), sqlite.Options{}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := NewSQLite(write, nil)
+	t.Cleanup(func() {
+		if err := db.Close(); err != nil {
+			t.Error(err)
+		}
+		write.Close()
+	})
+	b := db.b.(*sqliteBackend)
+	inTx := func(fn func(tx txn) error) {
+		t.Helper()
+		if err := db.inTx(ctx, fn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	inTx(func(tx txn) error { _, err := tx.Exec(ctx, "CREATE TABLE t (k INTEGER, v TEXT)"); return err })
+	insert := "INSERT INTO t (k, v) VALUES (?, ?)"
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 20 {
+				// Each worker's own statement, new on its first use.
+				q := fmt.Sprintf("INSERT INTO t (k, v) VALUES (?, '%d')", w)
+				if err := db.inTx(ctx, func(tx txn) error {
+					tx.Queue(q, i)
+					tx.Queue(insert, i, "shared")
+					return tx.flush(ctx)
+				}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	var n int
+	if err := db.QueryRow(ctx, "SELECT count(*) FROM t").Scan(&n); err != nil || n != 4*20*2 {
+		t.Fatalf("rows %d (%v), want %d", n, err, 4*20*2)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, ok := b.stmts[insert]; !ok || len(b.stmts) != 1+4 {
+		t.Fatalf("prepared statements %d, want the shared insert and one per worker", len(b.stmts))
+	}
+	// A statement that does not prepare still fails where it runs.
+	b.mu.Unlock()
+	err = db.inTx(ctx, func(tx txn) error { _, err := tx.Exec(ctx, "INSERT INTO nowhere VALUES (1)"); return err })
+	b.mu.Lock()
+	if err == nil {
+		t.Fatal("an insert into a missing table succeeded")
+	}
+}
