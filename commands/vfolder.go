@@ -38,6 +38,9 @@ type VFolderTenancy interface {
 	// UserByEmail finds the user with an e-mail address (any case):
 	// KindNotFound when there is none, or it is deleted.
 	UserByEmail(ctx context.Context, email string) (VFolderUser, error)
+	// UserByID finds a user: KindNotFound when there is none, or it is
+	// deleted.
+	UserByID(ctx context.Context, id uuid.UUID) (VFolderUser, error)
 }
 
 // VFolderAccess is a principal as the vfolder aggregate sees it.
@@ -143,19 +146,38 @@ func (d deps) folderVisible(ctx context.Context, op string, id uuid.UUID, v doma
 // addressee is a user named by e-mail address, looked up before the
 // folder is loaded; found is false when no user has the address.
 type addressee struct {
-	email string
-	user  VFolderUser
-	found bool
+	// field and ident are how the request named the user ("email" and
+	// the address, or "user_id" and the id).
+	field, ident string
+	user         VFolderUser
+	found        bool
 }
 
 // lookUpAddress looks an e-mail address up (an unknown one is no error).
 func (d deps) lookUpAddress(ctx context.Context, email string) (addressee, error) {
 	u, err := d.vf.Tenancy.UserByEmail(ctx, email)
+	return found(addressee{field: "email", ident: email}, u, err)
+}
+
+// lookUpUserID looks a user id up (an unknown or malformed one is no
+// error: it is answered on the folder, like an unknown address).
+func (d deps) lookUpUserID(ctx context.Context, raw string) (addressee, error) {
+	a := addressee{field: "user_id", ident: raw}
+	id, err := uuid.Parse(raw)
+	if err != nil {
+		return a, nil
+	}
+	u, err := d.vf.Tenancy.UserByID(ctx, id)
+	return found(a, u, err)
+}
+
+func found(a addressee, u VFolderUser, err error) (addressee, error) {
 	switch {
 	case err == nil:
-		return addressee{email: email, user: u, found: true}, nil
+		a.user, a.found = u, true
+		return a, nil
 	case domain.KindOf(err) == domain.KindNotFound:
-		return addressee{email: email}, nil
+		return a, nil
 	}
 	return addressee{}, err
 }
@@ -172,7 +194,10 @@ func (a addressee) in(op string, f *domain.VFolder, v domain.VFolderViewer) (VFo
 		return VFolderUser{}, err
 	}
 	if !a.found || a.user.Domain != f.Owner().Domain {
-		return VFolderUser{}, domain.Invalid(op, "email", "no user with the e-mail address %q", a.email)
+		if a.field == "user_id" {
+			return VFolderUser{}, domain.Invalid(op, "user_id", "no user %q in the folder's domain", a.ident)
+		}
+		return VFolderUser{}, domain.Invalid(op, a.field, "no user with the e-mail address %q", a.ident)
 	}
 	return a.user, nil
 }

@@ -31,6 +31,11 @@ type VFolderFilesGrant struct {
 	// smaller of the folder's quota and what its owner's quota scope
 	// (max_quota_scope_size) leaves it; 0 means no limit. Set for writes.
 	Quota int64
+	// Scope names the owner's quota scope when it has a size limit (set
+	// for writes): uploads into the scope's folders must then be written
+	// one at a time, each authorized anew, so that together they cannot
+	// pass the limit (a single folder's quota the storage holds itself).
+	Scope string
 }
 
 type authorizeVFolderFilesHandler struct{ deps }
@@ -38,10 +43,8 @@ type authorizeVFolderFilesHandler struct{ deps }
 // Handle decides with the folder (domain.VFolder.CheckFileAccess: the
 // viewer's permission, a ready folder, the upload-file or download-file
 // host permission). For a write under a quota scope it measures the usage
-// of every folder of the owner (the owner's index lists them); the scope
-// is checked when the upload starts, so concurrent uploads into several
-// folders of one scope may together pass it by what they upload at once
-// (a single folder's quota holds exactly: the storage checks it).
+// of every folder of the owner (the owner's index lists them) and names
+// the scope (Scope), which the caller serialises its uploads on.
 func (h authorizeVFolderFilesHandler) Handle(ctx context.Context, _ Metadata, cmd AuthorizeVFolderFiles) (VFolderFilesGrant, error) {
 	const op = "vfolder.files"
 	acc, err := h.vfAccess(ctx, op, cmd.Actor)
@@ -59,7 +62,7 @@ func (h authorizeVFolderFilesHandler) Handle(ctx context.Context, _ Metadata, cm
 	perm, _ := f.EffectivePermission(acc.Viewer)
 	g := VFolderFilesGrant{FolderID: f.ID(), Host: f.Host(), Permission: perm}
 	if cmd.Write {
-		if g.Quota, err = h.uploadQuota(ctx, op, f); err != nil {
+		if g.Quota, g.Scope, err = h.uploadQuota(ctx, op, f); err != nil {
 			return VFolderFilesGrant{}, err
 		}
 	}
@@ -68,25 +71,26 @@ func (h authorizeVFolderFilesHandler) Handle(ctx context.Context, _ Metadata, cm
 
 // uploadQuota is the folder's quota, lowered to what the owner's quota
 // scope leaves: its size limit minus what the owner's other folders hold.
-func (h authorizeVFolderFilesHandler) uploadQuota(ctx context.Context, op string, f *domain.VFolder) (int64, error) {
+func (h authorizeVFolderFilesHandler) uploadQuota(ctx context.Context, op string, f *domain.VFolder) (int64, string, error) {
 	quota := f.Quota()
 	policy, err := h.vf.Tenancy.StoragePolicy(ctx, f.Owner())
 	if err != nil || policy.MaxQuotaScopeSize <= 0 {
-		return quota, err
+		return quota, "", err
 	}
+	scope := f.Owner().Stream()
 	others, err := h.scopeUsage(ctx, op, f.Owner(), f.ID())
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	room := policy.MaxQuotaScopeSize - others
 	if room <= 0 {
-		return 0, &domain.Error{Op: op, Kind: domain.KindQuotaExceeded, Field: "max_quota_scope_size",
+		return 0, scope, &domain.Error{Op: op, Kind: domain.KindQuotaExceeded, Field: "max_quota_scope_size",
 			Message: "the owner's other folders already hold the quota scope's limit"}
 	}
 	if quota == 0 || room < quota {
 		quota = room
 	}
-	return quota, nil
+	return quota, scope, nil
 }
 
 // scopeUsage sums the bytes of the owner's folders but one.

@@ -53,6 +53,17 @@ func (f *fakeTenancy) UserByEmail(_ context.Context, email string) (commands.VFo
 	return u, nil
 }
 
+func (f *fakeTenancy) UserByID(_ context.Context, id uuid.UUID) (commands.VFolderUser, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, u := range f.emails {
+		if u.ID == id {
+			return u, nil
+		}
+	}
+	return commands.VFolderUser{}, domain.NotFound("test", "user")
+}
+
 // fakeStorage keeps folders as a set with a byte count each, and fails
 // the next call of an operation when told to.
 type fakeStorage struct {

@@ -28,7 +28,7 @@ type shareVFolderHandler struct{ deps }
 
 func (h shareVFolderHandler) Handle(ctx context.Context, md Metadata, cmd ShareVFolder) (VFolderResult, error) {
 	const op = "vfolder.share"
-	target, err := h.shareTarget(ctx, op, cmd.Actor, cmd.UserID, cmd.Email)
+	target, err := h.shareTarget(ctx, op, cmd.Actor, cmd.UserID, cmd.Email, true)
 	if err != nil {
 		return VFolderResult{}, err
 	}
@@ -49,12 +49,23 @@ type shareTarget struct {
 }
 
 // shareTarget reads the request's user: an e-mail address is looked up
-// here, and answered on the folder (shareTarget.in).
-func (d deps) shareTarget(ctx context.Context, op string, actor Principal, userID, email string) (shareTarget, error) {
+// here, and answered on the folder (shareTarget.in); so is a user id when
+// mustExist (a share: a permission is only given to a user of the
+// folder's domain; an unshare may remove one whose user is gone).
+func (d deps) shareTarget(ctx context.Context, op string, actor Principal, userID, email string, mustExist bool) (shareTarget, error) {
 	userID, email = strings.TrimSpace(userID), strings.TrimSpace(email)
 	switch {
 	case userID != "" && email != "":
 		return shareTarget{}, domain.Invalid(op, "user_id", "give user_id or email, not both")
+	case userID != "" && mustExist:
+		if _, err := d.vfAccess(ctx, op, actor); err != nil {
+			return shareTarget{}, err
+		}
+		a, err := d.lookUpUserID(ctx, userID)
+		if err != nil {
+			return shareTarget{}, err
+		}
+		return shareTarget{address: &a}, nil
 	case userID != "":
 		return shareTarget{userID: userID}, nil
 	case email == "":

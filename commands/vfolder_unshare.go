@@ -25,7 +25,7 @@ type unshareVFolderHandler struct{ deps }
 
 func (h unshareVFolderHandler) Handle(ctx context.Context, md Metadata, cmd UnshareVFolder) (VFolderResult, error) {
 	const op = "vfolder.unshare"
-	target, err := h.shareTarget(ctx, op, cmd.Actor, cmd.UserID, cmd.Email)
+	target, err := h.shareTarget(ctx, op, cmd.Actor, cmd.UserID, cmd.Email, false)
 	if err != nil {
 		return VFolderResult{}, err
 	}

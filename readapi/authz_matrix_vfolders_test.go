@@ -305,6 +305,12 @@ func (m *matrix) vfolderRows() []matrixRow {
 		}, want: administers(ok)},
 		{method: "POST", route: "/v1/vfolders/:id/share", path: at(m.projectFolder, "/share"),
 			body: text(`{"email":"nobody@nowhere.test","permission":"ro"}`), want: administers(bad)},
+		// The same for a user id: unknown, or of another domain.
+		{method: "POST", route: "/v1/vfolders/:id/share", path: at(m.projectFolder, "/share"),
+			body: text(`{"user_id":"0195a0c0-0000-7000-8000-00000000dead","permission":"ro"}`), want: administers(bad)},
+		{method: "POST", route: "/v1/vfolders/:id/share", path: at(m.projectFolder, "/share"), body: func(own bool) string {
+			return `{"user_id":"` + pick(own, m.carl, m.bob).ID.String() + `","permission":"ro"}`
+		}, want: administers(bad)},
 		{method: "POST", route: "/v1/vfolders/:id/share", path: at(m.projectFolder, "/share"), body: func(own bool) string {
 			return `{"email":"` + email(pick(own, "carol", bobToken)) + `","permission":"ro"}`
 		}, want: administers(bad)},

@@ -24,6 +24,9 @@ type uploadResponse struct {
 // VFolderDeps.MaxUploadSize the answer is 413, over the folder's quota or
 // its owner's quota scope 403 (kind quota-exceeded), and nothing is left
 // behind. overwrite=false refuses to replace an existing file (409).
+// Uploads into the folders of one limited quota scope run one at a time
+// in this server; several server replicas sharing a storage host still
+// need a quota backend that enforces the scope (e.g. XFS project quotas).
 func (a *api) uploadVFolderFile(c *fiber.Ctx) error {
 	const op = "vfolder.files.upload"
 	path := strings.Clone(c.Query("path"))
@@ -45,6 +48,16 @@ func (a *api) uploadVFolderFile(c *fiber.Ctx) error {
 	g, ref, err := a.fileGrant(c, op, fileWrite)
 	if err != nil {
 		return err
+	}
+	if g.Scope != "" {
+		// One upload at a time in a limited quota scope, authorized
+		// again once it holds the scope: the room is then what the
+		// scope's other folders leave after every earlier upload.
+		unlock := a.scopes.lock(g.Scope)
+		defer unlock()
+		if g, ref, err = a.fileGrant(c, op, fileWrite); err != nil {
+			return err
+		}
 	}
 	opts.Quota = g.Quota
 	body := c.Context().RequestBodyStream()

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -382,4 +383,29 @@ func TestSessionMountsOverHTTP(t *testing.T) {
 func refOf(t testing.TB, id string) vfstorage.Ref {
 	t.Helper()
 	return vfstorage.Ref{Host: "local", ID: uuid.MustParse(id)}
+}
+
+// TestVFolderQuotaScopeHoldsUnderConcurrentUploads: uploads into two
+// folders of one owner, racing, cannot together pass the owner's quota
+// scope: exactly one of two uploads that each fit alone succeeds.
+func TestVFolderQuotaScopeHoldsUnderConcurrentUploads(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	a, _ := e.mkfolder(t, vfAlice, `{"name":"race-a"}`)
+	b, _ := e.mkfolder(t, vfAlice, `{"name":"race-b"}`)
+	e.setScopeQuota(t, 250_000)
+	defer e.setScopeQuota(t, 0)
+	data := bytes.Repeat([]byte("x"), 150_000)
+	statuses := make(chan int, 2)
+	for _, id := range []string{a, b} {
+		go func() {
+			r := e.raw(t, "PUT", "/v1/vfolders/"+id+"/files/content?path=big.bin", vfAlice, bytes.NewReader(data),
+				map[string]string{"Content-Type": "application/octet-stream"})
+			statuses <- r.status
+		}()
+	}
+	got := []int{<-statuses, <-statuses}
+	slices.Sort(got)
+	if !slices.Equal(got, []int{http.StatusCreated, http.StatusForbidden}) {
+		t.Fatalf("statuses %v, want one 201 and one 403", got)
+	}
 }

@@ -148,3 +148,15 @@ func (t Tenancy) UserByEmail(ctx context.Context, email string) (commands.VFolde
 	}
 	return commands.VFolderUser{ID: u.ID, Domain: u.Domain}, nil
 }
+
+// UserByID implements commands.VFolderTenancy.
+func (t Tenancy) UserByID(ctx context.Context, id uuid.UUID) (commands.VFolderUser, error) {
+	u, err := t.RM.GetUser(ctx, id)
+	if err != nil {
+		return commands.VFolderUser{}, err
+	}
+	if u.Status == domain.UserDeleted {
+		return commands.VFolderUser{}, domain.NotFound("vfolder.share", "user")
+	}
+	return commands.VFolderUser{ID: u.ID, Domain: u.Domain}, nil
+}

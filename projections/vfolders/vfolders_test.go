@@ -40,6 +40,13 @@ func (tn tenancy) UserByEmail(_ context.Context, email string) (commands.VFolder
 	return commands.VFolderUser{}, domain.NotFound("test", "user")
 }
 
+func (tn tenancy) UserByID(_ context.Context, id uuid.UUID) (commands.VFolderUser, error) {
+	if v, ok := tn[id]; ok {
+		return commands.VFolderUser{ID: id, Domain: v.Domain}, nil
+	}
+	return commands.VFolderUser{}, domain.NotFound("test", "user")
+}
+
 // storage keeps nothing: the read model never sees bytes.
 type storage struct{}
 
