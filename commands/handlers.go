@@ -111,7 +111,9 @@ type Options struct {
 	Quotas QuotaSource
 	// EmailReservationGrace is how old an e-mail reservation whose user
 	// was never created must be before another CreateUser may take it
-	// over (default 30s; see domain.EmailReservation).
+	// over (default 30s; see domain.EmailReservation). The same grace
+	// applies to a vfolder name claimed by a create that never finished
+	// (see domain.VFolderIndex.TakeOver).
 	EmailReservationGrace time.Duration
 	// VFolders are the outside parts of the virtual folder commands
 	// (tenancy, storage, the shared-folder directory). Without them those

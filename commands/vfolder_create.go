@@ -88,7 +88,16 @@ func (d deps) createFolder(ctx context.Context, op string, md Metadata, acc VFol
 		return 0, err
 	}
 	if _, _, err := d.vfolders.indexes.update(ctx, created.Owner.Stream(), md, func(x *domain.VFolderIndex) ([]domain.Event, error) {
-		return x.Claim(created.FolderID, created.Name, policy.MaxVFolderCount, created.At)
+		events, err := x.Claim(created.FolderID, created.Name, policy.MaxVFolderCount, created.At)
+		if domain.KindOf(err) != domain.KindConflict {
+			return events, err
+		}
+		// The name is held: by an orphan (a create that stopped after its
+		// claim and was never retried), it may be taken over.
+		if orphan, ok := d.orphanClaim(ctx, md, x, created); ok {
+			return x.TakeOver(orphan, created.FolderID, created.Name, created.At)
+		}
+		return nil, err
 	}); err != nil {
 		return 0, err
 	}
@@ -117,4 +126,29 @@ func sameFolder(op string, l loaded[*domain.VFolder], want domain.VFolderCreated
 		return l.position, nil
 	}
 	return 0, domain.Errorf(op, domain.KindConflict, "folder id %s is taken", want.FolderID)
+}
+
+// orphanClaim reports whether the name created asks for is held by an
+// orphan claim, and if so closes the orphan's stream
+// (VFolderCreationAbandoned) so that it can never be created late: a
+// claim older than the grace period (a create in progress finishes well
+// within it) whose folder stream does not exist. Closing an orphan twice
+// is harmless (the second append finds the stream and gives up).
+func (d deps) orphanClaim(ctx context.Context, md Metadata, x *domain.VFolderIndex, created domain.VFolderCreated) (uuid.UUID, bool) {
+	holder, ok := x.Lookup(created.Name)
+	if !ok || holder == created.FolderID || created.At.Sub(x.ClaimedAt(created.Name)) < d.grace {
+		return uuid.Nil, false
+	}
+	stream := domain.VFolderStream(holder)
+	l, err := d.vfolders.folders.load(ctx, stream)
+	if err != nil || (l.revision >= 0 && l.agg.Exists()) {
+		return uuid.Nil, false
+	}
+	if l.revision < 0 {
+		if _, err := d.vfolders.folders.create(ctx, stream, md, []domain.Event{
+			domain.VFolderCreationAbandoned{FolderID: holder, Name: created.Name, At: created.At}}); err != nil {
+			return uuid.Nil, false // created meanwhile, or the store failed: the name stays held
+		}
+	}
+	return holder, true
 }

@@ -159,6 +159,12 @@ type vfEnv struct {
 
 func newVFEnv(t testing.TB) *vfEnv {
 	t.Helper()
+	return newVFEnvWith(t, commands.Options{})
+}
+
+// newVFEnvWith is newVFEnv with options (its VFolders ports are set).
+func newVFEnvWith(t testing.TB, opts commands.Options) *vfEnv {
+	t.Helper()
 	store := openStore(t)
 	ft := &fakeTenancy{
 		access: map[uuid.UUID]commands.VFolderAccess{
@@ -176,7 +182,8 @@ func newVFEnv(t testing.TB) *vfEnv {
 	}
 	fs := newFakeStorage()
 	dir := fakeDirectory{}
-	h, err := commands.NewHandlers(store, stepClock(), commands.Options{VFolders: commands.VFolderPorts{Tenancy: ft, Storage: fs, Directory: dir}})
+	opts.VFolders = commands.VFolderPorts{Tenancy: ft, Storage: fs, Directory: dir}
+	h, err := commands.NewHandlers(store, stepClock(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package commands_test
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -447,4 +448,36 @@ func appendRaw(t testing.TB, e *env, stream string, expected int64, evs ...domai
 	if _, err := e.store.Append(ctx, stream, exact(expected), data...); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// A create that stopped after claiming its name and was never retried
+// leaves an orphan claim: past the grace period another create takes the
+// name over, and the orphan can then never be created.
+func TestCreateVFolderTakesOverAnOrphanClaim(t *testing.T) {
+	t.Parallel()
+	e := newVFEnvWith(t, commands.Options{EmailReservationGrace: 2 * time.Second})
+	orphan := uuid.MustParse("0195a0c0-0000-7000-8000-00000000f00d")
+	e.storage.failNext["create"] = domain.Errorf("test", domain.KindUnavailable, "disk away")
+	first := commands.CreateVFolder{Actor: vfAlice, Spec: domain.VFolderSpec{ID: orphan, Name: "data", Host: "local"}}
+	_, err := e.handlers.CreateVFolder.Handle(ctx, e.md, first)
+	wantKindField(t, err, domain.KindUnavailable, "")
+
+	// The step clock moves a second per command: the next create is past
+	// the 2s grace only on its second try.
+	again := commands.CreateVFolder{Actor: vfAlice, Spec: domain.VFolderSpec{Name: "data", Host: "local"}}
+	_, err = e.handlers.CreateVFolder.Handle(ctx, e.md, again)
+	wantKindField(t, err, domain.KindConflict, "")
+	res, err := e.handlers.CreateVFolder.Handle(ctx, e.md, again)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id, _ := e.index(t, commands.UserFolderOwner(vfAlice.UserID, "acme")).Lookup("data"); id != res.FolderID {
+		t.Fatalf("the name is held by %s, want %s", id, res.FolderID)
+	}
+	if got := e.types(t, domain.VFolderStream(orphan)); !slices.Equal(got, []string{domain.TypeVFolderCreationAbandoned}) {
+		t.Fatalf("orphan stream %v", got)
+	}
+	// The orphan's create, retried late, cannot come back.
+	_, err = e.handlers.CreateVFolder.Handle(ctx, e.md, first)
+	wantKindField(t, err, domain.KindConflict, "")
 }

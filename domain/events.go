@@ -93,6 +93,7 @@ var registry = buildRegistry(
 	entry[VFolderDeleteStarted](),
 	entry[VFolderDeleteFinished](),
 	entry[VFolderPurged](),
+	entry[VFolderCreationAbandoned](),
 	// Virtual folder owner index stream.
 	entry[VFolderNameClaimed](),
 	entry[VFolderNameReleased](),

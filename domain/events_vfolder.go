@@ -24,6 +24,7 @@ const (
 	TypeVFolderDeleteStarted       = "vfolder.delete_started"
 	TypeVFolderDeleteFinished      = "vfolder.delete_finished"
 	TypeVFolderPurged              = "vfolder.purged"
+	TypeVFolderCreationAbandoned   = "vfolder.creation-abandoned"
 
 	TypeVFolderNameClaimed  = "vfolder.name_claimed"
 	TypeVFolderNameReleased = "vfolder.name_released"
@@ -144,6 +145,16 @@ type VFolderPurged struct {
 	At time.Time `json:"at"`
 }
 
+// VFolderCreationAbandoned closes the stream of a folder whose creation
+// stopped after its name was claimed and was never retried: it can no
+// longer be created (its create appends with no-stream expected), so its
+// name can be given to another folder.
+type VFolderCreationAbandoned struct {
+	FolderID uuid.UUID `json:"folder_id"`
+	Name     string    `json:"name"`
+	At       time.Time `json:"at"`
+}
+
 // VFolderNameClaimed: an owner's index reserves a name for a folder.
 type VFolderNameClaimed struct {
 	FolderID uuid.UUID `json:"folder_id"`
@@ -174,5 +185,6 @@ func (VFolderRestored) EventType() string            { return TypeVFolderRestore
 func (VFolderDeleteStarted) EventType() string       { return TypeVFolderDeleteStarted }
 func (VFolderDeleteFinished) EventType() string      { return TypeVFolderDeleteFinished }
 func (VFolderPurged) EventType() string              { return TypeVFolderPurged }
+func (VFolderCreationAbandoned) EventType() string   { return TypeVFolderCreationAbandoned }
 func (VFolderNameClaimed) EventType() string         { return TypeVFolderNameClaimed }
 func (VFolderNameReleased) EventType() string        { return TypeVFolderNameReleased }

@@ -22,8 +22,10 @@ import (
 // same folder id completes it (Claim is idempotent for the same id and
 // name).
 type VFolderIndex struct {
-	names    map[string]uuid.UUID
-	revision int64
+	names map[string]uuid.UUID
+	// claimedAt is when each name was claimed.
+	claimedAt map[string]time.Time
+	revision  int64
 }
 
 // RehydrateVFolderIndex folds an owner index stream.
@@ -33,14 +35,15 @@ func RehydrateVFolderIndex(events []RecordedEvent) (*VFolderIndex, error) {
 	if err != nil {
 		return nil, err
 	}
-	x := &VFolderIndex{names: map[string]uuid.UUID{}, revision: -1}
+	x := &VFolderIndex{names: map[string]uuid.UUID{}, claimedAt: map[string]time.Time{}, revision: -1}
 	for _, re := range events {
 		switch e := re.Event.(type) {
 		case VFolderNameClaimed:
-			x.names[e.Name] = e.FolderID
+			x.names[e.Name], x.claimedAt[e.Name] = e.FolderID, e.At
 		case VFolderNameReleased:
 			if x.names[e.Name] == e.FolderID {
 				delete(x.names, e.Name)
+				delete(x.claimedAt, e.Name)
 			}
 		default:
 			return nil, Errorf(op, KindInternal, "revision %d: %s is not an index event", re.Revision, re.Event.EventType())
@@ -101,6 +104,23 @@ func (x *VFolderIndex) Claim(folderID uuid.UUID, name string, maxCount int, now 
 			Message: fmt.Sprintf("the owner already has %d folders, the limit", x.Count())}
 	}
 	return []Event{VFolderNameClaimed{FolderID: folderID, Name: name, At: now}}, nil
+}
+
+// ClaimedAt is when name was claimed (zero when it is free).
+func (x *VFolderIndex) ClaimedAt(name string) time.Time { return x.claimedAt[name] }
+
+// TakeOver gives name, held by orphan (a claim whose folder was never
+// created and never will be: the caller has closed its stream with
+// VFolderCreationAbandoned), to folderID: both in one append.
+func (x *VFolderIndex) TakeOver(orphan, folderID uuid.UUID, name string, now time.Time) ([]Event, error) {
+	const op = "vfolder.create"
+	if x.names[name] != orphan {
+		return nil, Errorf(op, KindConflict, "the name %q is not held by folder %s", name, orphan)
+	}
+	return []Event{
+		VFolderNameReleased{FolderID: orphan, Name: name, At: now},
+		VFolderNameClaimed{FolderID: folderID, Name: name, At: now},
+	}, nil
 }
 
 // Rename moves folderID from its name old to name new (both in one append).

@@ -25,6 +25,13 @@ func RehydrateVFolder(events []RecordedEvent) (*VFolder, error) {
 }
 
 func (f *VFolder) apply(ev Event) error {
+	if _, abandoned := ev.(VFolderCreationAbandoned); abandoned {
+		if f.exists {
+			return fmt.Errorf("creation abandoned after vfolder.created")
+		}
+		f.purged = true // a stream that never holds a folder
+		return nil
+	}
 	if _, first := ev.(VFolderCreated); first == f.exists {
 		if first {
 			return fmt.Errorf("folder created twice")

@@ -404,3 +404,28 @@ func TestVFolderHostAccessUnion(t *testing.T) {
 		t.Fatalf("union repeats permissions: %v", u["local"])
 	}
 }
+
+// TestVFolderOrphanClaim: a name whose folder was never created can be
+// taken over once the orphan's stream is closed; the orphan can then
+// never be created.
+func TestVFolderOrphanClaim(t *testing.T) {
+	claimed := VFolderNameClaimed{FolderID: folderID, Name: "data", At: at(0)}
+	x, err := RehydrateVFolderIndex(recorded([]Event{claimed}))
+	checkErr(t, err, nil)
+	if !x.ClaimedAt("data").Equal(at(0)) {
+		t.Fatalf("claimed at %v", x.ClaimedAt("data"))
+	}
+	evs, err := x.TakeOver(folderID, cloneID, "data", at(9))
+	checkErr(t, err, nil)
+	checkEvents(t, evs, []Event{VFolderNameReleased{FolderID: folderID, Name: "data", At: at(9)}, VFolderNameClaimed{FolderID: cloneID, Name: "data", At: at(9)}})
+	_, err = x.TakeOver(cloneID, folderID, "data", at(9))
+	checkErr(t, err, ErrConflict)
+
+	f := mustFolder(t, VFolderCreationAbandoned{FolderID: folderID, Name: "data", At: at(9)})
+	if f.Exists() {
+		t.Fatal("an abandoned folder exists")
+	}
+	if _, err := RehydrateVFolder(recorded([]Event{VFolderCreationAbandoned{FolderID: folderID}, folderCreated(userOwner)})); err == nil {
+		t.Fatal("a folder was created after its creation was abandoned")
+	}
+}
