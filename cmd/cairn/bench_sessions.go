@@ -5,9 +5,9 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/cairnhq/cairn/infra/httpapi"
 	"io"
 	"log/slog"
 	"net/http"
@@ -215,38 +215,7 @@ func removeAgentContainers(uri, agentID string) {
 
 // call sends a request and decodes a JSON answer into out.
 func (t target) call(ctx context.Context, method, path string, body any, want int, out any) error {
-	var r io.Reader
-	if body != nil {
-		raw, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		r = bytes.NewReader(raw)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, t.api+path, r)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+t.token)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := t.client.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode != want {
-		return fmt.Errorf("%s %s: %d: %s", method, path, resp.StatusCode, bytes.TrimSpace(raw))
-	}
-	if out != nil {
-		return json.Unmarshal(raw, out)
-	}
-	return nil
+	return httpapi.CallJSON(ctx, t.client, method, t.api+path, t.token, body, want, out)
 }
 
 // awaitAgent waits until an agent is alive.

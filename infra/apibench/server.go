@@ -1,13 +1,11 @@
 package apibench
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"github.com/cairnhq/cairn/infra/httpapi"
 	"log/slog"
 	"net/http"
 	"os"
@@ -154,36 +152,5 @@ func (s *Server) provision(ctx context.Context) (Keypair, error) {
 // admin sends a request with the superadmin's bearer token and decodes
 // the answer into out (when not nil); any status but 2xx is an error.
 func (s *Server) admin(ctx context.Context, method, path string, body, out any) error {
-	var rd io.Reader
-	if body != nil {
-		raw, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		rd = bytes.NewReader(raw)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, s.AuditedURL+path, rd)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+s.token)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, raw)
-	}
-	if out == nil {
-		return nil
-	}
-	return json.Unmarshal(raw, out)
+	return httpapi.CallJSON(ctx, http.DefaultClient, method, s.AuditedURL+path, s.token, body, 0, out)
 }
