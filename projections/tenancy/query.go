@@ -2,9 +2,7 @@ package tenancy
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -271,36 +269,14 @@ func (m *ReadModel) ListImages(ctx context.Context) ([]Image, error) {
 	return list(ctx, m, "tenancy.list-images", scanImage, m.sql.listImages)
 }
 
-// one runs a single-row query and scans it.
+// one runs a single-row query and scans it (projections.QueryOne).
 func one[T any](ctx context.Context, m *ReadModel, op, what string, scan func(projections.Row) (T, error), query string, args ...any) (T, error) {
-	v, err := scan(m.db.QueryRow(ctx, query, args...))
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return v, domain.NotFound(op, what)
-	case err != nil:
-		return v, &domain.Error{Op: op, Kind: domain.KindUnavailable, Err: err}
-	}
-	return v, nil
+	return projections.QueryOne(ctx, m.db, op, what, scan, query, args...)
 }
 
-// list runs a query and scans every row; never nil.
+// list runs a query and scans every row; never nil (projections.QueryList).
 func list[T any](ctx context.Context, m *ReadModel, op string, scan func(projections.Row) (T, error), query string, args ...any) ([]T, error) {
-	rows, err := m.db.Query(ctx, query, args...)
-	if err != nil {
-		return nil, &domain.Error{Op: op, Kind: domain.KindUnavailable, Err: err}
-	}
-	out := []T{}
-	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			return nil, &domain.Error{Op: op, Kind: domain.KindInternal, Err: errors.Join(err, rows.Close())}
-		}
-		out = append(out, v)
-	}
-	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-		return nil, &domain.Error{Op: op, Kind: domain.KindUnavailable, Err: err}
-	}
-	return out, nil
+	return projections.QueryList(ctx, m.db, op, scan, query, args...)
 }
 
 // decodeJSON decodes the JSON columns of a row.
