@@ -1,8 +1,6 @@
 package vfolders
 
 import (
-	"strings"
-
 	"github.com/cairnhq/cairn/projections"
 )
 
@@ -61,26 +59,5 @@ var ddl = []string{
 	`CREATE INDEX {schema}.vfolder_invitations_folder ON vfolder_invitations (folder_id)`,
 }
 
-var columnTypes = map[projections.Dialect]*strings.Replacer{
-	projections.SQLite: strings.NewReplacer("%text%", "TEXT   ", "%int%", "INTEGER", "%bool%", "INTEGER",
-		"%time%", "INTEGER", "%strict%", " STRICT"),
-	projections.Postgres: strings.NewReplacer("%text%", "text", "%int%", "bigint", "%bool%", "boolean",
-		"%time%", "timestamptz", "%strict%", ""),
-}
-
 // migrations are the DDL per dialect.
-var migrations = func() map[projections.Dialect][]string {
-	out := map[projections.Dialect][]string{}
-	for d, r := range columnTypes {
-		for _, stmt := range ddl {
-			stmt = r.Replace(stmt)
-			if d == projections.Postgres && strings.HasPrefix(stmt, "CREATE INDEX") {
-				// PostgreSQL puts an index in its table's schema.
-				stmt = strings.Replace(stmt, "INDEX {schema}.", "INDEX ", 1)
-				stmt = strings.Replace(stmt, " ON ", " ON {schema}.", 1)
-			}
-			out[d] = append(out[d], stmt)
-		}
-	}
-	return out
-}()
+var migrations = projections.PortableDDL(ddl)
