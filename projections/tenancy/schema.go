@@ -1,8 +1,6 @@
 package tenancy
 
-import (
-	"github.com/cairnhq/cairn/projections"
-)
+import "github.com/cairnhq/cairn/projections"
 
 // tables, in creation order.
 var tables = []string{
