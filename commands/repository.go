@@ -59,9 +59,10 @@ func (p retryPolicy) wait(ctx context.Context, n int) error {
 // stream's revision and the position of its last event (0 for an empty
 // stream).
 //
-// Annotations (access records written with a command's events) are left
-// out of the fold: the aggregate sees its own events, numbered densely
-// from 0, while revision is the stream's, which appends expect.
+// events are the stream's, annotations (access records written with a
+// command's events) included; the aggregate's fold leaves those out
+// (domain), so its own revision may be lower than the stream's revision,
+// which is what appends expect.
 type loaded[A aggregate] struct {
 	agg      A
 	events   []domain.RecordedEvent
@@ -78,17 +79,11 @@ func (r repository[A]) load(ctx context.Context, stream string) (loaded[A], erro
 	if err != nil && !errors.Is(err, eventstore.ErrStreamNotFound) {
 		return l, storeError(op, err)
 	}
-	l.events = make([]domain.RecordedEvent, 0, len(recorded))
-	for _, rec := range recorded {
-		l.revision, l.position = rec.Revision, rec.Position
-		if domain.IsAnnotation(rec.Type) {
-			continue
-		}
-		ev, err := domain.DecodeEvent(rec.Type, rec.Version, rec.Data)
-		if err != nil {
-			return l, &domain.Error{Op: op, Kind: domain.KindInternal, Message: stream, Err: err}
-		}
-		l.events = append(l.events, domain.RecordedEvent{Revision: int64(len(l.events)), Event: ev})
+	if l.events, err = DecodeStream(recorded); err != nil {
+		return l, &domain.Error{Op: op, Kind: domain.KindInternal, Message: stream, Err: err}
+	}
+	if n := len(recorded); n > 0 {
+		l.revision, l.position = recorded[n-1].Revision, recorded[n-1].Position
 	}
 	if l.agg, err = r.rehydrate(l.events); err != nil {
 		return l, &domain.Error{Op: op, Kind: domain.KindInternal, Message: stream, Err: err}
@@ -213,7 +208,7 @@ func (r repository[A]) create(ctx context.Context, stream string, md Metadata, e
 func (r repository[A]) fold(l loaded[A], events []domain.Event) (A, error) {
 	all := append([]domain.RecordedEvent(nil), l.events...)
 	for i, e := range events {
-		all = append(all, domain.RecordedEvent{Revision: l.agg.Revision() + 1 + int64(i), Event: e})
+		all = append(all, domain.RecordedEvent{Revision: l.revision + 1 + int64(i), Event: e})
 	}
 	return r.rehydrate(all)
 }
@@ -234,6 +229,21 @@ func encode(events []domain.Event, md Metadata) ([]eventstore.EventData, error) 
 			Data:     data,
 			Metadata: md,
 		}
+	}
+	return out, nil
+}
+
+// DecodeStream decodes a stream's stored events for an aggregate's fold
+// (domain.Rehydrate*), with their revisions. Annotations (access records)
+// are decoded too: every fold leaves them out itself.
+func DecodeStream(recs []eventstore.RecordedEvent) ([]domain.RecordedEvent, error) {
+	out := make([]domain.RecordedEvent, len(recs))
+	for i, r := range recs {
+		ev, err := domain.DecodeEvent(r.Type, r.Version, r.Data)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = domain.RecordedEvent{Revision: r.Revision, Event: ev}
 	}
 	return out, nil
 }

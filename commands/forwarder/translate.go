@@ -175,18 +175,7 @@ func (f *Forwarder) readSession(ctx context.Context, id uuid.UUID, n int) ([]dom
 	case len(recs) == 0:
 		return nil, domain.Errorf(op, domain.KindNotFound, "session %s does not exist", id)
 	}
-	out := make([]domain.RecordedEvent, 0, len(recs))
-	for _, r := range recs {
-		if domain.IsAnnotation(r.Type) {
-			continue // the access records of the requests that wrote the session
-		}
-		ev, err := domain.DecodeEvent(r.Type, r.Version, r.Data)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, domain.RecordedEvent{Revision: int64(len(out)), Event: ev})
-	}
-	return out, nil
+	return commands.DecodeStream(recs)
 }
 
 // encode builds the message for an agent's topic.

@@ -53,26 +53,9 @@ func (c *Consumer) loadAgent(ctx context.Context, id string) (*domain.Agent, err
 	if err != nil && !errors.Is(err, eventstore.ErrStreamNotFound) {
 		return nil, err
 	}
-	events, err := decodeAll(recs)
+	events, err := commands.DecodeStream(recs)
 	if err != nil {
 		return nil, err
 	}
 	return domain.RehydrateAgent(events)
-}
-
-// decodeAll decodes a stream's events for its aggregate, without the
-// access records that annotate it (domain.IsAnnotation).
-func decodeAll(recs []eventstore.RecordedEvent) ([]domain.RecordedEvent, error) {
-	out := make([]domain.RecordedEvent, 0, len(recs))
-	for _, r := range recs {
-		if domain.IsAnnotation(r.Type) {
-			continue
-		}
-		ev, err := domain.DecodeEvent(r.Type, r.Version, r.Data)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, domain.RecordedEvent{Revision: int64(len(out)), Event: ev})
-	}
-	return out, nil
 }

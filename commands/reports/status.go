@@ -35,7 +35,7 @@ func (c *Consumer) sessionPending(ctx context.Context, m protocol.KernelStatus) 
 	if err != nil {
 		return false, err
 	}
-	events, err := decodeAll(recs)
+	events, err := commands.DecodeStream(recs)
 	if err != nil {
 		return false, err
 	}

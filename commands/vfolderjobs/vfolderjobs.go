@@ -299,16 +299,9 @@ func (m *Manager) fold(ctx context.Context, id uuid.UUID) (*domain.VFolder, erro
 	if err != nil && !errors.Is(err, eventstore.ErrStreamNotFound) {
 		return nil, err
 	}
-	var events []domain.RecordedEvent
-	for _, r := range recs {
-		if domain.IsAnnotation(r.Type) {
-			continue
-		}
-		ev, err := domain.DecodeEvent(r.Type, r.Version, r.Data)
-		if err != nil {
-			return nil, err
-		}
-		events = append(events, domain.RecordedEvent{Revision: int64(len(events)), Event: ev})
+	events, err := commands.DecodeStream(recs)
+	if err != nil {
+		return nil, err
 	}
 	return domain.RehydrateVFolder(events)
 }

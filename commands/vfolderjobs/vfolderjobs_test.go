@@ -92,13 +92,9 @@ func status(t *testing.T, store eventstore.Store, id uuid.UUID) domain.VFolderSt
 	if err != nil && !errors.Is(err, eventstore.ErrStreamNotFound) {
 		t.Fatal(err)
 	}
-	var evs []domain.RecordedEvent
-	for i, r := range recs {
-		ev, err := domain.DecodeEvent(r.Type, r.Version, r.Data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		evs = append(evs, domain.RecordedEvent{Revision: int64(i), Event: ev})
+	evs, err := commands.DecodeStream(recs)
+	if err != nil {
+		t.Fatal(err)
 	}
 	f, err := domain.RehydrateVFolder(evs)
 	if err != nil {

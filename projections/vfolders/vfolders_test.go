@@ -165,16 +165,9 @@ func fold(t testing.TB, store eventstore.Store, id uuid.UUID) *domain.VFolder {
 	if err != nil && !errors.Is(err, eventstore.ErrStreamNotFound) {
 		t.Fatal(err)
 	}
-	var evs []domain.RecordedEvent
-	for _, r := range recs {
-		if domain.IsAnnotation(r.Type) {
-			continue
-		}
-		ev, err := domain.DecodeEvent(r.Type, r.Version, r.Data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		evs = append(evs, domain.RecordedEvent{Revision: int64(len(evs)), Event: ev})
+	evs, err := commands.DecodeStream(recs)
+	if err != nil {
+		t.Fatal(err)
 	}
 	f, err := domain.RehydrateVFolder(evs)
 	if err != nil {

@@ -162,14 +162,9 @@ func (e *Env) Events(stream string) []eventstore.RecordedEvent {
 // Decoded reads and decodes a stream.
 func (e *Env) Decoded(stream string) []domain.RecordedEvent {
 	e.T.Helper()
-	evs := e.Events(stream)
-	out := make([]domain.RecordedEvent, len(evs))
-	for i, ev := range evs {
-		d, err := domain.DecodeEvent(ev.Type, ev.Version, ev.Data)
-		if err != nil {
-			e.T.Fatal(err)
-		}
-		out[i] = domain.RecordedEvent{Revision: ev.Revision, Event: d}
+	out, err := commands.DecodeStream(e.Events(stream))
+	if err != nil {
+		e.T.Fatal(err)
 	}
 	return out
 }
