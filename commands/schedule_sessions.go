@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/cairnhq/cairn/commands/internal/parallel"
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/eventstore"
 )
@@ -112,7 +113,7 @@ func (h scheduleSessionsHandler) Handle(ctx context.Context, md Metadata, cmd Sc
 
 	// 1. Sessions.
 	sessions := make([]*batchSession, len(cmd.Placements))
-	eachConcurrently(ctx, batchWriters, len(cmd.Placements), func(i int) {
+	parallel.Each(ctx, batchWriters, len(cmd.Placements), func(i int) {
 		p := cmd.Placements[i]
 		if p.Known != nil {
 			placed, reqs, err := knownPlacement(p)
@@ -159,7 +160,7 @@ func (h scheduleSessionsHandler) Handle(ctx context.Context, md Metadata, cmd Sc
 	}
 	slices.Sort(agents)
 	allocatedOn := map[uuid.UUID][]string{} // session → agents that allocated it
-	eachConcurrently(ctx, batchWriters, len(agents), func(i int) {
+	parallel.Each(ctx, batchWriters, len(agents), func(i int) {
 		id := agents[i]
 		outcome, pos, err := h.allocateOn(ctx, md, id, byAgent[id], at)
 		wrote(pos)
@@ -197,7 +198,7 @@ func (h scheduleSessionsHandler) Handle(ctx context.Context, md Metadata, cmd Sc
 		}
 		ready = append(ready, d)
 	}
-	eachConcurrently(ctx, sessionWriters, len(ready), func(i int) {
+	parallel.Each(ctx, sessionWriters, len(ready), func(i int) {
 		d := ready[i]
 		stream := SessionStream(d.p.SessionID)
 		pos, err := h.sessions.appendExpecting(ctx, stream, d.revision, md, []domain.Event{domain.SessionScheduled{Kernels: d.placed, At: at}})
@@ -316,23 +317,4 @@ func knownPlacement(p SessionPlacement) ([]domain.KernelPlacement, map[string][]
 		reqs[kp.AgentID] = append(reqs[kp.AgentID], domain.AllocationRequest{KernelID: k.ID, SessionID: p.SessionID, Slots: k.Slots, Devices: devices})
 	}
 	return placed, reqs, nil
-}
-
-// eachConcurrently runs do(0..n-1) on up to workers goroutines; it stops
-// handing out work when ctx ends.
-func eachConcurrently(ctx context.Context, workers, n int, do func(i int)) {
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(workers, n) {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= n || ctx.Err() != nil {
-					return
-				}
-				do(i)
-			}
-		})
-	}
-	wg.Wait()
 }

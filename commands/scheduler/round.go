@@ -5,9 +5,9 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
-	"sync/atomic"
 
 	"github.com/cairnhq/cairn/commands"
+	"github.com/cairnhq/cairn/commands/internal/parallel"
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/domain/placement"
 )
@@ -36,7 +36,7 @@ func (s *Scheduler) round(ctx context.Context, st *state) {
 	if len(plan.Placed) > 0 {
 		report.Placed, report.Refused = s.scheduleAll(ctx, st, plan.Placed)
 	}
-	s.concurrently(ctx, len(plan.Unplaced), func(i int) {
+	parallel.Each(ctx, s.cfg.Writers, len(plan.Unplaced), func(i int) {
 		u := plan.Unplaced[i]
 		if pos, wrote := s.keepPending(ctx, st.sessions[u.SessionID], u); wrote {
 			mu.Lock()
@@ -53,37 +53,6 @@ func (s *Scheduler) round(ctx context.Context, st *state) {
 	if s.cfg.OnRound != nil {
 		s.cfg.OnRound(report)
 	}
-}
-
-// concurrently runs do(0..n-1) on up to Config.Writers goroutines, and
-// stops handing out work when ctx ends. Each i touches its own session,
-// so the calls share nothing but the store (whose expected revisions
-// serialise what must be).
-func (s *Scheduler) concurrently(ctx context.Context, n int, do func(i int)) {
-	workers := min(s.cfg.Writers, n)
-	if workers <= 1 {
-		for i := range n {
-			if ctx.Err() != nil {
-				return
-			}
-			do(i)
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= n || ctx.Err() != nil {
-					return
-				}
-				do(i)
-			}
-		})
-	}
-	wg.Wait()
 }
 
 // scheduleAll writes the round's placements in one batch
