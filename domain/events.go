@@ -99,7 +99,8 @@ var registry = buildRegistry(
 	entry[VFolderNameReleased](),
 	// Audit trail.
 	entry[AccessLogged](),
-	entry[AuditRecorded](),
+	entry[AccessBatchLogged](),
+	entry[AuditSealed](),
 	// Tenancy: domains, projects, users, e-mail reservations, keypairs.
 	entry[DomainCreated](),
 	entry[DomainModified](),

@@ -1,17 +1,25 @@
 package domain
 
-import "github.com/cairnhq/cairn/domain/audit"
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/cairnhq/cairn/domain/audit"
+)
 
 // Wire names of the audit trail's events.
 const (
-	// TypeAccessLogged is an access record as the API wrote it, not yet in
-	// the chain: in the same append as a mutating request's events (in
-	// that aggregate's stream), or batched into the access-log stream for
-	// reads, failures and denials.
+	// TypeAccessLogged is one mutating request's access record, not yet in
+	// the chain, written in the same append as the request's events (in
+	// that aggregate's stream).
 	TypeAccessLogged = "access.logged"
-	// TypeAuditRecorded is an access record sealed into the hash chain by
-	// the audit sequencer, in the audit stream.
-	TypeAuditRecorded = audit.EventType
+	// TypeAccessBatchLogged is a batch of access records of reads, failed
+	// and denied requests, not yet in the chain, group-committed to the
+	// access-log stream by the API.
+	TypeAccessBatchLogged = "access.batch-logged"
+	// TypeAuditSealed is a run of access records sealed into the hash
+	// chain by the audit sequencer, in the audit stream.
+	TypeAuditSealed = "audit.sealed"
 )
 
 // Streams of the audit trail.
@@ -19,7 +27,8 @@ const (
 	// AccessLogStream holds the access records written apart from any
 	// command's events (reads, failed and denied requests).
 	AccessLogStream = "access-log"
-	// AuditStream is the hash chain: record n is revision n-1.
+	// AuditStream is the hash chain: each event a run of consecutive
+	// sealed records, the first event starting at seq 1.
 	AuditStream = "audit"
 )
 
@@ -30,17 +39,100 @@ type AccessLogged struct {
 	audit.Record
 }
 
-// AuditRecorded is an access record sealed into the chain, with the
-// position of the access.logged event it seals (not covered by the hash:
-// it lets the sequencer resume, and an auditor find the source).
-type AuditRecorded struct {
-	audit.Record
-	SourcePosition uint64 `json:"source_position"`
+// AccessBatchLogged is a batch of access records before they are chained,
+// in the order the API queued them. One event carries a group commit's
+// records, so the trail's cost per request is a few hundred bytes, not an
+// event.
+type AccessBatchLogged struct {
+	Records []audit.Record `json:"records"`
 }
 
-func (AccessLogged) EventType() string  { return TypeAccessLogged }
-func (AuditRecorded) EventType() string { return TypeAuditRecorded }
+// SealedRecord is an access record sealed into the chain, with the
+// position of the event that logged it (not covered by the hash: it lets
+// an auditor find the source, and the sequencer resume).
+type SealedRecord struct {
+	audit.Record
+	SourcePosition uint64 `json:"source_position"`
+	// Raw is the record's JSON as stored, byte for byte, when it was
+	// decoded from an event (what an export writes, so it verifies
+	// offline); nil otherwise.
+	Raw json.RawMessage `json:"-"`
+}
+
+// AuditSealed is a run of records the sequencer sealed in one append:
+// consecutive seqs, each chained to the one before. The sources of one
+// event are sealed whole: the last record's SourcePosition is the log
+// position up to which every access record is in the chain.
+type AuditSealed struct {
+	Records []SealedRecord `json:"records"`
+}
+
+// UnmarshalJSON decodes the records and keeps each one's stored bytes.
+func (e *AuditSealed) UnmarshalJSON(b []byte) error {
+	var raw struct {
+		Records []json.RawMessage `json:"records"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	e.Records = make([]SealedRecord, len(raw.Records))
+	for i, r := range raw.Records {
+		if err := json.Unmarshal(r, &e.Records[i]); err != nil {
+			return fmt.Errorf("record %d: %w", i, err)
+		}
+		e.Records[i].Raw = r
+	}
+	return nil
+}
+
+func (AccessLogged) EventType() string      { return TypeAccessLogged }
+func (AccessBatchLogged) EventType() string { return TypeAccessBatchLogged }
+func (AuditSealed) EventType() string       { return TypeAuditSealed }
 
 // IsAnnotation reports whether events of this type annotate a stream
 // without being part of its aggregate (access records).
 func IsAnnotation(eventType string) bool { return eventType == TypeAccessLogged }
+
+// AccessRecords are the unchained access records an event carries (one
+// for access.logged, a batch for access.batch-logged), ok false for any
+// other event.
+func AccessRecords(ev Event) (records []audit.Record, ok bool) {
+	switch e := ev.(type) {
+	case AccessLogged:
+		return []audit.Record{e.Record}, true
+	case AccessBatchLogged:
+		return e.Records, true
+	}
+	return nil, false
+}
+
+// AuditPayloadBytes is the size the audit trail's batch events aim at
+// (well under the event stores' default limit of 1 MiB per event): a
+// batch larger than this is split into several events of one append.
+const AuditPayloadBytes = 256 << 10
+
+// PackRecords lays out JSON-encoded records as the payloads of batch
+// events ({"records":[...]}, what encoding/json writes for
+// AccessBatchLogged and AuditSealed), in order, each payload at most max
+// bytes unless one record alone is larger.
+func PackRecords(records [][]byte, max int) [][]byte {
+	const open, close = `{"records":[`, `]}`
+	var out [][]byte
+	var cur []byte
+	for _, r := range records {
+		if cur != nil && len(cur)+1+len(r)+len(close) > max {
+			out = append(out, append(cur, close...))
+			cur = nil
+		}
+		if cur == nil {
+			cur = append(make([]byte, 0, min(max, 64<<10)), open...)
+		} else {
+			cur = append(cur, ',')
+		}
+		cur = append(cur, r...)
+	}
+	if cur != nil {
+		out = append(out, append(cur, close...))
+	}
+	return out
+}

@@ -1,8 +1,10 @@
 package domain
 
 import (
+	"bytes"
 	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,8 +15,8 @@ import (
 // rename is a breaking change this test makes visible.
 func TestEventWireNames(t *testing.T) {
 	want := []string{
-		"access.logged", "agent.allocated", "agent.lost", "agent.registered", "agent.rejoined", "agent.released",
-		"audit.recorded",
+		"access.batch-logged", "access.logged", "agent.allocated", "agent.lost", "agent.registered", "agent.rejoined", "agent.released",
+		"audit.sealed",
 		"kernel.creating", "kernel.errored", "kernel.exited", "kernel.prepared", "kernel.preparing",
 		"kernel.pulling", "kernel.running", "kernel.terminated",
 		"session.cancelled", "session.errored", "session.pending-updated", "session.requested",
@@ -86,7 +88,9 @@ func TestEventRegistryRoundTrip(t *testing.T) {
 		VFolderNameClaimed{FolderID: folderID, Name: "n", At: at(1)},
 		VFolderNameReleased{FolderID: folderID, Name: "n", At: at(1)},
 		AccessLogged{Record: audit.Record{Time: at(1), Action: "GET /v1/sessions", Outcome: audit.Success, Status: 200}},
-		AuditRecorded{Record: auditRecord(t), SourcePosition: 7},
+		AccessBatchLogged{Records: []audit.Record{{Time: at(1), Action: "GET /v1/sessions", Outcome: audit.Success, Status: 200},
+			{Time: at(2), Action: "GET /v1/sessions/:id", Outcome: audit.Denied, Status: 404, EntityType: "session", EntityID: "x"}}},
+		AuditSealed{Records: []SealedRecord{{Record: auditRecord(t), SourcePosition: 7}}},
 	}
 	events = append(events, tenancyEvents()...)
 	seen := map[string]bool{}
@@ -114,27 +118,56 @@ func auditRecord(t *testing.T) audit.Record {
 	return r
 }
 
-// TestAuditRecordedWireFormat: the stored payload is the record with its
-// chain fields, and it still verifies once decoded.
-func TestAuditRecordedWireFormat(t *testing.T) {
+// TestAuditSealedWireFormat: the stored payload is the records with their
+// chain fields; decoded, each keeps its stored bytes and still verifies.
+func TestAuditSealedWireFormat(t *testing.T) {
 	r := auditRecord(t)
-	data, err := json.Marshal(AuditRecorded{Record: r, SourcePosition: 7})
+	data, err := json.Marshal(AuditSealed{Records: []SealedRecord{{Record: r, SourcePosition: 7}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"v":1,"seq":1,"time":"2025-03-01T12:00:01Z","user_id":"u1","access_key":"AKIAIOSFODNN7EXAMPLE",` +
+	record := `{"v":1,"seq":1,"time":"2025-03-01T12:00:01Z","user_id":"u1","access_key":"AKIAIOSFODNN7EXAMPLE",` +
 		`"acting_as":"AKOWNER","action":"session.create","entity_type":"session","entity_id":"` + sessionID.String() + `",` +
 		`"client_ip":"192.0.2.7","outcome":"denied","status":403,"duration_ns":1500,"request_id":"req-1",` +
 		`"prev_hash":"0000000000000000000000000000000000000000000000000000000000000000","hash":"` + r.Hash.String() + `","source_position":7}`
-	if string(data) != want {
+	if want := `{"records":[` + record + `]}`; string(data) != want {
 		t.Fatalf("wire format:\n got %s\nwant %s", data, want)
 	}
-	e, err := DecodeEvent(TypeAuditRecorded, 1, data)
+	// Stored bytes with other spacing are kept as they are.
+	stored := `{"records": [ ` + record + ` ]}`
+	e, err := DecodeEvent(TypeAuditSealed, 1, []byte(stored))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := audit.Verify(slices.Values([]audit.Record{e.(AuditRecorded).Record})); err != nil {
+	sealed := e.(AuditSealed).Records
+	if len(sealed) != 1 || string(sealed[0].Raw) != record || sealed[0].SourcePosition != 7 {
+		t.Fatalf("decoded %+v", sealed)
+	}
+	if _, err := audit.Verify(slices.Values([]audit.Record{sealed[0].Record})); err != nil {
 		t.Fatal(err)
+	}
+	if _, err := DecodeEvent(TypeAuditSealed, 1, []byte(`{"records":[{"seq":"one"}]}`)); err == nil {
+		t.Fatal("a record that does not decode was accepted")
+	}
+}
+
+// TestAccessRecords lists the unchained records of both access events.
+func TestAccessRecords(t *testing.T) {
+	one := audit.Record{Time: at(1), Action: "POST /v1/sessions", Outcome: audit.Success, Status: 201}
+	two := audit.Record{Time: at(2), Action: "GET /v1/sessions", Outcome: audit.Success, Status: 200}
+	for _, c := range []struct {
+		ev   Event
+		want []audit.Record
+		ok   bool
+	}{
+		{AccessLogged{Record: one}, []audit.Record{one}, true},
+		{AccessBatchLogged{Records: []audit.Record{one, two}}, []audit.Record{one, two}, true},
+		{SessionCancelled{Reason: ReasonPendingTimeout, At: at(5)}, nil, false},
+	} {
+		got, ok := AccessRecords(c.ev)
+		if ok != c.ok || !slices.EqualFunc(got, c.want, func(a, b audit.Record) bool { return a == b }) {
+			t.Errorf("AccessRecords(%s) = %v, %v; want %v, %v", c.ev.EventType(), got, ok, c.want, c.ok)
+		}
 	}
 }
 
@@ -198,5 +231,43 @@ func TestFoldSkipsAnnotations(t *testing.T) {
 	a, err := RehydrateAgent(recorded([]Event{registeredEvent(), note}))
 	if err != nil || a.Revision() != 0 {
 		t.Fatalf("agent: revision %d, %v", a.Revision(), err)
+	}
+}
+
+// TestPackRecords: payloads decode to the records in order, none above
+// the limit unless one record alone is.
+func TestPackRecords(t *testing.T) {
+	var encoded [][]byte
+	var records []audit.Record
+	for i := range 50 {
+		r := audit.Record{Time: at(i), Action: "GET /v1/sessions", Outcome: audit.Success, Status: 200, RequestID: strings.Repeat("r", i*7)}
+		b, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		records, encoded = append(records, r), append(encoded, b)
+	}
+	for _, max := range []int{1, 100, 300, 1000, 1 << 20} {
+		payloads := PackRecords(encoded, max)
+		var got []audit.Record
+		for _, p := range payloads {
+			if len(p) > max && bytes.Count(p, []byte(`"action"`)) > 1 {
+				t.Errorf("max %d: payload of %d bytes holds several records", max, len(p))
+			}
+			e, err := DecodeEvent(TypeAccessBatchLogged, SchemaVersion, p)
+			if err != nil {
+				t.Fatalf("max %d: %v", max, err)
+			}
+			got = append(got, e.(AccessBatchLogged).Records...)
+		}
+		if !slices.EqualFunc(got, records, func(a, b audit.Record) bool { return a.Time.Equal(b.Time) && a.RequestID == b.RequestID }) {
+			t.Errorf("max %d: records differ after packing into %d payloads", max, len(payloads))
+		}
+		if max == 1<<20 && len(payloads) != 1 {
+			t.Errorf("max %d: %d payloads, want 1", max, len(payloads))
+		}
+	}
+	if got := PackRecords(nil, 100); len(got) != 0 {
+		t.Errorf("no records packed into %d payloads", len(got))
 	}
 }

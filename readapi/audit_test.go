@@ -28,10 +28,14 @@ func (e *env) waitSealed(t *testing.T, n int) uint64 {
 	defer sub.Close()
 	seen := 0
 	for msg := range sub.Messages() {
-		if msg.CaughtUp || msg.Event.Type != domain.TypeAuditRecorded {
+		if msg.CaughtUp || msg.Event.Type != domain.TypeAuditSealed {
 			continue
 		}
-		if seen++; seen == n {
+		ev, err := domain.DecodeEvent(msg.Event.Type, msg.Event.Version, msg.Event.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen += len(ev.(domain.AuditSealed).Records); seen >= n {
 			return msg.Event.Position
 		}
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cairnhq/cairn/commands/auditseq"
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/domain/audit"
 	"github.com/cairnhq/cairn/eventstore"
@@ -89,7 +90,7 @@ printed on stderr; publish it to anchor the next verification.`,
 	f.StringVar(&o.outcome, "outcome", "", "print the records with this outcome: success, error, denied")
 	f.StringVar(&o.from, "from", "", "print the records at or after this time (RFC 3339)")
 	f.StringVar(&o.to, "to", "", "print the records before this time (RFC 3339)")
-	f.IntVar(&o.page, "page", 5000, "records read per page")
+	f.IntVar(&o.page, "page", 64, "events read per page (each holds a run of sealed records)")
 	return cmd
 }
 
@@ -163,15 +164,10 @@ func replayAudit(ctx context.Context, store eventstore.Store, o auditReplayOptio
 	if o.page <= 0 {
 		return audit.Head{}, fmt.Errorf("--page %d: must be positive", o.page)
 	}
-	// The chain's length, for the progress bar: its last record's revision.
+	// The chain's length, for the progress bar: its last record's seq.
 	var total uint64
-	last, err := store.ReadStream(ctx, domain.AuditStream, eventstore.ReadStreamOptions{Direction: eventstore.Backward, From: eventstore.FromEnd, Limit: 1})
-	switch {
-	case errors.Is(err, eventstore.ErrStreamNotFound):
-	case err != nil:
-		return audit.Head{}, err
-	case len(last) == 1:
-		total = uint64(last[0].Revision) + 1
+	if tip, err := auditseq.Resume(ctx, store); err == nil {
+		total = tip.Head.Seq
 	}
 	bar := progress.New("replay audit", progress.Options{Unit: "records"})
 	w := bufio.NewWriter(out)
@@ -184,21 +180,26 @@ func replayAudit(ctx context.Context, store eventstore.Store, o auditReplayOptio
 				return v.Head(), err
 			}
 			for _, ev := range evs {
-				var rec domain.AuditRecorded
-				if err := json.Unmarshal(ev.Data, &rec); err != nil {
-					return v.Head(), fmt.Errorf("audit record at revision %d: %w", ev.Revision, err)
+				if ev.Type != domain.TypeAuditSealed {
+					return v.Head(), fmt.Errorf("audit stream revision %d: a %s event, not sealed records", ev.Revision, ev.Type)
 				}
-				if o.verify {
-					if err := v.Add(rec.Record); err != nil {
-						return v.Head(), err
+				var run domain.AuditSealed
+				if err := json.Unmarshal(ev.Data, &run); err != nil {
+					return v.Head(), fmt.Errorf("audit stream revision %d: %w", ev.Revision, err)
+				}
+				for _, rec := range run.Records {
+					if o.verify {
+						if err := v.Add(rec.Record); err != nil {
+							return v.Head(), err
+						}
+					}
+					if !o.quiet && filter.match(rec.Record) {
+						w.Write(rec.Raw)
+						w.WriteByte('\n')
 					}
 				}
-				if !o.quiet && filter.match(rec.Record) {
-					w.Write(ev.Data)
-					w.WriteByte('\n')
-				}
+				read += uint64(len(run.Records))
 			}
-			read += uint64(len(evs))
 			bar.Update(read, total)
 			if len(evs) < o.page {
 				break

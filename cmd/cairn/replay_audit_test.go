@@ -20,32 +20,68 @@ import (
 )
 
 // sealedTrail writes n access records (alice and bob in turn), seals them
-// with the real sequencer and returns the store.
+// with the real sequencer, one record per audit.sealed event (revision
+// seq-1), and returns the store.
 func sealedTrail(t *testing.T, n int) *sqlite.Store {
 	t.Helper()
-	ctx := context.Background()
-	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "cairn.db"), sqlite.Options{Synchronous: "normal", Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := openTrail(t)
 	for i := range n {
-		rec := audit.Record{Time: time.Unix(int64(1_800_000_000+i), 0), UserID: []string{"alice", "bob"}[i%2], Action: "GET /v1/sessions",
-			Outcome: audit.Success, Status: 200, RequestID: fmt.Sprint("r", i)}
-		data, _ := json.Marshal(domain.AccessLogged{Record: rec})
-		if _, err := store.Append(ctx, domain.AccessLogStream, eventstore.Any,
+		data, _ := json.Marshal(domain.AccessLogged{Record: trailRecord(i)})
+		if _, err := store.Append(context.Background(), domain.AccessLogStream, eventstore.Any,
 			eventstore.EventData{ID: eventstore.NewEventID(), Type: domain.TypeAccessLogged, Data: data}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	sealed := make(chan audit.Head, 64)
-	seq, err := auditseq.New(auditseq.Config{Logger: slog.New(slog.DiscardHandler), OnSealed: func(h audit.Head) { sealed <- h }}, store)
+	sealAll(t, store, 1, n)
+	return store
+}
+
+// sealedBatch writes n access records in one access-log batch, as the
+// API's writer does for reads, and seals them in one event.
+func sealedBatch(t *testing.T, n int) *sqlite.Store {
+	t.Helper()
+	store := openTrail(t)
+	var batch domain.AccessBatchLogged
+	for i := range n {
+		batch.Records = append(batch.Records, trailRecord(i))
+	}
+	data, _ := json.Marshal(batch)
+	if _, err := store.Append(context.Background(), domain.AccessLogStream, eventstore.Any,
+		eventstore.EventData{ID: eventstore.NewEventID(), Type: domain.TypeAccessBatchLogged, Data: data}); err != nil {
+		t.Fatal(err)
+	}
+	sealAll(t, store, 1, n)
+	return store
+}
+
+func openTrail(t *testing.T) *sqlite.Store {
+	t.Helper()
+	store, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "cairn.db"), sqlite.Options{Synchronous: "normal", Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sctx, cancel := context.WithCancel(ctx)
+	t.Cleanup(func() { store.Close() })
+	return store
+}
+
+// trailRecord is the i-th record of a test trail: alice and bob in turn.
+func trailRecord(i int) audit.Record {
+	return audit.Record{Time: time.Unix(int64(1_800_000_000+i), 0), UserID: []string{"alice", "bob"}[i%2], Action: "GET /v1/sessions",
+		Outcome: audit.Success, Status: 200, RequestID: fmt.Sprint("r", i)}
+}
+
+// sealAll runs the real sequencer (gathering batch records per append)
+// until the chain holds n records.
+func sealAll(t *testing.T, store *sqlite.Store, batch, n int) {
+	t.Helper()
+	sealed := make(chan audit.Head, 64)
+	seq, err := auditseq.New(auditseq.Config{Batch: batch, Logger: slog.New(slog.DiscardHandler), OnSealed: func(h audit.Head) { sealed <- h }}, store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- seq.Run(sctx) }()
+	go func() { done <- seq.Run(ctx) }()
 	timeout := time.After(30 * time.Second)
 	for h := (audit.Head{}); h.Seq < uint64(n); {
 		select {
@@ -58,7 +94,6 @@ func sealedTrail(t *testing.T, n int) *sqlite.Store {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	return store
 }
 
 // tamper runs a statement on the store's database file behind its back.
@@ -137,5 +172,46 @@ func TestReplayAuditRefusesBadFlags(t *testing.T) {
 		if _, err := replayAudit(context.Background(), store, o, &bytes.Buffer{}); err == nil {
 			t.Errorf("%+v accepted", o)
 		}
+	}
+}
+
+// TestReplayAuditDetectsTamperingInsideARun: records sealed in one event
+// (a batch of reads) are verified one by one too.
+func TestReplayAuditDetectsTamperingInsideARun(t *testing.T) {
+	for name, c := range map[string]struct {
+		edit func([]json.RawMessage) []json.RawMessage
+		want error
+	}{
+		"removed":   {edit: func(r []json.RawMessage) []json.RawMessage { return append(r[:2:2], r[3:]...) }, want: audit.ErrRemoved},
+		"reordered": {edit: func(r []json.RawMessage) []json.RawMessage { r[1], r[2] = r[2], r[1]; return r }, want: audit.ErrReordered},
+		"altered": {edit: func(r []json.RawMessage) []json.RawMessage {
+			r[4] = json.RawMessage(strings.Replace(string(r[4]), `"user_id":"alice"`, `"user_id":"mallory"`, 1))
+			return r
+		}, want: audit.ErrAltered},
+	} {
+		t.Run(name, func(t *testing.T) {
+			store := sealedBatch(t, 6)
+			ctx := context.Background()
+			evs, err := store.ReadStream(ctx, domain.AuditStream, eventstore.ReadStreamOptions{})
+			if err != nil || len(evs) != 1 {
+				t.Fatalf("audit stream: %d events, %v", len(evs), err)
+			}
+			var run struct {
+				Records []json.RawMessage `json:"records"`
+			}
+			if err := json.Unmarshal(evs[0].Data, &run); err != nil {
+				t.Fatal(err)
+			}
+			run.Records = c.edit(run.Records)
+			data, err := json.Marshal(run)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tamper(t, store, `UPDATE events SET data = ? WHERE stream = 'audit' AND revision = 0`, data)
+			_, err = replayAudit(ctx, store, auditReplayOptions{verify: true, quiet: true, page: 4}, &bytes.Buffer{})
+			if !errors.Is(err, c.want) {
+				t.Fatalf("err = %v, want %v", err, c.want)
+			}
+		})
 	}
 }

@@ -10,15 +10,18 @@
 // the access-log stream by the HTTP layer. Those access.logged events are
 // not chained yet: requests run concurrently on several replicas, and a
 // chain needs one order. The sequencer gives it the order of the global
-// log: it follows $all, seals every access.logged event into the chain
-// (domain/audit: seq, prev_hash, hash) and appends the sealed records,
-// in batches, to the audit stream with the expected revision seq-1 of the
-// chain's head, so a second sequencer can never fork the chain.
+// log: it follows $all, seals the records of every access.logged and
+// access.batch-logged event into the chain (domain/audit: seq, prev_hash,
+// hash) and appends them, in runs (audit.sealed events of up to
+// domain.AuditPayloadBytes), to the audit stream, expecting the revision
+// of the stream's last event, so a second sequencer can never fork the
+// chain.
 //
-// Every sealed record names the position of the access.logged event it
-// seals; on start the sequencer reads the chain's last record and follows
-// the log after that position, so a crash or a lost lease neither skips
-// nor repeats a record. Run it under the leader lease (infra/lease).
+// Every sealed record names the position of the event that logged it, and
+// one append seals its source events whole; on start the sequencer reads
+// the chain's last record and follows the log after that position, so a
+// crash or a lost lease neither skips nor repeats a record. Run it under
+// the leader lease (infra/lease).
 package auditseq
 
 import (
@@ -36,8 +39,10 @@ import (
 	"github.com/cairnhq/cairn/eventstore"
 )
 
-// DefaultBatch is the most records sealed into one append.
-const DefaultBatch = 512
+// DefaultBatch is how many records the sequencer gathers before it
+// seals them in one append (it seals sooner when the log has nothing more
+// buffered, and it never splits a source event's records).
+const DefaultBatch = 4096
 
 // Store is what the sequencer needs of the event store.
 type Store interface {
@@ -126,40 +131,63 @@ func (s *Sequencer) Run(ctx context.Context) error {
 	}
 }
 
-// Resume reads the chain's head from the audit stream: its last record,
-// and the position of the access.logged event that record sealed.
-func Resume(ctx context.Context, store Store) (audit.Head, uint64, error) {
+// Tip is where the chain ends in the audit stream: the head of its last
+// record, the log position up to which every access record is sealed,
+// and the stream's last revision (-1 while it is empty), which the next
+// append expects.
+type Tip struct {
+	Head     audit.Head
+	After    uint64
+	Revision int64
+}
+
+// Resume reads the chain's tip from the audit stream's last event.
+func Resume(ctx context.Context, store Store) (Tip, error) {
 	last, err := store.ReadStream(ctx, domain.AuditStream, eventstore.ReadStreamOptions{Direction: eventstore.Backward, From: eventstore.FromEnd, Limit: 1})
 	if errors.Is(err, eventstore.ErrStreamNotFound) || (err == nil && len(last) == 0) {
-		return audit.Genesis, 0, nil
+		return Tip{Head: audit.Genesis, Revision: -1}, nil
 	}
 	if err != nil {
-		return audit.Head{}, 0, fmt.Errorf("auditseq: read the chain's head: %w", err)
+		return Tip{}, fmt.Errorf("auditseq: read the chain's head: %w", err)
 	}
-	var rec domain.AuditRecorded
-	if err := json.Unmarshal(last[0].Data, &rec); err != nil {
-		return audit.Head{}, 0, fmt.Errorf("auditseq: decode the chain's head: %w", err)
+	ev, err := domain.DecodeEvent(last[0].Type, last[0].Version, last[0].Data)
+	if err != nil {
+		return Tip{}, fmt.Errorf("auditseq: decode the chain's head: %w", err)
 	}
-	if rec.Seq != uint64(last[0].Revision)+1 {
-		return audit.Head{}, 0, fmt.Errorf("auditseq: the chain's head has seq %d at revision %d", rec.Seq, last[0].Revision)
+	sealed, ok := ev.(domain.AuditSealed)
+	if !ok || len(sealed.Records) == 0 {
+		return Tip{}, fmt.Errorf("auditseq: the audit stream's last event (revision %d, %s) holds no sealed records", last[0].Revision, last[0].Type)
 	}
-	return rec.Head(), rec.SourcePosition, nil
+	end := sealed.Records[len(sealed.Records)-1]
+	return Tip{Head: end.Head(), After: end.SourcePosition, Revision: last[0].Revision}, nil
+}
+
+// source is one logged event's records, waiting to be sealed.
+type source struct {
+	event   eventstore.RecordedEvent
+	records []audit.Record
 }
 
 func (s *Sequencer) run(ctx context.Context) error {
-	head, after, err := Resume(ctx, s.store)
+	tip, err := Resume(ctx, s.store)
 	if err != nil {
 		return err
 	}
-	sub, err := s.store.Subscribe(ctx, after)
+	sub, err := s.store.Subscribe(ctx, tip.After)
 	if err != nil {
 		return fmt.Errorf("auditseq: subscribe: %w", err)
 	}
 	defer sub.Close()
-	s.head.Set(float64(head.Seq))
-	s.log.Info("audit sequencer following the log", slog.Uint64("seq", head.Seq), slog.Uint64("after", after))
+	s.head.Set(float64(tip.Head.Seq))
+	s.log.Info("audit sequencer following the log", slog.Uint64("seq", tip.Head.Seq), slog.Uint64("after", tip.After))
 
-	var pending []eventstore.RecordedEvent
+	var pending []source
+	var count int
+	flush := func() error {
+		err := s.seal(ctx, &tip, pending)
+		pending, count = pending[:0], 0
+		return err
+	}
 	for {
 		var msg eventstore.Message
 		var ok bool
@@ -174,10 +202,9 @@ func (s *Sequencer) run(ctx context.Context) error {
 			case msg, ok = <-sub.Messages():
 			default:
 				// Nothing more buffered: seal what we have.
-				if err := s.seal(ctx, &head, pending); err != nil {
+				if err := flush(); err != nil {
 					return err
 				}
-				pending = pending[:0]
 				continue
 			}
 		}
@@ -187,52 +214,63 @@ func (s *Sequencer) run(ctx context.Context) error {
 			}
 			return fmt.Errorf("auditseq: subscription ended: %w", sub.Err())
 		}
-		if msg.CaughtUp || msg.Event.Type != domain.TypeAccessLogged {
+		if msg.CaughtUp || (msg.Event.Type != domain.TypeAccessLogged && msg.Event.Type != domain.TypeAccessBatchLogged) {
 			continue
 		}
-		pending = append(pending, msg.Event)
-		if len(pending) >= s.cfg.Batch {
-			if err := s.seal(ctx, &head, pending); err != nil {
+		ev, err := domain.DecodeEvent(msg.Event.Type, msg.Event.Version, msg.Event.Data)
+		if err != nil {
+			return fmt.Errorf("auditseq: %s@%d: decode the access records: %w", msg.Event.Stream, msg.Event.Revision, err)
+		}
+		records, _ := domain.AccessRecords(ev)
+		if len(records) == 0 {
+			continue
+		}
+		pending = append(pending, source{event: msg.Event, records: records})
+		if count += len(records); count >= s.cfg.Batch {
+			if err := flush(); err != nil {
 				return err
 			}
-			pending = pending[:0]
 		}
 	}
 }
 
-// seal chains the access records of srcs after *head and appends them to
-// the audit stream with the chain's expected revision; *head moves only
-// once they are stored.
-func (s *Sequencer) seal(ctx context.Context, head *audit.Head, srcs []eventstore.RecordedEvent) error {
-	records := make([]audit.Record, len(srcs))
-	for i, src := range srcs {
-		var logged domain.AccessLogged
-		if err := json.Unmarshal(src.Data, &logged); err != nil {
-			return fmt.Errorf("auditseq: %s@%d: decode the access record: %w", src.Stream, src.Revision, err)
+// seal chains the records of srcs after tip's head and appends them to the
+// audit stream, in one append of as many audit.sealed events as their size
+// needs, expecting tip's revision; tip moves only once they are stored.
+func (s *Sequencer) seal(ctx context.Context, tip *Tip, srcs []source) error {
+	var records []audit.Record
+	var positions []uint64
+	for _, src := range srcs {
+		records = append(records, src.records...)
+		for range src.records {
+			positions = append(positions, src.event.Position)
 		}
-		records[i] = logged.Record
 	}
-	sealed, next, err := audit.SealAll(*head, records)
+	sealed, next, err := audit.SealAll(tip.Head, records)
 	if err != nil {
-		return fmt.Errorf("auditseq: seal records after seq %d: %w", head.Seq, err)
+		return fmt.Errorf("auditseq: seal records after seq %d: %w", tip.Head.Seq, err)
 	}
-	data := make([]eventstore.EventData, len(sealed))
+	encoded := make([][]byte, len(sealed))
 	for i, r := range sealed {
-		payload, err := json.Marshal(domain.AuditRecorded{Record: r, SourcePosition: srcs[i].Position})
-		if err != nil {
+		if encoded[i], err = json.Marshal(domain.SealedRecord{Record: r, SourcePosition: positions[i]}); err != nil {
 			return fmt.Errorf("auditseq: encode record %d: %w", r.Seq, err)
 		}
-		data[i] = eventstore.EventData{ID: eventstore.NewEventID(), Type: domain.TypeAuditRecorded, Version: domain.SchemaVersion,
-			Data: payload, Metadata: eventstore.Metadata{Actor: "system:audit", CausationID: srcs[i].ID.String(), RequestID: r.RequestID}}
 	}
-	if _, err := s.store.Append(ctx, domain.AuditStream, eventstore.Exact(int64(head.Seq)-1), data...); err != nil {
+	payloads := domain.PackRecords(encoded, domain.AuditPayloadBytes)
+	data := make([]eventstore.EventData, len(payloads))
+	for i, p := range payloads {
+		data[i] = eventstore.EventData{ID: eventstore.NewEventID(), Type: domain.TypeAuditSealed, Version: domain.SchemaVersion,
+			Data: p, Metadata: eventstore.Metadata{Actor: "system:audit"}}
+	}
+	res, err := s.store.Append(ctx, domain.AuditStream, eventstore.Exact(tip.Revision), data...)
+	if err != nil {
 		if errors.Is(err, eventstore.ErrWrongExpectedRevision) {
 			return fmt.Errorf("%w: %w", errForked, err)
 		}
 		// The append may have been written: resume from the stored head.
 		return fmt.Errorf("%w: append: %w", errForked, err)
 	}
-	*head = next
+	*tip = Tip{Head: next, After: srcs[len(srcs)-1].event.Position, Revision: res.Revision}
 	s.sealed.Add(float64(len(sealed)))
 	s.head.Set(float64(next.Seq))
 	s.batches.Observe(float64(len(sealed)))

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -118,22 +119,49 @@ func startWith(t *testing.T, s eventstore.Store, tr *tracker, reg prometheus.Reg
 	return stop
 }
 
+// logBatch appends one access.batch-logged event of n records with
+// request ids of pad bytes, and returns its position once per record.
+func logBatch(t *testing.T, s eventstore.Store, n, pad int) []uint64 {
+	t.Helper()
+	var recs []audit.Record
+	for i := range n {
+		recs = append(recs, audit.Record{Time: time.Unix(int64(i+1), 0), Action: "GET /v1/auth/whoami", Outcome: audit.Success, Status: 200,
+			RequestID: fmt.Sprintf("b%d-%s", i, strings.Repeat("p", pad))})
+	}
+	data, _ := json.Marshal(domain.AccessBatchLogged{Records: recs})
+	res, err := s.Append(context.Background(), domain.AccessLogStream, eventstore.Any,
+		eventstore.EventData{ID: eventstore.NewEventID(), Type: domain.TypeAccessBatchLogged, Data: data})
+	if err != nil {
+		t.Fatal(err)
+	}
+	positions := make([]uint64, n)
+	for i := range positions {
+		positions[i] = res.Position
+	}
+	return positions
+}
+
 // chain reads the audit stream, checks the chain and returns its records.
-func chain(t *testing.T, s eventstore.Store) []domain.AuditRecorded {
+func chain(t *testing.T, s eventstore.Store) []domain.SealedRecord {
 	t.Helper()
 	evs, err := s.ReadStream(context.Background(), domain.AuditStream, eventstore.ReadStreamOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []domain.AuditRecorded
+	var out []domain.SealedRecord
 	var recs []audit.Record
 	for _, e := range evs {
-		var r domain.AuditRecorded
-		if err := json.Unmarshal(e.Data, &r); err != nil {
+		if e.Type != domain.TypeAuditSealed || len(e.Data) > domain.AuditPayloadBytes {
+			t.Fatalf("audit stream revision %d: %s of %d bytes", e.Revision, e.Type, len(e.Data))
+		}
+		ev, err := domain.DecodeEvent(e.Type, e.Version, e.Data)
+		if err != nil {
 			t.Fatal(err)
 		}
-		out = append(out, r)
-		recs = append(recs, r.Record)
+		for _, r := range ev.(domain.AuditSealed).Records {
+			out = append(out, r)
+			recs = append(recs, r.Record)
+		}
 	}
 	if _, err := audit.Verify(slices.Values(recs)); err != nil {
 		t.Fatalf("the chain does not verify: %v", err)
@@ -141,12 +169,43 @@ func chain(t *testing.T, s eventstore.Store) []domain.AuditRecorded {
 	return out
 }
 
-func sources(recs []domain.AuditRecorded) []uint64 {
+func sources(recs []domain.SealedRecord) []uint64 {
 	var out []uint64
 	for _, r := range recs {
 		out = append(out, r.SourcePosition)
 	}
 	return out
+}
+
+// TestSequencerSealsBatches: batches of the access log are sealed whole,
+// in log order with the single records of mutating requests, and a run
+// too large for one event is split into several events of one append.
+func TestSequencerSealsBatches(t *testing.T) {
+	t.Parallel()
+	s := openStore(t)
+	var want []uint64
+	want = append(want, logBatch(t, s, 20, 0)...) // more than Batch (7): not split
+	want = append(want, logAccess(t, s, "session-x", 2)...)
+	want = append(want, logBatch(t, s, 1, 0)...)
+	want = append(want, logBatch(t, s, 3000, 300)...) // ~1 MB sealed
+	tr := newTracker()
+	stop := start(t, s, tr)
+	tr.wait(t, len(want))
+	stop()
+	if got := sources(chain(t, s)); !slices.Equal(got, want) {
+		t.Fatalf("sealed sources %v, want %v", got, want)
+	}
+	evs, err := s.ReadStream(context.Background(), domain.AuditStream, eventstore.ReadStreamOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) < 4 {
+		t.Fatalf("%d records sealed in %d events; want the large run split", len(want), len(evs))
+	}
+	tip, err := auditseq.Resume(context.Background(), s)
+	if err != nil || tip.Head.Seq != uint64(len(want)) || tip.After != want[len(want)-1] || tip.Revision != evs[len(evs)-1].Revision {
+		t.Fatalf("Resume = %+v, %v", tip, err)
+	}
 }
 
 func TestSequencerSealsEveryRecordOnceInLogOrder(t *testing.T) {
@@ -171,9 +230,9 @@ func TestSequencerResumes(t *testing.T) {
 	stop := start(t, s, tr)
 	tr.wait(t, len(first))
 	stop()
-	head, after, err := auditseq.Resume(context.Background(), s)
-	if err != nil || head.Seq != uint64(len(first)) || after != first[len(first)-1] {
-		t.Fatalf("Resume = %+v, %d, %v", head, after, err)
+	tip, err := auditseq.Resume(context.Background(), s)
+	if err != nil || tip.Head.Seq != uint64(len(first)) || tip.After != first[len(first)-1] {
+		t.Fatalf("Resume = %+v, %v", tip, err)
 	}
 	second := logAccess(t, s, domain.AccessLogStream, 4)
 	start(t, s, tr)

@@ -12,6 +12,7 @@ import (
 // Defaults applied by Config.WithDefaults to zero fields.
 const (
 	DefaultSaveEvery = 256
+	DefaultSaveDelay = time.Second
 	DefaultRetryMin  = 100 * time.Millisecond
 	DefaultRetryMax  = 10 * time.Second
 )
@@ -19,9 +20,13 @@ const (
 // Config configures a Forwarder. The zero value is valid.
 type Config struct {
 	// SaveEvery bounds how many events are done between two checkpoint
-	// saves while the log is busy (default 256); an idle forwarder saves at
-	// once.
+	// saves while the log is busy (default 256).
 	SaveEvery int
+	// SaveDelay bounds how long events done stay unsaved when fewer than
+	// SaveEvery came (default 1s): a save costs two fsyncs, so a trickle of
+	// events is not saved one by one. A stop always saves; a crash
+	// republishes at most this much (consumers are idempotent).
+	SaveDelay time.Duration
 	// RetryMin and RetryMax bound the backoff between attempts to read a
 	// session stream or to publish (defaults 100ms and 10s).
 	RetryMin time.Duration
@@ -47,6 +52,9 @@ func (c Config) WithDefaults() Config {
 	if c.SaveEvery == 0 {
 		c.SaveEvery = DefaultSaveEvery
 	}
+	if c.SaveDelay == 0 {
+		c.SaveDelay = DefaultSaveDelay
+	}
 	if c.RetryMin == 0 {
 		c.RetryMin = DefaultRetryMin
 	}
@@ -65,6 +73,9 @@ func (c Config) Validate() error {
 	if c.SaveEvery < 0 {
 		errs = append(errs, fmt.Errorf("save every %d: must not be negative", c.SaveEvery))
 	}
+	if c.SaveDelay < 0 {
+		errs = append(errs, fmt.Errorf("save delay %v: must not be negative", c.SaveDelay))
+	}
 	if c.RetryMin < 0 || c.RetryMax < 0 {
 		errs = append(errs, fmt.Errorf("retry %v..%v: must not be negative", c.RetryMin, c.RetryMax))
 	}
@@ -78,6 +89,7 @@ func (c Config) Validate() error {
 func (c Config) LogValue() slog.Value {
 	return slog.GroupValue(
 		slog.Int("save_every", c.SaveEvery),
+		slog.Duration("save_delay", c.SaveDelay),
 		slog.Duration("retry_min", c.RetryMin),
 		slog.Duration("retry_max", c.RetryMax),
 	)

@@ -103,23 +103,31 @@ func (f *Forwarder) Run(ctx context.Context) error {
 		f.logger.Info("forwarder stopped", "position", saved)
 	}()
 
+	// due fires SaveDelay after the first event left unsaved.
+	var due <-chan time.Time
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-due:
+			due = nil
+			save(ctx)
 		case msg, ok := <-sub.Messages():
 			if !ok {
 				return stopped(ctx, fmt.Errorf("forwarder: subscription ended: %w", sub.Err()))
 			}
-			if !msg.CaughtUp {
-				if err := f.forward(ctx, msg.Event); err != nil {
-					return nil // only a stop interrupts forwarding
-				}
-				pos = msg.Event.Position
-				unsaved++
+			if msg.CaughtUp {
+				continue
 			}
-			if unsaved >= f.cfg.SaveEvery || len(sub.Messages()) == 0 {
+			if err := f.forward(ctx, msg.Event); err != nil {
+				return nil // only a stop interrupts forwarding
+			}
+			pos = msg.Event.Position
+			if unsaved++; unsaved >= f.cfg.SaveEvery {
+				due = nil
 				save(ctx)
+			} else if due == nil {
+				due = time.After(f.cfg.SaveDelay)
 			}
 		}
 	}

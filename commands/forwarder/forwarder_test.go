@@ -319,3 +319,37 @@ func TestNewRefusesMissingParts(t *testing.T) {
 		t.Fatal("built a forwarder without its parts")
 	}
 }
+
+// TestForwarderSavesAfterTheDelay: a running forwarder saves the position
+// of a trickle of events once SaveDelay has passed, without a stop.
+func TestForwarderSavesAfterTheDelay(t *testing.T) {
+	t.Parallel()
+	e := managertest.New(t)
+	dir := t.TempDir()
+	e.RegisterAgent(agentSpec("a1"))
+	b := e.Bus()
+	received := e.Listen(b, "a1")
+	cpFile := forwarder.NewFileCheckpoint(filepath.Join(dir, "forwarder.checkpoint"))
+	f, err := forwarder.New(forwarder.Config{Logger: e.Log, SaveDelay: 20 * time.Millisecond}, e.Store, b, cpFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	managertest.Go(e.T, "forwarder", f.Run)
+	schedule(e, "a1")
+	e.Next(received)
+	alloc := eventOf(e, commands.AgentStream("a1"), domain.TypeAgentAllocated)
+	deadline := time.Now().Add(managertest.WaitTimeout)
+	for {
+		cp, err := cpFile.Load(bg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cp >= alloc.Position {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("checkpoint at %d, want at least %d while running", cp, alloc.Position)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

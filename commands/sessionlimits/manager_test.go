@@ -86,9 +86,10 @@ func (e *env) running(accessKey string, typ domain.SessionType) uuid.UUID {
 // HTTP layer does for reads.
 func (e *env) access(id uuid.UUID, outcome audit.Outcome) {
 	e.T.Helper()
-	ev, err := eventstore.NewEvent(domain.TypeAccessLogged, domain.AccessLogged{Record: audit.Record{
-		Time: e.Clock.Now(), Action: "GET /v1/sessions/:id", EntityType: "session", EntityID: id.String(),
-		Outcome: outcome, Status: 200, RequestID: "r-" + id.String()[:8],
+	ev, err := eventstore.NewEvent(domain.TypeAccessBatchLogged, domain.AccessBatchLogged{Records: []audit.Record{
+		{Time: e.Clock.Now(), Action: "GET /v1/auth/whoami", Outcome: audit.Success, Status: 200, RequestID: "r-other"},
+		{Time: e.Clock.Now(), Action: "GET /v1/sessions/:id", EntityType: "session", EntityID: id.String(),
+			Outcome: outcome, Status: 200, RequestID: "r-" + id.String()[:8]},
 	}}, e.MD)
 	if err != nil {
 		e.T.Fatal(err)

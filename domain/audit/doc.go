@@ -47,9 +47,9 @@
 //
 // # Storage
 //
-// A record is stored as the payload of an event of type "audit.recorded"
-// (EventType; registered in the domain event registry): the Record itself
-// with Seq, PrevHash and Hash. A chain has one writer at a time: appending
-// record n+1 to the audit stream with expected revision n lets the event
-// store refuse a second writer.
+// A sealed record is stored in the payload of an "audit.sealed" event of
+// the audit stream (domain.AuditSealed), which holds a run of consecutive
+// records, each the Record itself with Seq, PrevHash and Hash. A chain has
+// one writer at a time: appending the next run with the expected revision
+// of the stream's last event lets the event store refuse a second writer.
 package audit

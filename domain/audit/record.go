@@ -10,13 +10,6 @@ import (
 	"unicode/utf8"
 )
 
-// EventType is the wire name of the event that stores one Record (the
-// payload is the Record itself, with its seq and hashes).
-const EventType = "audit.recorded"
-
-// EventType makes a Record an event payload (domain.Event).
-func (Record) EventType() string { return EventType }
-
 // Outcome is how a request ended.
 type Outcome string
 

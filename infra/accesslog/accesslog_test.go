@@ -2,8 +2,8 @@ package accesslog_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/cairnhq/cairn/commands"
 	"github.com/cairnhq/cairn/domain"
+	"github.com/cairnhq/cairn/domain/audit"
 	"github.com/cairnhq/cairn/eventstore"
 	"github.com/cairnhq/cairn/eventstore/sqlite"
 	"github.com/cairnhq/cairn/infra/accesslog"
@@ -95,25 +96,75 @@ func (f *fixture) do(t *testing.T, method, path, tok string) int {
 	return resp.StatusCode
 }
 
-// records returns the access records of a stream.
-func records(t *testing.T, s eventstore.Store, stream string) []domain.AccessLogged {
+// records returns the unchained access records of a stream, in order.
+func records(t *testing.T, s eventstore.Store, stream string) []audit.Record {
 	t.Helper()
 	evs, err := s.ReadStream(context.Background(), stream, eventstore.ReadStreamOptions{})
 	if err != nil && !errors.Is(err, eventstore.ErrStreamNotFound) {
 		t.Fatal(err)
 	}
-	var out []domain.AccessLogged
+	var out []audit.Record
 	for _, e := range evs {
-		if e.Type != domain.TypeAccessLogged {
+		if e.Type != domain.TypeAccessLogged && e.Type != domain.TypeAccessBatchLogged {
 			continue
 		}
-		var r domain.AccessLogged
-		if err := json.Unmarshal(e.Data, &r); err != nil {
+		ev, err := domain.DecodeEvent(e.Type, e.Version, e.Data)
+		if err != nil {
 			t.Fatal(err)
 		}
-		out = append(out, r)
+		recs, _ := domain.AccessRecords(ev)
+		out = append(out, recs...)
 	}
 	return out
+}
+
+// TestWriterSplitsLargeBatches: a batch larger than one event's budget is
+// written as several events of one append, every record once, in order.
+func TestWriterSplitsLargeBatches(t *testing.T) {
+	ctx := context.Background()
+	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "cairn.db"), sqlite.Options{Synchronous: "normal", Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	w, err := accesslog.NewWriter(accesslog.Config{MaxBatch: 4096, Logger: slog.New(slog.DiscardHandler)}, store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 3000
+	for i := range n {
+		rec := audit.Record{Time: time.Now(), Action: "GET /v1/sessions", Outcome: audit.Success, Status: 200,
+			RequestID: fmt.Sprintf("%06d-%s", i, strings.Repeat("x", 200))}
+		if err := w.Write(ctx, rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	cancel() // Run flushes what is queued and returns.
+	if err := w.Run(runCtx); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := store.ReadStream(ctx, domain.AccessLogStream, eventstore.ReadStreamOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) < 2 {
+		t.Fatalf("%d records in %d events; want them split", n, len(evs))
+	}
+	for _, e := range evs {
+		if len(e.Data) > domain.AuditPayloadBytes {
+			t.Errorf("event %d holds %d bytes, over %d", e.Revision, len(e.Data), domain.AuditPayloadBytes)
+		}
+	}
+	got := records(t, store, domain.AccessLogStream)
+	if len(got) != n {
+		t.Fatalf("%d records stored, want %d", len(got), n)
+	}
+	for i, r := range got {
+		if want := fmt.Sprintf("%06d-", i); !strings.HasPrefix(r.RequestID, want) {
+			t.Fatalf("record %d is %s", i, r.RequestID[:7])
+		}
+	}
 }
 
 func TestEveryRequestIsRecorded(t *testing.T) {
@@ -142,7 +193,7 @@ func TestEveryRequestIsRecorded(t *testing.T) {
 	for _, r := range logged {
 		got = append(got, row{r.Action, r.EntityType, r.EntityID, r.UserID, string(r.Outcome), r.Status})
 		if r.RequestID == "" || r.Time.IsZero() || r.Duration < 0 || r.ClientIP == "" {
-			t.Errorf("incomplete record %+v", r.Record)
+			t.Errorf("incomplete record %+v", r)
 		}
 	}
 	want := []row{
@@ -164,7 +215,7 @@ func TestEveryRequestIsRecorded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var inline []domain.AccessLogged
+	var inline []audit.Record
 	for _, e := range evs {
 		if strings.HasPrefix(e.Stream, "session-") && e.Type == domain.TypeAccessLogged {
 			inline = append(inline, records(t, f.store, e.Stream)...)

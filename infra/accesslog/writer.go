@@ -3,7 +3,8 @@
 // access record, and either hands it to the command the request runs
 // (commands.AccessSlot: the record is appended with the command's events)
 // or, for reads, refusals and failures, queues it for the Writer, which
-// appends queued records to the access-log stream in batches. The audit
+// appends queued records to the access-log stream in batches (one
+// access.batch-logged event per group commit). The audit
 // sequencer (commands/auditseq) chains both kinds.
 //
 // # Crash window
@@ -185,14 +186,21 @@ func (w *Writer) appendRetrying(ctx context.Context, batch []audit.Record) error
 }
 
 func (w *Writer) append(ctx context.Context, batch []audit.Record) error {
-	data := make([]eventstore.EventData, len(batch))
-	for i, rec := range batch {
-		payload, err := json.Marshal(domain.AccessLogged{Record: rec})
+	encoded := make([][]byte, len(batch))
+	for i := range batch {
+		b, err := json.Marshal(&batch[i])
 		if err != nil {
 			return fmt.Errorf("%w: %w", eventstore.ErrInvalidEvent, err)
 		}
-		data[i] = eventstore.EventData{ID: eventstore.NewEventID(), Type: domain.TypeAccessLogged, Version: domain.SchemaVersion, Data: payload,
-			Metadata: eventstore.Metadata{Actor: rec.UserID, AccessKey: rec.AccessKey, ActingAs: rec.ActingAs, RequestID: rec.RequestID, ClientIP: rec.ClientIP}}
+		encoded[i] = b
+	}
+	// One event per group commit (several when it is large), in one
+	// append: all of the batch is stored or none of it.
+	payloads := domain.PackRecords(encoded, domain.AuditPayloadBytes)
+	data := make([]eventstore.EventData, len(payloads))
+	for i, p := range payloads {
+		data[i] = eventstore.EventData{ID: eventstore.NewEventID(), Type: domain.TypeAccessBatchLogged, Version: domain.SchemaVersion,
+			Data: p, Metadata: eventstore.Metadata{Actor: "system:access-log"}}
 	}
 	if _, err := w.store.Append(ctx, domain.AccessLogStream, eventstore.Any, data...); err != nil {
 		return err

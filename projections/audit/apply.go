@@ -9,14 +9,17 @@ import (
 )
 
 // Apply implements projections.Projection: one row per sealed record,
-// keeping the stored JSON verbatim.
+// keeping the record's stored JSON verbatim.
 func (m *ReadModel) Apply(_ context.Context, tx projections.Tx, ev projections.Event) error {
-	rec, ok := ev.Payload.(domain.AuditRecorded)
+	sealed, ok := ev.Payload.(domain.AuditSealed)
 	if !ok {
 		return fmt.Errorf("audit: unexpected event %s", ev.Type)
 	}
-	r := rec.Record
-	tx.Queue(m.sql.insert, int64(r.Seq), tx.Dialect().Time(r.Time), r.UserID, r.AccessKey, r.Action,
-		r.EntityType, r.EntityID, string(r.Outcome), r.Status, string(ev.Data), int64(ev.Position))
+	d := tx.Dialect()
+	for _, rec := range sealed.Records {
+		r := rec.Record
+		tx.Queue(m.sql.insert, int64(r.Seq), d.Time(r.Time), r.UserID, r.AccessKey, r.Action,
+			r.EntityType, r.EntityID, string(r.Outcome), r.Status, string(rec.Raw), int64(ev.Position))
+	}
 	return nil
 }

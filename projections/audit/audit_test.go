@@ -25,15 +25,27 @@ var t0 = time.Date(2026, 1, 2, 3, 4, 5, 123456789, time.UTC)
 func seal(t *testing.T, b *projectiontest.Backend, n int) uint64 {
 	t.Helper()
 	ctx := context.Background()
+	var batch []audit.Record
 	for i := range n {
 		rec := audit.Record{Time: t0.Add(time.Duration(i) * time.Second), UserID: fmt.Sprintf("user-%d", i%2), AccessKey: fmt.Sprintf("AK%d", i%2),
 			Action: []string{"GET /v1/sessions", "POST /v1/sessions"}[i%2], EntityType: "session", EntityID: fmt.Sprint(i),
 			Outcome: []audit.Outcome{audit.Success, audit.Failure, audit.Denied}[i%3], Status: 200, RequestID: fmt.Sprint("r", i)}
-		data, _ := json.Marshal(domain.AccessLogged{Record: rec})
-		if _, err := b.Store.Append(ctx, domain.AccessLogStream, eventstore.Any,
-			eventstore.EventData{ID: eventstore.NewEventID(), Type: domain.TypeAccessLogged, Data: data}); err != nil {
-			t.Fatal(err)
+		if i < n/2 {
+			// A mutating request's record, alone.
+			data, _ := json.Marshal(domain.AccessLogged{Record: rec})
+			if _, err := b.Store.Append(ctx, domain.AccessLogStream, eventstore.Any,
+				eventstore.EventData{ID: eventstore.NewEventID(), Type: domain.TypeAccessLogged, Data: data}); err != nil {
+				t.Fatal(err)
+			}
+			continue
 		}
+		batch = append(batch, rec)
+	}
+	// The others in one group-committed batch.
+	data, _ := json.Marshal(domain.AccessBatchLogged{Records: batch})
+	if _, err := b.Store.Append(ctx, domain.AccessLogStream, eventstore.Any,
+		eventstore.EventData{ID: eventstore.NewEventID(), Type: domain.TypeAccessBatchLogged, Data: data}); err != nil {
+		t.Fatal(err)
 	}
 	done := make(chan audit.Head, 64)
 	seq, err := auditseq.New(auditseq.Config{Logger: projectiontest.Discard, OnSealed: func(h audit.Head) { done <- h }}, b.Store)
@@ -88,7 +100,7 @@ func TestAuditReadModel(t *testing.T) {
 		}
 		var recs []audit.Record
 		for _, e := range all.Records {
-			var stored domain.AuditRecorded
+			var stored domain.SealedRecord
 			if err := json.Unmarshal(e.Raw, &stored); err != nil {
 				t.Fatal(err)
 			}

@@ -1,5 +1,5 @@
 // Package audit is the audit trail's read model: the sealed access records
-// (audit.recorded events of the audit stream) as rows an auditor can
+// (audit.sealed events of the audit stream) as rows an auditor can
 // filter by actor, action, entity, outcome and time, page through by seq,
 // and export. Each row keeps the record's JSON exactly as it was stored,
 // so an export verifies offline (domain/audit.Verify) without trusting

@@ -74,7 +74,7 @@ func (m *ReadModel) List(ctx context.Context, f Filter) (Page, error) {
 			rows.Close()
 			return Page{}, &domain.Error{Op: op, Kind: domain.KindInternal, Err: err}
 		}
-		var rec domain.AuditRecorded
+		var rec domain.SealedRecord
 		if err := json.Unmarshal([]byte(raw), &rec); err != nil {
 			rows.Close()
 			return Page{}, &domain.Error{Op: op, Kind: domain.KindInternal, Err: err}

@@ -26,7 +26,7 @@ func New(db *projections.DB) *ReadModel {
 func (*ReadModel) Name() string { return Name }
 
 // EventTypes implements projections.Projection.
-func (*ReadModel) EventTypes() []string { return []string{domain.TypeAuditRecorded} }
+func (*ReadModel) EventTypes() []string { return []string{domain.TypeAuditSealed} }
 
 // Tables implements projections.Projection.
 func (*ReadModel) Tables() []string { return []string{"audit_records"} }
