@@ -1,8 +1,10 @@
 package domain
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 
 	"github.com/cairnhq/cairn/domain/audit"
 )
@@ -69,6 +71,12 @@ type AuditSealed struct {
 
 // UnmarshalJSON decodes the records and keeps each one's stored bytes.
 func (e *AuditSealed) UnmarshalJSON(b []byte) error {
+	e.Records = nil
+	if scanRecords(b, sourcePositionKey, func(raw []byte, r audit.Record, source uint64) {
+		e.Records = append(e.Records, SealedRecord{Record: r, SourcePosition: source, Raw: raw})
+	}) {
+		return nil
+	}
 	var raw struct {
 		Records []json.RawMessage `json:"records"`
 	}
@@ -83,6 +91,86 @@ func (e *AuditSealed) UnmarshalJSON(b []byte) error {
 		e.Records[i].Raw = r
 	}
 	return nil
+}
+
+// UnmarshalJSON decodes the records (audit.ScanJSON's fast path, or
+// encoding/json for what it does not take).
+func (e *AccessBatchLogged) UnmarshalJSON(b []byte) error {
+	e.Records = nil
+	if scanRecords(b, "", func(_ []byte, r audit.Record, _ uint64) { e.Records = append(e.Records, r) }) {
+		return nil
+	}
+	type plain AccessBatchLogged
+	return json.Unmarshal(b, (*plain)(e))
+}
+
+func (e *AuditSealed) decodeSelf(b []byte) error       { return e.UnmarshalJSON(b) }
+func (e *AccessBatchLogged) decodeSelf(b []byte) error { return e.UnmarshalJSON(b) }
+
+const sourcePositionKey = "source_position"
+
+// AppendSealedJSON appends r's JSON encoding to b: the bytes
+// json.Marshal(r) writes.
+func AppendSealedJSON(b []byte, r *SealedRecord) []byte {
+	b = audit.AppendJSON(b, &r.Record)
+	b = append(b[:len(b)-1], `,"`+sourcePositionKey+`":`...)
+	b = strconv.AppendUint(b, r.SourcePosition, 10)
+	return append(b, '}')
+}
+
+// scanRecords reads a batch payload, {"records":[...]}, in the shape
+// PackRecords lays out, calling each for every record (its bytes alias
+// data); it reports false, having maybe called each for some records,
+// when data is not of that shape (encoding/json then decides).
+func scanRecords(data []byte, extraKey string, each func(raw []byte, r audit.Record, extra uint64)) bool {
+	i := skipSpace(data, 0)
+	const open = `{"records":`
+	if !bytes.HasPrefix(data[i:], []byte(open)) {
+		return false
+	}
+	i = skipSpace(data, i+len(open))
+	if i >= len(data) || data[i] != '[' {
+		return false
+	}
+	i = skipSpace(data, i+1)
+	if i < len(data) && data[i] == ']' {
+		i++
+	} else {
+		var r audit.Record
+		var extra uint64
+		for {
+			extra = 0
+			end, ok := audit.ScanJSON(data[i:], &r, extraKey, &extra)
+			if !ok {
+				return false
+			}
+			each(data[i:i+end], r, extra)
+			i = skipSpace(data, i+end)
+			if i >= len(data) {
+				return false
+			}
+			if data[i] == ']' {
+				i++
+				break
+			}
+			if data[i] != ',' {
+				return false
+			}
+			i = skipSpace(data, i+1)
+		}
+	}
+	i = skipSpace(data, i)
+	if i >= len(data) || data[i] != '}' {
+		return false
+	}
+	return skipSpace(data, i+1) == len(data)
+}
+
+func skipSpace(data []byte, i int) int {
+	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
+		i++
+	}
+	return i
 }
 
 func (AccessLogged) EventType() string      { return TypeAccessLogged }

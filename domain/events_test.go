@@ -271,3 +271,64 @@ func TestPackRecords(t *testing.T) {
 		t.Errorf("no records packed into %d payloads", len(got))
 	}
 }
+
+// TestAuditBatchDecoding: the hand-written fast path and encoding/json
+// decode every batch alike, whatever its spacing or escapes, and invalid
+// payloads are refused by both.
+func TestAuditBatchDecoding(t *testing.T) {
+	r := auditRecord(t)
+	plainRec := string(AppendSealedJSON(nil, &SealedRecord{Record: r, SourcePosition: 7}))
+	if want, _ := json.Marshal(SealedRecord{Record: r, SourcePosition: 7}); plainRec != string(want) {
+		t.Fatalf("AppendSealedJSON:\n got %s\nwant %s", plainRec, want)
+	}
+	escaped := strings.Replace(plainRec, `"client_ip":"192.0.2.7"`, `"client_ip":"<\u0031>"`, 1)
+	for _, c := range []struct {
+		payload string
+		ok      bool
+	}{
+		{`{"records":[]}`, true},
+		{`{"records":[` + plainRec + `,` + plainRec + `]}`, true},
+		{" {\"records\" :\n[ " + plainRec + " ,\t" + escaped + " ] } ", true},
+		{`{"records":[` + escaped + `]}`, true},
+		{`{"Records":[` + plainRec + `]}`, true},
+		{`{"records":[` + plainRec + `],"other":1}`, true},
+		{`{"records":[` + plainRec + `]`, false},
+		{`{"records":[` + plainRec + `,]}`, false},
+		{`{"records":[` + plainRec + `]}x`, false},
+		{`{"records":[{"seq":"x"}]}`, false},
+	} {
+		got, err := DecodeEvent(TypeAuditSealed, SchemaVersion, []byte(c.payload))
+		if (err == nil) != c.ok {
+			t.Errorf("%s: err %v, want ok %v", c.payload, err, c.ok)
+			continue
+		}
+		if !c.ok {
+			continue
+		}
+		var ref struct {
+			Records []json.RawMessage
+		}
+		if err := json.Unmarshal([]byte(c.payload), &ref); err != nil {
+			t.Fatal(err)
+		}
+		recs := got.(AuditSealed).Records
+		if len(recs) != len(ref.Records) {
+			t.Fatalf("%s: %d records, want %d", c.payload, len(recs), len(ref.Records))
+		}
+		for i, raw := range ref.Records {
+			var want SealedRecord
+			if err := json.Unmarshal(raw, &want); err != nil {
+				t.Fatal(err)
+			}
+			if string(recs[i].Raw) != string(raw) || !recs[i].Time.Equal(want.Time) || recs[i].ClientIP != want.ClientIP ||
+				recs[i].SourcePosition != want.SourcePosition || recs[i].Hash != want.Hash {
+				t.Errorf("%s: record %d = %+v, want %+v", c.payload, i, recs[i], want)
+			}
+		}
+		// The same records as an access batch.
+		batch, err := DecodeEvent(TypeAccessBatchLogged, SchemaVersion, []byte(strings.ReplaceAll(c.payload, `,"source_position":7`, "")))
+		if err != nil || len(batch.(AccessBatchLogged).Records) != len(recs) {
+			t.Errorf("%s as an access batch: %v", c.payload, err)
+		}
+	}
+}

@@ -26,7 +26,6 @@ package auditseq
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -251,10 +250,11 @@ func (s *Sequencer) seal(ctx context.Context, tip *Tip, srcs []source) error {
 		return fmt.Errorf("auditseq: seal records after seq %d: %w", tip.Head.Seq, err)
 	}
 	encoded := make([][]byte, len(sealed))
-	for i, r := range sealed {
-		if encoded[i], err = json.Marshal(domain.SealedRecord{Record: r, SourcePosition: positions[i]}); err != nil {
-			return fmt.Errorf("auditseq: encode record %d: %w", r.Seq, err)
-		}
+	buf := make([]byte, 0, 640*len(sealed))
+	for i := range sealed {
+		start := len(buf)
+		buf = domain.AppendSealedJSON(buf, &domain.SealedRecord{Record: sealed[i], SourcePosition: positions[i]})
+		encoded[i] = buf[start:len(buf):len(buf)]
 	}
 	payloads := domain.PackRecords(encoded, domain.AuditPayloadBytes)
 	data := make([]eventstore.EventData, len(payloads))

@@ -19,7 +19,6 @@ package accesslog
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -187,12 +186,11 @@ func (w *Writer) appendRetrying(ctx context.Context, batch []audit.Record) error
 
 func (w *Writer) append(ctx context.Context, batch []audit.Record) error {
 	encoded := make([][]byte, len(batch))
+	buf := make([]byte, 0, 512*len(batch))
 	for i := range batch {
-		b, err := json.Marshal(&batch[i])
-		if err != nil {
-			return fmt.Errorf("%w: %w", eventstore.ErrInvalidEvent, err)
-		}
-		encoded[i] = b
+		start := len(buf)
+		buf = audit.AppendJSON(buf, &batch[i])
+		encoded[i] = buf[start:len(buf):len(buf)]
 	}
 	// One event per group commit (several when it is large), in one
 	// append: all of the batch is stored or none of it.
