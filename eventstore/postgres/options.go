@@ -17,6 +17,7 @@ const (
 	DefaultPollInterval   = 250 * time.Millisecond
 	DefaultNotifyInterval = 5 * time.Millisecond
 	DefaultReadAllLimit   = 1000
+	DefaultTailEvents     = 8192
 
 	// maxMaxEventSize keeps one event far below PostgreSQL's 1 GB limit on a
 	// single value; maxAppendBytes (append.go) bounds a whole append.
@@ -57,6 +58,11 @@ type Options struct {
 	// ReadAllLimit is the number of events ReadAll returns when called with
 	// limit <= 0 (default 1000).
 	ReadAllLimit int
+	// TailEvents is how many of the latest events of $all the Store keeps
+	// in memory for its subscriptions (default 8192, at most 32 MiB of
+	// data; negative: none), so that the projectors and managers following
+	// the head share one read of each event instead of each querying it.
+	TailEvents int
 	// Logger receives the store's logs (default slog.Default()).
 	Logger *slog.Logger
 }
@@ -80,6 +86,9 @@ func (o Options) WithDefaults() Options {
 	}
 	if o.ReadAllLimit == 0 {
 		o.ReadAllLimit = DefaultReadAllLimit
+	}
+	if o.TailEvents == 0 {
+		o.TailEvents = DefaultTailEvents
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -125,5 +134,6 @@ func (o Options) logValue() slog.Value {
 		slog.Duration("notify_interval", o.NotifyInterval),
 		slog.Bool("notify", !o.DisableNotify),
 		slog.Int("read_all_limit", o.ReadAllLimit),
+		slog.Int("tail_events", max(o.TailEvents, 0)),
 	)
 }

@@ -48,7 +48,7 @@ func TestOptionsValidate(t *testing.T) {
 func TestOptionsWithDefaults(t *testing.T) {
 	o := Options{}.WithDefaults()
 	if o.Schema != DefaultSchema || o.MaxEventSize != eventstore.DefaultMaxEventSize || o.MaxConns != DefaultMaxConns ||
-		o.PollInterval != DefaultPollInterval || o.NotifyInterval != DefaultNotifyInterval || o.ReadAllLimit != DefaultReadAllLimit || o.Logger == nil {
+		o.PollInterval != DefaultPollInterval || o.NotifyInterval != DefaultNotifyInterval || o.ReadAllLimit != DefaultReadAllLimit || o.TailEvents != DefaultTailEvents || o.Logger == nil {
 		t.Errorf("defaults = %+v", o)
 	}
 	if err := o.Validate(); err != nil {

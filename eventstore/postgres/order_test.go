@@ -35,7 +35,7 @@ func subscribeN(t *testing.T, s *Store, after uint64, n int, timeout time.Durati
 // shared streams (so appends to one stream race each other) while a
 // subscription follows from the start: it must deliver every event exactly
 // once, in strictly increasing positions, with each stream's revisions in
-// order.
+// order. Several subscriptions follow at once, sharing the Store's tail.
 func TestConcurrentWritersNeverSkip(t *testing.T) {
 	t.Parallel()
 	s := openStore(t, Options{})
@@ -43,8 +43,9 @@ func TestConcurrentWritersNeverSkip(t *testing.T) {
 		writers   = 16
 		appends   = 250 // per writer
 		streams   = 12
-		maxBatch  = 4
-		totalWait = 60 * time.Second
+		maxBatch    = 4
+		subscribers = 6
+		totalWait   = 60 * time.Second
 	)
 	ctx := t.Context()
 
@@ -60,33 +61,39 @@ func TestConcurrentWritersNeverSkip(t *testing.T) {
 		}
 	}
 
-	sub, err := s.Subscribe(ctx, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sub.Close()
-	received := make(chan []eventstore.RecordedEvent, 1)
-	go func() {
-		var got []eventstore.RecordedEvent
-		timeout := time.NewTimer(totalWait)
-		defer timeout.Stop()
-		for len(got) < total {
-			select {
-			case msg, ok := <-sub.Messages():
-				if !ok {
-					received <- got
+	// Several subscriptions follow at once: they share the Store's tail
+	// of $all (recent), and each must still see every event once.
+	subs := make([]eventstore.Subscription, subscribers)
+	received := make([]chan []eventstore.RecordedEvent, subscribers)
+	for k := range subs {
+		sub, err := s.Subscribe(ctx, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sub.Close()
+		subs[k], received[k] = sub, make(chan []eventstore.RecordedEvent, 1)
+		go func() {
+			var got []eventstore.RecordedEvent
+			timeout := time.NewTimer(totalWait)
+			defer timeout.Stop()
+			for len(got) < total {
+				select {
+				case msg, ok := <-sub.Messages():
+					if !ok {
+						received[k] <- got
+						return
+					}
+					if !msg.CaughtUp {
+						got = append(got, msg.Event)
+					}
+				case <-timeout.C:
+					received[k] <- got
 					return
 				}
-				if !msg.CaughtUp {
-					got = append(got, msg.Event)
-				}
-			case <-timeout.C:
-				received <- got
-				return
 			}
-		}
-		received <- got
-	}()
+			received[k] <- got
+		}()
+	}
 
 	var wg sync.WaitGroup
 	errs := make(chan error, writers)
@@ -114,9 +121,32 @@ func TestConcurrentWritersNeverSkip(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	got := <-received
+	var got []eventstore.RecordedEvent
+	for k := range subs {
+		got = <-received[k]
+		checkDelivery(t, got, total)
+		if err := subs[k].Err(); err != nil {
+			t.Fatalf("subscription %d: %v", k, err)
+		}
+	}
+	// Nothing more: a second subscription from the last position is caught
+	// up at once.
+	sub2, err := s.Subscribe(ctx, got[len(got)-1].Position)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub2.Close()
+	if extra := waitCaughtUp(t, sub2, 30*time.Second); len(extra) != 0 {
+		t.Fatalf("%d events after the last one delivered", len(extra))
+	}
+}
+
+// checkDelivery fails unless got is total events, each once, in strictly
+// increasing positions, each stream's revisions in order.
+func checkDelivery(t *testing.T, got []eventstore.RecordedEvent, total int) {
+	t.Helper()
 	if len(got) != total {
-		t.Fatalf("subscription delivered %d events, want %d (err %v)", len(got), total, sub.Err())
+		t.Fatalf("subscription delivered %d events, want %d", len(got), total)
 	}
 	seen := make(map[string]bool, total)
 	nextRevision := make(map[string]int64)
@@ -133,16 +163,6 @@ func TestConcurrentWritersNeverSkip(t *testing.T) {
 			t.Fatalf("event %d: %s revision %d, want %d: $all shows a stream out of order", i, ev.Stream, ev.Revision, nextRevision[ev.Stream])
 		}
 		nextRevision[ev.Stream]++
-	}
-	// Nothing more: a second subscription from the last position is caught
-	// up at once.
-	sub2, err := s.Subscribe(ctx, got[len(got)-1].Position)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sub2.Close()
-	if extra := waitCaughtUp(t, sub2, 30*time.Second); len(extra) != 0 {
-		t.Fatalf("%d events after the last one delivered", len(extra))
 	}
 }
 

@@ -25,6 +25,14 @@ func (s *Store) ReadAll(ctx context.Context, after uint64, limit int) ([]eventst
 	if after >= math.MaxInt64 {
 		return nil, nil // no position is that large
 	}
+	if s.recent != nil {
+		return s.recent.readAll(ctx, after, limit, s.queryAll)
+	}
+	return s.queryAll(ctx, after, limit)
+}
+
+// queryAll reads events after a position from the server.
+func (s *Store) queryAll(ctx context.Context, after uint64, limit int) ([]eventstore.RecordedEvent, error) {
 	rows, err := s.pool.Query(ctx, s.sql.readAll, int64(after), limit)
 	if err != nil {
 		return nil, s.translate(ctx, "read all", err)

@@ -30,6 +30,9 @@ type Store struct {
 	opts   Options
 	sql    statements
 	closed atomic.Bool
+	// recent serves the head of $all to the subscriptions (nil when
+	// Options.TailEvents is negative).
+	recent *recent
 
 	// local wakes this Store's subscriptions; done ends them at Close.
 	local *eventstore.Notifier
@@ -135,6 +138,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		pool:         pool,
 		opts:         opts,
 		sql:          newStatements(opts.Schema),
+		recent:       newRecent(opts.TailEvents),
 		local:        eventstore.NewNotifier(),
 		done:         make(chan struct{}),
 		bg:           bg,
