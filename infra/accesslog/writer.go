@@ -13,8 +13,9 @@
 // queued record is stored when the Writer's next append commits: a crash
 // loses at most the records queued and not yet appended (one batch, a few
 // milliseconds of reads). The response of such a request has already been
-// sent. A full queue makes requests wait for room (backpressure) rather
-// than drop records.
+// sent. Under load the Writer appends once per Config.Interval (10ms by
+// default), so the window is that interval plus one append. A full queue
+// makes requests wait for room (backpressure) rather than drop records.
 package accesslog
 
 import (
@@ -34,7 +35,9 @@ import (
 // Defaults of Config.
 const (
 	DefaultQueue    = 16384
-	DefaultMaxBatch = 1024
+	DefaultMaxBatch = 4096
+	// DefaultInterval is the shortest time between two appends.
+	DefaultInterval = 10 * time.Millisecond
 	// DefaultStopTimeout bounds the last flush when the Writer stops.
 	DefaultStopTimeout = 5 * time.Second
 )
@@ -48,8 +51,15 @@ type Appender interface {
 type Config struct {
 	// Queue is how many records may wait to be appended (default 16384).
 	Queue int
-	// MaxBatch is the most records in one append (default 1024).
+	// MaxBatch is the most records in one append (default 4096).
 	MaxBatch int
+	// Interval is the shortest time between two appends (default 10ms):
+	// under load, each append carries what queued during the interval, so
+	// the trail costs one append (an fsync, one wake-up of every
+	// subscription) per interval, not per request. An idle writer appends
+	// a new record at once. The responses of the requests were sent
+	// already: the interval only widens the crash window.
+	Interval time.Duration
 	// StopTimeout bounds the last flush at stop (default 5s).
 	StopTimeout time.Duration
 	// Logger receives the logs (default slog.Default()).
@@ -58,9 +68,9 @@ type Config struct {
 	Registerer prometheus.Registerer
 }
 
-// Writer appends queued access records to the access-log stream. Records
-// are appended in batches of whatever queued up during the previous
-// append (group commit: no timer, no added latency when idle).
+// Writer appends queued access records to the access-log stream, in
+// batches of whatever queued up since the previous append (group commit),
+// at most one append per Config.Interval.
 type Writer struct {
 	cfg     Config
 	store   Appender
@@ -76,8 +86,8 @@ func NewWriter(cfg Config, store Appender) (*Writer, error) {
 	if store == nil {
 		return nil, errors.New("accesslog: no store")
 	}
-	if cfg.Queue < 0 || cfg.MaxBatch < 0 || cfg.StopTimeout < 0 {
-		return nil, fmt.Errorf("accesslog: queue %d, batch %d and stop timeout %s must not be negative", cfg.Queue, cfg.MaxBatch, cfg.StopTimeout)
+	if cfg.Queue < 0 || cfg.MaxBatch < 0 || cfg.StopTimeout < 0 || cfg.Interval < 0 {
+		return nil, fmt.Errorf("accesslog: queue %d, batch %d, interval %s and stop timeout %s must not be negative", cfg.Queue, cfg.MaxBatch, cfg.Interval, cfg.StopTimeout)
 	}
 	if cfg.Queue == 0 {
 		cfg.Queue = DefaultQueue
@@ -87,6 +97,9 @@ func NewWriter(cfg Config, store Appender) (*Writer, error) {
 	}
 	if cfg.StopTimeout == 0 {
 		cfg.StopTimeout = DefaultStopTimeout
+	}
+	if cfg.Interval == 0 {
+		cfg.Interval = DefaultInterval
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -129,13 +142,35 @@ func (w *Writer) Write(ctx context.Context, rec audit.Record) error {
 // the queue meanwhile fills up and holds requests back.
 func (w *Writer) Run(ctx context.Context) error {
 	batch := make([]audit.Record, 0, w.cfg.MaxBatch)
+	linger := time.NewTimer(time.Hour)
+	linger.Stop()
+	var last time.Time // when the previous append began
 	for {
 		select {
 		case <-ctx.Done():
 			return w.flushAtStop()
 		case rec := <-w.queue:
-			batch = w.fill(append(batch[:0], rec))
+			batch = append(batch[:0], rec)
 		}
+		// Gather what comes until an interval has passed since the
+		// previous append, or the batch is full.
+		if wait := w.cfg.Interval - time.Since(last); wait > 0 {
+			linger.Reset(wait)
+		gather:
+			for len(batch) < w.cfg.MaxBatch {
+				select {
+				case rec := <-w.queue:
+					batch = append(batch, rec)
+				case <-linger.C:
+					break gather
+				case <-ctx.Done():
+					break gather
+				}
+			}
+			linger.Stop()
+		}
+		batch = w.fill(batch)
+		last = time.Now()
 		if err := w.appendRetrying(ctx, batch); err != nil {
 			if ctx.Err() != nil {
 				// Keep the batch for the last flush.
