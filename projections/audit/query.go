@@ -3,11 +3,13 @@ package audit
 import (
 	"context"
 	"encoding/json"
-	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/domain/audit"
+	"github.com/cairnhq/cairn/projections"
 )
 
 // Page sizes of List.
@@ -46,6 +48,9 @@ type Page struct {
 	Next uint64
 }
 
+// runsPerQuery is how many candidate runs List reads at a time.
+const runsPerQuery = 16
+
 // List returns the records matching f, in seq order, one page.
 func (m *ReadModel) List(ctx context.Context, f Filter) (Page, error) {
 	const op = "audit.list"
@@ -60,32 +65,99 @@ func (m *ReadModel) List(ctx context.Context, f Filter) (Page, error) {
 	if f.Limit == 0 {
 		f.Limit = DefaultLimit
 	}
-	d := m.db.Dialect()
-	rows, err := m.db.Query(ctx, m.sql.list, int64(f.After), f.Actor, f.Action, f.EntityType, f.EntityID, string(f.Outcome),
-		d.Time(f.From), d.Time(f.To), f.Limit)
-	if err != nil {
-		return Page{}, &domain.Error{Op: op, Kind: domain.KindUnavailable, Err: err}
-	}
 	page := Page{Records: []Entry{}}
-	for rows.Next() {
-		var seq int64
-		var raw string
-		if err := rows.Scan(&seq, &raw); err != nil {
-			rows.Close()
-			return Page{}, &domain.Error{Op: op, Kind: domain.KindInternal, Err: err}
+	for after := f.After; ; {
+		query, args := m.runsQuery(f, after)
+		runs, err := projections.QueryList(ctx, m.db, op, scanRun, query, args...)
+		if err != nil {
+			return Page{}, err
 		}
-		var rec domain.SealedRecord
-		if err := json.Unmarshal([]byte(raw), &rec); err != nil {
-			rows.Close()
-			return Page{}, &domain.Error{Op: op, Kind: domain.KindInternal, Err: err}
+		for _, run := range runs {
+			var sealed domain.AuditSealed
+			if err := sealed.UnmarshalJSON([]byte(run.records)); err != nil {
+				return Page{}, &domain.Error{Op: op, Kind: domain.KindInternal, Message: fmt.Sprintf("run ending at seq %d", run.lastSeq), Err: err}
+			}
+			for _, rec := range sealed.Records {
+				if rec.Seq <= f.After || !f.matches(rec.Record) {
+					continue
+				}
+				page.Records = append(page.Records, Entry{Record: rec.Record, Raw: rec.Raw})
+				if len(page.Records) == f.Limit {
+					page.Next = rec.Seq
+					return page, nil
+				}
+			}
+			after = run.lastSeq
 		}
-		page.Records = append(page.Records, Entry{Record: rec.Record, Raw: json.RawMessage(raw)})
+		if len(runs) < runsPerQuery {
+			return page, nil
+		}
 	}
-	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-		return Page{}, &domain.Error{Op: op, Kind: domain.KindUnavailable, Err: err}
+}
+
+// matches applies the filters to one record.
+func (f Filter) matches(r audit.Record) bool {
+	return (f.Actor == "" || r.UserID == f.Actor || r.AccessKey == f.Actor) &&
+		(f.Action == "" || r.Action == f.Action) &&
+		(f.EntityType == "" || r.EntityType == f.EntityType) &&
+		(f.EntityID == "" || r.EntityID == f.EntityID) &&
+		(f.Outcome == "" || r.Outcome == f.Outcome) &&
+		(f.From.IsZero() || !r.Time.Before(f.From)) &&
+		(f.To.IsZero() || r.Time.Before(f.To))
+}
+
+type run struct {
+	lastSeq uint64
+	records string
+}
+
+func scanRun(row projections.Row) (run, error) {
+	var r run
+	var last int64
+	err := row.Scan(&last, &r.records)
+	r.lastSeq = uint64(last)
+	return r, err
+}
+
+// runsQuery selects the next runs after seq after that can hold records
+// matching f: the first key filter set drives (a range of audit_keys'
+// primary key), the others must be keys of the run too, and the run's
+// time range must meet the filter's. The SQL is built from fixed parts;
+// every value is a parameter.
+func (m *ReadModel) runsQuery(f Filter, after uint64) (string, []any) {
+	keys := []struct{ field, value string }{
+		{keyActor, f.Actor}, {keyAction, f.Action}, {keyEntityType, f.EntityType}, {keyEntityID, f.EntityID}, {keyOutcome, string(f.Outcome)},
 	}
-	if len(page.Records) == f.Limit {
-		page.Next = page.Records[len(page.Records)-1].Record.Seq
+	var args []any
+	arg := func(v any) string {
+		args = append(args, v)
+		return fmt.Sprintf("$%d", len(args))
 	}
-	return page, nil
+	var q strings.Builder
+	driven := false
+	for _, k := range keys {
+		if k.value == "" {
+			continue
+		}
+		if !driven {
+			driven = true
+			q.WriteString("SELECT r.last_seq, r.records FROM {schema}.audit_keys d JOIN {schema}.audit_runs r ON r.last_seq = d.last_seq")
+			q.WriteString(" WHERE d.field = " + arg(k.field) + " AND d.value = " + arg(k.value) + " AND d.last_seq > " + arg(int64(after)))
+			continue
+		}
+		q.WriteString(" AND EXISTS (SELECT 1 FROM {schema}.audit_keys k WHERE k.field = " + arg(k.field) +
+			" AND k.value = " + arg(k.value) + " AND k.last_seq = r.last_seq)")
+	}
+	if !driven {
+		q.WriteString("SELECT r.last_seq, r.records FROM {schema}.audit_runs r WHERE r.last_seq > " + arg(int64(after)))
+	}
+	d := m.db.Dialect()
+	if !f.From.IsZero() {
+		q.WriteString(" AND r.max_at >= " + arg(d.Time(f.From)))
+	}
+	if !f.To.IsZero() {
+		q.WriteString(" AND r.min_at < " + arg(d.Time(f.To)))
+	}
+	q.WriteString(" ORDER BY r.last_seq LIMIT " + arg(runsPerQuery))
+	return m.db.SQL(q.String()), args
 }
