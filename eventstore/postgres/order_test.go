@@ -40,9 +40,9 @@ func TestConcurrentWritersNeverSkip(t *testing.T) {
 	t.Parallel()
 	s := openStore(t, Options{})
 	const (
-		writers   = 16
-		appends   = 250 // per writer
-		streams   = 12
+		writers     = 16
+		appends     = 250 // per writer
+		streams     = 12
 		maxBatch    = 4
 		subscribers = 6
 		totalWait   = 60 * time.Second
