@@ -41,6 +41,8 @@ type benchStoreConfig struct {
 	LagRate      int
 	LagDuration  time.Duration
 	Writers      int
+	Rounds       int
+	Scenarios    []string
 }
 
 func (c benchStoreConfig) Validate() error {
@@ -56,8 +58,11 @@ func (c benchStoreConfig) Validate() error {
 	if c.Duration <= 0 || c.LagDuration <= 0 {
 		errs = append(errs, errors.New("--duration and --lag-duration must be positive"))
 	}
-	if c.ReplayEvents <= 0 || c.LagRate <= 0 || c.Writers <= 0 {
-		errs = append(errs, errors.New("--replay-events, --lag-rate and --writers must be positive"))
+	if c.ReplayEvents <= 0 || c.LagRate <= 0 || c.Writers <= 0 || c.Rounds <= 0 {
+		errs = append(errs, errors.New("--replay-events, --lag-rate, --writers and --rounds must be positive"))
+	}
+	if err := (storebench.Config{Scenarios: c.Scenarios}).Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("--scenarios: %w", err))
 	}
 	return errors.Join(errs...)
 }
@@ -93,6 +98,8 @@ concurrency; a plain ordered SELECT scan), and the ratio.`,
 	f.IntVar(&cfg.LagRate, "lag-rate", def.LagRate, "appends per second during the lag scenario")
 	f.DurationVar(&cfg.LagDuration, "lag-duration", def.LagDuration, "duration of the lag scenario")
 	f.IntVar(&cfg.Writers, "writers", def.Writers, "concurrent writers of the concurrent scenario")
+	f.IntVar(&cfg.Rounds, "rounds", def.Rounds, "alternating Cairn and raw runs each append scenario is split into")
+	f.StringSliceVar(&cfg.Scenarios, "scenarios", nil, "run only these scenarios ("+strings.Join(storebench.Scenarios(), ", ")+"); default: all")
 	return cmd
 }
 
@@ -100,6 +107,7 @@ func runBenchStore(ctx context.Context, cfg benchStoreConfig) error {
 	bc := storebench.Config{
 		Duration: cfg.Duration, ReplayEvents: cfg.ReplayEvents,
 		LagRate: cfg.LagRate, LagDuration: cfg.LagDuration, Writers: cfg.Writers,
+		Rounds: cfg.Rounds, Scenarios: cfg.Scenarios,
 		Progress: func(format string, args ...any) { slog.Info(fmt.Sprintf(format, args...)) },
 	}
 	var all []storebench.Result

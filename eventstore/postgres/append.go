@@ -103,8 +103,7 @@ func (s *Store) appendOnce(ctx context.Context, stream string, expected eventsto
 	var r statusRow
 	var err error
 	if len(a.ids) == 1 {
-		// The common case, with scalar parameters (migration 0002).
-		r, err = s.queryStatus(ctx, s.sql.appendOne, stream, expected.Code(), a.ids[0], a.types[0], a.versions[0], a.data[0], a.metadata[0])
+		r, err = s.appendEvent(ctx, stream, expected, a)
 	} else {
 		r, err = s.queryStatus(ctx, s.sql.append, stream, expected.Code(), a.ids, a.types, a.versions, a.data, a.metadata)
 	}
@@ -155,6 +154,30 @@ func (s *Store) queryStatus(ctx context.Context, sql string, args ...any) (statu
 	var r statusRow
 	err := s.pool.QueryRow(ctx, sql, args...).Scan(&r.status, &r.revision, &r.position, &r.conflict)
 	return r, err
+}
+
+// appendEvent is the common case of one event: scalar parameters and one
+// bigint[] back (append_event_packed, migration 0003).
+func (s *Store) appendEvent(ctx context.Context, stream string, expected eventstore.ExpectedRevision, a appendArgs) (statusRow, error) {
+	var packed []int64
+	err := s.pool.QueryRow(ctx, s.sql.appendOne, stream, expected.Code(), a.ids[0], a.types[0], a.versions[0], a.data[0], a.metadata[0]).Scan(&packed)
+	if err != nil {
+		return statusRow{}, err
+	}
+	if len(packed) != 3 {
+		return statusRow{}, fmt.Errorf("eventstore/postgres: append to %q: append_event_packed returned %d values, want 3", stream, len(packed))
+	}
+	r := statusRow{
+		status:   int32(packed[0]),
+		revision: pgtype.Int8{Int64: packed[1], Valid: true},
+		position: pgtype.Int8{Int64: packed[2], Valid: true},
+	}
+	if r.status == statusIDInOtherStream || r.status == statusPartialRetry {
+		// The packed result has no room for the conflicting id; the answer
+		// of stored_ids_status cannot have changed (stored events never do).
+		return s.queryStatus(ctx, s.sql.storedIDs, stream, a.ids)
+	}
+	return r, nil
 }
 
 // storedIDsResult maps the statuses about stored ids.

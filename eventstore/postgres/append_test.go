@@ -197,6 +197,72 @@ func TestAppendIdempotentRetry(t *testing.T) {
 	}
 }
 
+// TestAppendOneEventRefused: a single event goes through
+// append_event_packed, which reports refusals as a status in its bigint[]
+// (no conflicting id in it); every refusal must still come back as the
+// typed error or the original result, with nothing written.
+func TestAppendOneEventRefused(t *testing.T) {
+	t.Parallel()
+	s := openStore(t, Options{})
+	ctx := t.Context()
+	first, second := event(t, "first"), event(t, "second")
+	if _, err := s.Append(ctx, "a", eventstore.NoStream, first); err != nil {
+		t.Fatal(err)
+	}
+	orig, err := s.Append(ctx, "a", eventstore.Exact(0), second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Append(ctx, "b", eventstore.NoStream, event(t, "b0")); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name     string
+		stream   string
+		expected eventstore.ExpectedRevision
+		event    eventstore.EventData
+		want     eventstore.AppendResult
+		check    func(error) bool
+	}{
+		{"retry with an expectation that no longer holds (status 1)", "a", eventstore.NoStream, second, orig, nil},
+		{"wrong expected revision (status 2)", "a", eventstore.Exact(0), event(t, "late"), eventstore.AppendResult{},
+			func(err error) bool {
+				var wrong *eventstore.WrongExpectedRevisionError
+				return errors.As(err, &wrong) && wrong.Actual == 1
+			}},
+		{"id stored in another stream, expectation refused (status 3)", "b", eventstore.Exact(7), first, eventstore.AppendResult{},
+			func(err error) bool {
+				var dup *eventstore.DuplicateEventError
+				return errors.As(err, &dup) && dup.ID == first.ID && dup.Stream == "b"
+			}},
+		{"id stored in another stream, no stream yet", "c", eventstore.StreamExists, first, eventstore.AppendResult{},
+			func(err error) bool {
+				var dup *eventstore.DuplicateEventError
+				return errors.As(err, &dup) && dup.ID == first.ID && dup.Stream == "c"
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := s.Append(ctx, tt.stream, tt.expected, tt.event)
+			if tt.check == nil {
+				if err != nil || res != tt.want {
+					t.Fatalf("Append = %+v, %v; want %+v", res, err, tt.want)
+				}
+				return
+			}
+			if !tt.check(err) {
+				t.Fatalf("Append = %+v, %v; not the error wanted", res, err)
+			}
+		})
+	}
+	if n := streamLen(t, s, "a"); n != 2 {
+		t.Fatalf("stream a holds %d events, want 2", n)
+	}
+	if n := streamLen(t, s, "b"); n != 1 {
+		t.Fatalf("stream b holds %d events, want 1", n)
+	}
+}
+
 func TestAppendInvalid(t *testing.T) {
 	t.Parallel()
 	s := openStore(t, Options{MaxEventSize: 100})
@@ -283,6 +349,12 @@ func TestAppendRefusesToRunInsideATransaction(t *testing.T) {
 		var status int32
 		err := conn.QueryRow(ctx, `SELECT out_status FROM `+quoteIdent(schema)+`.append_events($1, -1, $2, $3, $4, $5, $6)`,
 			"s", args.ids, args.types, args.versions, args.data, args.metadata).Scan(&status)
+		var packed []int64
+		if err == nil {
+			// The single-event function (migration 0003) checks the same.
+			err = conn.QueryRow(ctx, `SELECT `+quoteIdent(schema)+`.append_event_packed($1, -1, $2, $3, $4, $5, $6)`,
+				"s", args.ids[0], args.types[0], args.versions[0], args.data[0], args.metadata[0]).Scan(&packed)
+		}
 		if _, rbErr := conn.Exec(ctx, "ROLLBACK"); rbErr != nil {
 			t.Fatal(rbErr)
 		}
@@ -290,7 +362,10 @@ func TestAppendRefusesToRunInsideATransaction(t *testing.T) {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
 		if status != statusPrecondition {
-			t.Errorf("%s: status %d, want %d", tc.name, status, statusPrecondition)
+			t.Errorf("%s: append_events status %d, want %d", tc.name, status, statusPrecondition)
+		}
+		if len(packed) != 3 || packed[0] != statusPrecondition {
+			t.Errorf("%s: append_event_packed = %v, want status %d", tc.name, packed, statusPrecondition)
 		}
 	}
 	if _, err := s.ReadStream(ctx, "s", eventstore.ReadStreamOptions{}); !errors.Is(err, eventstore.ErrStreamNotFound) {

@@ -88,6 +88,13 @@
 // result or an *eventstore.DuplicateEventError. Driver errors are translated at
 // the boundary by SQLSTATE, never by message text.
 //
+// A single event, the common case, goes through append_event_packed instead:
+// the same logic with scalar parameters, returning one bigint[] {status,
+// revision, position} rather than OUT parameters (whose composite result
+// costs the server a tuple descriptor and a function scan per call). It has
+// no room for the conflicting id of a duplicate, which Append then asks
+// stored_ids_status for.
+//
 // An Append whose context ends while its statement runs may or may not have
 // committed (the usual network-database ambiguity); retrying it with the same
 // event ids is safe and returns the original result.

@@ -73,8 +73,7 @@ func newStatements(schema string) statements {
 	return statements{
 		append: `SELECT out_status, out_revision, out_position, out_conflict_id FROM ` + quoteIdent(schema) +
 			`.append_events($1, $2, $3, $4, $5, $6, $7)`,
-		appendOne: `SELECT out_status, out_revision, out_position, out_conflict_id FROM ` + quoteIdent(schema) +
-			`.append_event($1, $2, $3, $4, $5, $6, $7)`,
+		appendOne: `SELECT ` + quoteIdent(schema) + `.append_event_packed($1, $2, $3, $4, $5, $6, $7)`,
 		storedIDs: `SELECT out_status, out_revision, out_position, out_conflict_id FROM ` + quoteIdent(schema) +
 			`.stored_ids_status($1, $2)`,
 		// The horizon and the rows come from the statement's one snapshot:

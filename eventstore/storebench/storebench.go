@@ -7,7 +7,9 @@ package storebench
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/cairnhq/cairn/eventstore"
@@ -60,6 +62,9 @@ type Config struct {
 	// Rounds splits each append scenario into alternating Cairn and raw
 	// runs (default 4).
 	Rounds int
+	// Scenarios, if not empty, runs only these of Scenarios() (for
+	// profiling one case); the default runs them all.
+	Scenarios []string
 	// Progress, if set, is told what runs.
 	Progress func(format string, args ...any)
 }
@@ -72,6 +77,7 @@ func DefaultConfig() Config {
 		LagRate:      1000,
 		LagDuration:  5 * time.Second,
 		Writers:      16,
+		Rounds:       4,
 	}
 }
 
@@ -90,6 +96,35 @@ func (r Result) Ratio() float64 {
 		return 0
 	}
 	return r.Cairn / r.Raw
+}
+
+// Scenario names, as Config.Scenarios takes them.
+const (
+	ScenarioAppendOne     = "append-1"     // 1 writer x 1 event
+	ScenarioAppendWriters = "append-n"     // Config.Writers writers x 1 event
+	ScenarioAppendBatch   = "append-batch" // 1 writer x batch of 100
+	ScenarioReplay        = "replay"
+	ScenarioLag           = "lag"
+)
+
+// Scenarios are the names of every scenario, in the order they run.
+func Scenarios() []string {
+	return []string{ScenarioAppendOne, ScenarioAppendWriters, ScenarioAppendBatch, ScenarioReplay, ScenarioLag}
+}
+
+// Validate reports names in c.Scenarios that are not scenarios.
+func (c Config) Validate() error {
+	for _, name := range c.Scenarios {
+		if !slices.Contains(Scenarios(), name) {
+			return fmt.Errorf("unknown scenario %q (%s)", name, strings.Join(Scenarios(), ", "))
+		}
+	}
+	return nil
+}
+
+// runs says whether the scenario named name is selected.
+func (c Config) runs(name string) bool {
+	return len(c.Scenarios) == 0 || slices.Contains(c.Scenarios, name)
 }
 
 func (c Config) rounds() int {
