@@ -36,11 +36,14 @@ func NewPostgresBaseline(ctx context.Context, dsn, schema string, maxConns int32
 
 func (b *PostgresBaseline) table() string { return b.schema + ".raw_events" }
 
-// Reset implements Baseline.
+// Reset implements Baseline. The raw table has the store's columns (the
+// appending transaction's id included, as the store records it) without
+// its CHECK constraints or its append function.
 func (b *PostgresBaseline) Reset(ctx context.Context) error {
 	_, err := b.pool.Exec(ctx, `DROP TABLE IF EXISTS `+b.table()+`;
 CREATE TABLE `+b.table()+` (
   position    bigserial PRIMARY KEY,
+  tx_id       xid8 NOT NULL DEFAULT pg_current_xact_id(),
   id          uuid NOT NULL UNIQUE,
   stream      text NOT NULL,
   revision    bigint NOT NULL,
