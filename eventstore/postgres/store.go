@@ -54,14 +54,15 @@ type Store struct {
 
 // statements are the store's SQL, qualified with its schema.
 type statements struct {
-	append    string
-	appendOne string
-	storedIDs string
-	readAll   string
-	forward   string
-	backward  string
-	exists    string
-	head      string
+	append     string
+	appendOne  string
+	appendMany string
+	storedIDs  string
+	readAll    string
+	forward    string
+	backward   string
+	exists     string
+	head       string
 }
 
 func newStatements(schema string) statements {
@@ -72,6 +73,8 @@ func newStatements(schema string) statements {
 			`.append_events($1, $2, $3, $4, $5, $6, $7)`,
 		appendOne: `SELECT out_status, out_revision, out_position, out_conflict_id FROM ` + quoteIdent(schema) +
 			`.append_event($1, $2, $3, $4, $5, $6, $7)`,
+		appendMany: `SELECT out_status, out_revision, out_position, out_conflict_id FROM ` + quoteIdent(schema) +
+			`.append_many($1, $2, $3, $4, $5, $6, $7, $8)`,
 		storedIDs: `SELECT out_status, out_revision, out_position, out_conflict_id FROM ` + quoteIdent(schema) +
 			`.stored_ids_status($1, $2)`,
 		// The horizon and the rows come from the statement's one snapshot:
