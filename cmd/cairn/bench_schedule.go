@@ -27,6 +27,7 @@ type benchScheduleConfig struct {
 	Backends    []string
 	PostgresURL string
 	Append      string
+	CPUProfile  string
 	Bench       schedbench.Config
 }
 
@@ -70,6 +71,7 @@ sessions read model shows every placement, on each backend.`,
 	f.IntVar(&cfg.Bench.Agents, "agents", cfg.Bench.Agents, "agents in the fleet (8 GPUs each)")
 	f.IntVar(&cfg.Bench.Sessions, "sessions", cfg.Bench.Sessions, "pending sessions")
 	f.IntVar(&cfg.Bench.Writers, "writers", cfg.Bench.Writers, "the scheduler's concurrent writes")
+	f.StringVar(&cfg.CPUProfile, "cpu-profile", "", "write a CPU profile of each backend's measured phase to PREFIX-<backend>.pprof")
 	f.DurationVar(&cfg.Bench.Timeout, "timeout", cfg.Bench.Timeout, "bound on each backend's run")
 	return cmd
 }
@@ -85,6 +87,11 @@ func runBenchSchedule(ctx context.Context, cfg benchScheduleConfig) error {
 		slog.Info("schedule benchmark", "backend", backend, "agents", cfg.Bench.Agents, "sessions", cfg.Bench.Sessions)
 		var res schedbench.Result
 		var err error
+		cfg.Bench.Profile = nil
+		if cfg.CPUProfile != "" {
+			path := fmt.Sprintf("%s-%s.pprof", cfg.CPUProfile, backend)
+			cfg.Bench.Profile = func() func() { return cpuProfile(path) }
+		}
 		switch backend {
 		case "sqlite":
 			res, err = benchScheduleSQLite(ctx, cfg.Bench)

@@ -43,6 +43,10 @@ type Config struct {
 	Timeout time.Duration
 	// Progress reports the phases (may be nil).
 	Progress func(format string, args ...any)
+	// Profile, when set, is called as the measured phase starts (the
+	// scheduler's start) and the function it returns when the read side
+	// shows the last placement: e.g. a CPU profile of just that phase.
+	Profile func() (stop func())
 }
 
 // DefaultConfig is the scale: 1,000 agents × 8 GPUs, 10,000
@@ -143,6 +147,11 @@ func Run(ctx context.Context, store eventstore.Store, db *projections.DB, cfg Co
 	if err != nil {
 		return res, err
 	}
+	stopProfile := func() {}
+	if cfg.Profile != nil {
+		stopProfile = sync.OnceFunc(cfg.Profile())
+		defer stopProfile()
+	}
 	start = time.Now()
 	running := background(ctx, sched.Run)
 	defer running.stop()
@@ -168,6 +177,7 @@ func Run(ctx context.Context, store eventstore.Store, db *projections.DB, cfg Co
 		}
 	}
 	res.Schedule = visible.Sub(start)
+	stopProfile()
 	if err := checkVisible(ctx, rm, res.Placed); err != nil {
 		return res, err
 	}
