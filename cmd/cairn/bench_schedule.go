@@ -108,18 +108,18 @@ func runBenchSchedule(ctx context.Context, cfg benchScheduleConfig) error {
 		"requested through the command handlers; the real scheduler loop from its start (log fold included) until the\n"+
 		"sessions read model shows every placement. Target: ≥ %d placements/s.\n\n",
 		time.Now().UTC().Format("2006-01-02"), runtime.GOOS+"/"+runtime.GOARCH, runtime.NumCPU(), cfg.Bench.Agents, cfg.Bench.Sessions, scheduleTarget)
-	fmt.Fprintln(&md, "| backend | placed | rounds | schedule (s) | placements/s | enqueue (sessions/s) | target |")
-	fmt.Fprintln(&md, "|---|---:|---:|---:|---:|---:|---|")
+	fmt.Fprintln(&md, "| backend | placed | rounds | schedule (s) | cpu (s) | placements/s | enqueue (sessions/s) | target |")
+	fmt.Fprintln(&md, "|---|---:|---:|---:|---:|---:|---:|---|")
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "\nBACKEND\tPLACED\tROUNDS\tSCHEDULE\tPLACEMENTS/S\tENQUEUE/S\tTARGET")
+	fmt.Fprintln(tw, "\nBACKEND\tPLACED\tROUNDS\tSCHEDULE\tCPU\tPLACEMENTS/S\tENQUEUE/S\tTARGET")
 	for _, r := range rows {
 		ok := "✓"
 		if r.res.PlacementsPerSecond() < scheduleTarget {
 			ok = "✗"
 		}
 		enq := float64(r.res.Sessions) / r.res.Enqueue.Seconds()
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%.2fs\t%.0f\t%.0f\t≥ %d %s\n", r.backend, r.res.Placed, r.res.Rounds, r.res.Schedule.Seconds(), r.res.PlacementsPerSecond(), enq, scheduleTarget, ok)
-		fmt.Fprintf(&md, "| %s | %d | %d | %.2f | %.0f | %.0f | ≥ %d %s |\n", r.backend, r.res.Placed, r.res.Rounds, r.res.Schedule.Seconds(), r.res.PlacementsPerSecond(), enq, scheduleTarget, ok)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.2fs\t%.2fs\t%.0f\t%.0f\t≥ %d %s\n", r.backend, r.res.Placed, r.res.Rounds, r.res.Schedule.Seconds(), r.res.CPU.Seconds(), r.res.PlacementsPerSecond(), enq, scheduleTarget, ok)
+		fmt.Fprintf(&md, "| %s | %d | %d | %.2f | %.2f | %.0f | %.0f | ≥ %d %s |\n", r.backend, r.res.Placed, r.res.Rounds, r.res.Schedule.Seconds(), r.res.CPU.Seconds(), r.res.PlacementsPerSecond(), enq, scheduleTarget, ok)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
