@@ -55,8 +55,8 @@ sessions read model shows every placement, on each backend.`,
 					errs = append(errs, errors.New("--postgres-url (or CAIRN_TEST_POSTGRES_URL) is required for the postgres backend; `make bench` starts a throwaway server"))
 				}
 			}
-			if cfg.Bench.Agents <= 0 || cfg.Bench.Sessions <= 0 || cfg.Bench.Writers <= 0 {
-				errs = append(errs, errors.New("--agents, --sessions and --writers must be positive"))
+			if cfg.Bench.Agents <= 0 || cfg.Bench.Sessions <= 0 {
+				errs = append(errs, errors.New("--agents and --sessions must be positive"))
 			}
 			if err := errors.Join(errs...); err != nil {
 				return err
@@ -70,7 +70,6 @@ sessions read model shows every placement, on each backend.`,
 	f.StringVar(&cfg.Append, "append", "", "also append the table as Markdown to this file")
 	f.IntVar(&cfg.Bench.Agents, "agents", cfg.Bench.Agents, "agents in the fleet (8 GPUs each)")
 	f.IntVar(&cfg.Bench.Sessions, "sessions", cfg.Bench.Sessions, "pending sessions")
-	f.IntVar(&cfg.Bench.Writers, "writers", cfg.Bench.Writers, "the scheduler's concurrent writes")
 	f.StringVar(&cfg.CPUProfile, "cpu-profile", "", "write a CPU profile of each backend's measured phase to PREFIX-<backend>.pprof")
 	f.DurationVar(&cfg.Bench.Timeout, "timeout", cfg.Bench.Timeout, "bound on each backend's run")
 	return cmd
@@ -164,7 +163,7 @@ func benchSchedulePostgres(ctx context.Context, url string, cfg schedbench.Confi
 		return schedbench.Result{}, err
 	}
 	defer drop()
-	store, err := postgres.Open(ctx, url, postgres.Options{Schema: schema, Logger: slog.New(slog.DiscardHandler), MaxConns: int32(cfg.Writers + 16)})
+	store, err := postgres.Open(ctx, url, postgres.Options{Schema: schema, Logger: slog.New(slog.DiscardHandler), MaxConns: 48})
 	if err != nil {
 		return schedbench.Result{}, err
 	}

@@ -36,8 +36,6 @@ import (
 type Config struct {
 	Agents   int
 	Sessions int
-	// Writers is the scheduler's concurrent writes (scheduler.Config.Writers).
-	Writers int
 	// Seed makes the fleet and the queue reproducible.
 	Seed uint64
 	// Timeout bounds the whole run.
@@ -53,7 +51,7 @@ type Config struct {
 // DefaultConfig is the scale: 1,000 agents × 8 GPUs, 10,000
 // pending sessions.
 func DefaultConfig() Config {
-	return Config{Agents: 1000, Sessions: 10000, Writers: scheduler.DefaultWriters, Seed: 1, Timeout: 10 * time.Minute}
+	return Config{Agents: 1000, Sessions: 10000, Seed: 1, Timeout: 10 * time.Minute}
 }
 
 // Result is one run's figures.
@@ -148,7 +146,7 @@ func Run(ctx context.Context, store eventstore.Store, db *projections.DB, cfg Co
 		// the read side for the processor, so a shorter one would measure
 		// a busier scheduler than a real one. Rounds woken by events run
 		// at once either way.
-		Interval: scheduler.DefaultInterval, Logger: quiet, Writers: cfg.Writers,
+		Interval: scheduler.DefaultInterval, Logger: quiet,
 		// drf never holds a session behind another, so every round places
 		// all it can; fifo's head-of-line blocking would measure the queue
 		// discipline, not the scheduler.
