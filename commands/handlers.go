@@ -15,6 +15,7 @@ type Handlers struct {
 	TerminateSession      Handler[TerminateSession, Result]
 	CancelPendingSession  Handler[CancelPendingSession, Result]
 	UpdatePendingSession  Handler[UpdatePendingSession, Result]
+	UpdatePendingSessions Handler[UpdatePendingSessions, UpdatePendingSessionsResult]
 	ScheduleSession       Handler[ScheduleSession, Result]
 	ScheduleSessions      Handler[ScheduleSessions, ScheduleSessionsResult]
 	RegisterAgent         Handler[RegisterAgent, Result]
@@ -193,6 +194,7 @@ func NewHandlers(store EventStore, clock func() time.Time, opts Options) (*Handl
 		TerminateSession:      register(r, terminateSessionHandler{d}),
 		CancelPendingSession:  register(r, cancelPendingSessionHandler{d}),
 		UpdatePendingSession:  register(r, updatePendingSessionHandler{d}),
+		UpdatePendingSessions: register(r, updatePendingSessionsHandler{d}),
 		ScheduleSession:       register(r, scheduleSessionHandler{d}),
 		ScheduleSessions:      register(r, scheduleSessionsHandler{d}),
 		RegisterAgent:         register(r, registerAgentHandler{d}),

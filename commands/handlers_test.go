@@ -27,7 +27,7 @@ func TestHandlersListEveryCommandOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{
-		"session.request", "session.terminate", "session.cancel-pending", "session.update-pending",
+		"session.request", "session.terminate", "session.cancel-pending", "session.update-pending", "session.update-pending-batch",
 		"session.schedule", "session.schedule-batch", "agent.register", "kernel.report-status", "agent.mark-lost",
 		"agent.release-allocation", "session.force-terminate",
 		"domain.create", "domain.modify", "project.create", "project.modify", "project.add-member",

@@ -52,6 +52,44 @@ func (h *hookStore) Append(ctx context.Context, stream string, expected eventsto
 	return res, err
 }
 
+// AppendMany runs the hooks of every part: a beforeAppend error fails
+// the whole call without writing; afterAppend sees each part's outcome
+// and the first error it returns replaces the call's.
+func (h *hookStore) AppendMany(ctx context.Context, parts ...eventstore.StreamAppend) ([]eventstore.AppendResult, error) {
+	h.mu.Lock()
+	if h.appends == nil {
+		h.appends = map[string]int{}
+	}
+	for _, p := range parts {
+		h.appends[p.Stream]++
+	}
+	before, after, on := h.beforeAppend, h.afterAppend, h.onAppend
+	h.mu.Unlock()
+	for _, p := range parts {
+		if on != nil {
+			on(p.Stream, p.Events)
+		}
+		if before != nil {
+			if err := before(p.Stream); err != nil {
+				return nil, err
+			}
+		}
+	}
+	res, err := h.EventStore.AppendMany(ctx, parts...)
+	if after != nil {
+		var replaced error
+		for _, p := range parts {
+			if e := after(p.Stream, err); e != err && replaced == nil {
+				replaced = e
+			}
+		}
+		if replaced != nil {
+			err = replaced
+		}
+	}
+	return res, err
+}
+
 func (h *hookStore) ReadStream(ctx context.Context, stream string, opts eventstore.ReadStreamOptions) ([]eventstore.RecordedEvent, error) {
 	h.mu.Lock()
 	before := h.beforeRead

@@ -19,7 +19,8 @@ import (
 
 // ScheduleSessions is a scheduling round's placements, written together:
 // what ScheduleSession does for one session, for thousands, with one
-// append per agent instead of one per kernel.
+// eventstore AppendMany per few hundred agents or sessions instead of an
+// append per kernel.
 type ScheduleSessions struct {
 	Placements []SessionPlacement
 }
@@ -50,10 +51,6 @@ type KnownKernel struct {
 	Slots domain.Slots
 }
 
-// sessionWriters bounds the concurrent session appends of a batch: many,
-// so that the store's group commit writes them in few transactions.
-const sessionWriters = 256
-
 func (ScheduleSessions) CommandName() string { return "session.schedule-batch" }
 
 // ScheduleSessionsResult tells what became of each placement.
@@ -67,8 +64,12 @@ type ScheduleSessionsResult struct {
 	Refused map[uuid.UUID]error
 }
 
-// batchWriters bounds the concurrent loads and appends of one batch.
+// batchWriters bounds the concurrent loads of one batch.
 const batchWriters = 32
+
+// batchChunks bounds the concurrent AppendMany calls of one batch, each of
+// at most eventstore.MaxStreamsPerAppend streams.
+const batchChunks = 4
 
 type scheduleSessionsHandler struct{ deps }
 
@@ -76,14 +77,15 @@ type scheduleSessionsHandler struct{ deps }
 //
 //  1. load every session and decide Schedule (pure): a session no longer
 //     PENDING, or a placement that does not match it, is refused;
-//  2. per agent (concurrently), decide the allocations of every session
-//     placed there at once (domain.Agent.AllocateEach: each session all or
-//     nothing) and append them in one append with the agent's expected
-//     revision, re-deciding with fresh state on a conflict: two writers
-//     can never take the same capacity;
-//  3. per session whose kernels were all allocated (concurrently), append
-//     session.scheduled with the revision step 1 read (re-deciding on a
-//     conflict).
+//  2. per agent (loaded concurrently), decide the allocations of every
+//     session placed there at once (domain.Agent.AllocateEach: each
+//     session all or nothing), and append them with the agent's expected
+//     revision, many agents per eventstore AppendMany; an agent whose
+//     stream moved is re-decided on fresh state and its chunk written
+//     again: two writers can never take the same capacity;
+//  3. append session.scheduled of every session whose kernels were all
+//     allocated, many per AppendMany, with the revision step 1 read; a
+//     session whose stream moved is decided again on its own.
 //
 // A session refused at step 2 on one agent, or at step 3, has what it got
 // on other agents released (reason schedule-aborted), as ScheduleSession
@@ -145,45 +147,52 @@ func (h scheduleSessionsHandler) Handle(ctx context.Context, md Metadata, cmd Sc
 	})
 
 	// 2. Agents: each session's kernels there, in the placements' order.
-	byAgent := map[string][]*batchSession{}
-	var agents []string
+	byAgent := map[string]*agentWrite{}
+	var agents []*agentWrite
 	for _, d := range sessions {
 		if d == nil {
 			continue
 		}
-		for id := range d.requests {
-			if byAgent[id] == nil {
-				agents = append(agents, id)
+		for id, reqs := range d.requests {
+			w := byAgent[id]
+			if w == nil {
+				w = &agentWrite{id: id}
+				byAgent[id] = w
+				agents = append(agents, w)
 			}
-			byAgent[id] = append(byAgent[id], d)
+			w.sessions = append(w.sessions, d)
+			w.batches = append(w.batches, reqs)
 		}
 	}
-	slices.Sort(agents)
+	slices.SortFunc(agents, func(a, b *agentWrite) int { return strings.Compare(a.id, b.id) })
+	parallel.Each(ctx, batchWriters, len(agents), func(i int) { agents[i].decide(ctx, h.agents, at) })
+	var toWrite []*agentWrite
+	for _, w := range agents {
+		if w.err == nil && len(w.events) > 0 {
+			toWrite = append(toWrite, w)
+		}
+	}
+	agentChunks := chunks(toWrite)
+	parallel.Each(ctx, batchChunks, len(agentChunks), func(i int) { h.writeAgents(ctx, md, agentChunks[i], at) })
 	allocatedOn := map[uuid.UUID][]string{} // session → agents that allocated it
-	parallel.Each(ctx, batchWriters, len(agents), func(i int) {
-		id := agents[i]
-		outcome, pos, err := h.allocateOn(ctx, md, id, byAgent[id], at)
-		wrote(pos)
-		mu.Lock()
-		defer mu.Unlock()
-		for j, d := range byAgent[id] {
+	for _, w := range agents {
+		wrote(w.position)
+		for j, d := range w.sessions {
 			switch {
-			case err != nil:
-				// The append failed and may have been written: release on
-				// this agent too (releasing is idempotent).
-				allocatedOn[d.p.SessionID] = append(allocatedOn[d.p.SessionID], id)
-				if _, ok := res.Refused[d.p.SessionID]; !ok {
-					res.Refused[d.p.SessionID] = err
+			case w.err != nil:
+				if appendUncertain(w.err) {
+					// The append may have been written: release on this
+					// agent too (releasing is idempotent).
+					allocatedOn[d.p.SessionID] = append(allocatedOn[d.p.SessionID], w.id)
 				}
-			case outcome[j] != nil:
-				if _, ok := res.Refused[d.p.SessionID]; !ok {
-					res.Refused[d.p.SessionID] = outcome[j]
-				}
+				refuse(d.p.SessionID, w.err)
+			case w.outcome[j] != nil:
+				refuse(d.p.SessionID, w.outcome[j])
 			default:
-				allocatedOn[d.p.SessionID] = append(allocatedOn[d.p.SessionID], id)
+				allocatedOn[d.p.SessionID] = append(allocatedOn[d.p.SessionID], w.id)
 			}
 		}
-	})
+	}
 
 	// 3. Sessions whose every agent allocated them.
 	var ready []*batchSession
@@ -198,28 +207,17 @@ func (h scheduleSessionsHandler) Handle(ctx context.Context, md Metadata, cmd Sc
 		}
 		ready = append(ready, d)
 	}
-	parallel.Each(ctx, sessionWriters, len(ready), func(i int) {
-		d := ready[i]
-		stream := SessionStream(d.p.SessionID)
-		pos, err := h.sessions.appendExpecting(ctx, stream, d.revision, md, []domain.Event{domain.SessionScheduled{Kernels: d.placed, At: at}})
-		if errors.Is(err, eventstore.ErrWrongExpectedRevision) {
-			// The session changed since step 1 (cancelled?): decide again.
-			_, pos, err = h.sessions.update(ctx, stream, md, func(s *domain.Session) ([]domain.Event, error) {
-				return s.Schedule(d.p.Kernels, at)
-			})
-		}
-		if err != nil {
-			refuse(d.p.SessionID, err)
-			mu.Lock()
+	sessionChunks := chunks(ready)
+	parallel.Each(ctx, batchChunks, len(sessionChunks), func(i int) { h.writeSessions(ctx, md, sessionChunks[i], at) })
+	for _, d := range ready {
+		if d.err != nil {
+			refuse(d.p.SessionID, d.err)
 			aborts = append(aborts, releasesOf(d.p, allocatedOn[d.p.SessionID])...)
-			mu.Unlock()
-			return
+			continue
 		}
-		wrote(pos)
-		mu.Lock()
+		wrote(d.position)
 		res.Scheduled = append(res.Scheduled, d.p.SessionID)
-		mu.Unlock()
-	})
+	}
 	if len(aborts) > 0 {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), compensationTimeout)
 		defer cancel()
@@ -242,38 +240,129 @@ type batchSession struct {
 	revision int64
 	// requests are its kernels' allocations, by agent.
 	requests map[string][]domain.AllocationRequest
+
+	// Step 3's outcome: the position of session.scheduled, or why it was
+	// not written.
+	position uint64
+	err      error
 }
 
-// allocateOn allocates the batch's sessions on one agent in one append,
-// each all or nothing (outcome[i] is why session i was refused there),
-// re-deciding on fresh state when the agent's stream moved. err is a
-// failed append (outcome then means nothing).
-func (h scheduleSessionsHandler) allocateOn(ctx context.Context, md Metadata, agentID string, sessions []*batchSession, at time.Time) (outcome []error, pos uint64, err error) {
-	stream := AgentStream(agentID)
-	batches := make([][]domain.AllocationRequest, len(sessions))
-	for i, d := range sessions {
-		batches[i] = d.requests[agentID]
+// agentWrite is one agent's part of step 2.
+type agentWrite struct {
+	id string
+	// sessions placed on the agent, with their kernels there (batches).
+	sessions []*batchSession
+	batches  [][]domain.AllocationRequest
+
+	// The decision on the agent as loaded: events to append expecting
+	// revision, and per session why it was refused there.
+	revision int64
+	events   []domain.Event
+	outcome  []error
+	decided  int
+	// err is a failed load or append (outcome then means nothing);
+	// position is the append's.
+	err      error
+	position uint64
+}
+
+// decide loads the agent and decides its allocations.
+func (w *agentWrite) decide(ctx context.Context, agents repository[*domain.Agent], at time.Time) {
+	w.decided++
+	l, err := agents.load(ctx, AgentStream(w.id))
+	if err != nil {
+		w.err = err
+		return
 	}
-	for attempt := 1; ; attempt++ {
-		l, err := h.agents.load(ctx, stream)
-		if err != nil {
-			return nil, 0, err
+	w.revision = l.revision
+	w.events, w.outcome = l.agg.AllocateEach(w.batches, at)
+}
+
+// writeAgents appends the allocations of a chunk of agents in one
+// AppendMany. An agent whose stream moved is decided again on fresh state
+// (up to the retry policy's attempts, then its sessions are refused) and
+// the chunk written again; any other failure fails every agent of it.
+func (h scheduleSessionsHandler) writeAgents(ctx context.Context, md Metadata, chunk []*agentWrite, at time.Time) {
+	pending := slices.Clone(chunk)
+	for len(pending) > 0 {
+		parts := make([]streamWrite, len(pending))
+		for i, w := range pending {
+			parts[i] = streamWrite{stream: AgentStream(w.id), revision: w.revision, events: w.events}
 		}
-		events, outcome := l.agg.AllocateEach(batches, at)
-		if len(events) == 0 {
-			return outcome, 0, nil
-		}
-		pos, err := h.agents.appendAt(ctx, stream, l, md, events)
+		res, err := appendBatch(ctx, h.agents.store, md, parts)
 		if err == nil {
-			return outcome, pos, nil
+			for i, w := range pending {
+				w.position = res[i].Position
+			}
+			return
 		}
-		if !errors.Is(err, eventstore.ErrWrongExpectedRevision) || attempt >= h.agents.retry.attempts {
-			return nil, 0, err
+		i := conflicted(err, parts)
+		if i < 0 {
+			for _, w := range pending {
+				w.err = err
+			}
+			return
 		}
-		if werr := h.agents.retry.wait(ctx, attempt); werr != nil {
-			return nil, 0, storeError("session.schedule-batch", werr)
+		w := pending[i]
+		if w.decided >= h.agents.retry.attempts {
+			w.err = &domain.Error{Op: "session.schedule-batch", Kind: domain.KindConflict, Err: err,
+				Message: fmt.Sprintf("gave up after %d attempts against concurrent writers", w.decided)}
+		} else {
+			w.decide(ctx, h.agents, at)
+		}
+		if w.err != nil || len(w.events) == 0 {
+			pending = slices.Delete(pending, i, i+1)
 		}
 	}
+}
+
+// writeSessions appends session.scheduled for a chunk of sessions in one
+// AppendMany, each expecting the revision it was decided on. A session
+// whose stream moved (cancelled?) leaves the chunk and is decided again on
+// its own; any other failure fails every session of it.
+func (h scheduleSessionsHandler) writeSessions(ctx context.Context, md Metadata, chunk []*batchSession, at time.Time) {
+	pending := slices.Clone(chunk)
+	for len(pending) > 0 {
+		parts := make([]streamWrite, len(pending))
+		for i, d := range pending {
+			parts[i] = streamWrite{stream: SessionStream(d.p.SessionID), revision: d.revision,
+				events: []domain.Event{domain.SessionScheduled{Kernels: d.placed, At: at}}}
+		}
+		res, err := appendBatch(ctx, h.sessions.store, md, parts)
+		if err == nil {
+			for i, d := range pending {
+				d.position = res[i].Position
+			}
+			return
+		}
+		i := conflicted(err, parts)
+		if i < 0 {
+			for _, d := range pending {
+				d.err = err
+			}
+			return
+		}
+		d := pending[i]
+		pending = slices.Delete(pending, i, i+1)
+		_, d.position, d.err = h.sessions.update(ctx, parts[i].stream, md, func(s *domain.Session) ([]domain.Event, error) {
+			return s.Schedule(d.p.Kernels, at)
+		})
+	}
+}
+
+// conflicted returns the index of the part whose expected revision err
+// refused, or -1 when err is something else.
+func conflicted(err error, parts []streamWrite) int {
+	var we *eventstore.WrongExpectedRevisionError
+	if !errors.As(err, &we) {
+		return -1
+	}
+	return slices.IndexFunc(parts, func(p streamWrite) bool { return p.stream == we.Stream })
+}
+
+// chunks splits items into runs of at most eventstore.MaxStreamsPerAppend.
+func chunks[T any](items []T) [][]T {
+	return slices.Collect(slices.Chunk(items, eventstore.MaxStreamsPerAppend))
 }
 
 // releasesOf are the releases of a placement's kernels on the given agents.

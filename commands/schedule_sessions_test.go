@@ -158,3 +158,85 @@ func TestScheduleSessionsKnown(t *testing.T) {
 		t.Fatalf("allocations %+v", a.Allocations())
 	}
 }
+
+// TestScheduleSessionsRedecidesAConflictedAgent: another writer shrinks an
+// agent between the batch's load and its write; the agent is decided again
+// on its fresh state (the session that no longer fits is refused, its
+// allocation elsewhere released) while the other agents' allocations and
+// sessions are written.
+func TestScheduleSessionsRedecidesAConflictedAgent(t *testing.T) {
+	t.Parallel()
+	e, hs := hooked(t)
+	e.registerAgent(t, agentSpec("a1", 8))
+	e.registerAgent(t, agentSpec("a2", 8))
+	big := sessionSpec("")
+	big.Resources[domain.SlotCPU] = domain.Units(6)
+	spread := big
+	spread.ClusterSize, spread.ClusterMode = 2, domain.ClusterMultiNode
+	small := e.requestSession(t, sessionSpec(""))
+	wide := e.requestSession(t, spread)
+	other := e.requestSession(t, sessionSpec(""))
+
+	// a1 shrinks to 4 cpus: small (1) still fits there, wide's kernel (6) no longer.
+	hs.set(func(h *hookStore) { h.beforeAppend = racer(t, e.store, "a1", 4, 1) })
+	before := hs.appendsTo(commands.AgentStream("a1"))
+	res, err := e.handlers.ScheduleSessions.Handle(ctx, e.md, commands.ScheduleSessions{Placements: []commands.SessionPlacement{
+		{SessionID: small.SessionID, Kernels: placeOn("a1", small.KernelIDs, "", "")},
+		{SessionID: wide.SessionID, Kernels: []domain.KernelPlacement{
+			{KernelID: wide.KernelIDs[0], AgentID: "a1"}, {KernelID: wide.KernelIDs[1], AgentID: "a2"},
+		}},
+		{SessionID: other.SessionID, Kernels: placeOn("a2", other.KernelIDs, "", "")},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Scheduled) != 2 || len(res.Refused) != 1 || domain.KindOf(res.Refused[wide.SessionID]) != domain.KindQuotaExceeded {
+		t.Fatalf("scheduled %v refused %v", res.Scheduled, res.Refused)
+	}
+	if n := hs.appendsTo(commands.AgentStream("a1")) - before; n != 2 {
+		t.Fatalf("%d writes to a1, want 2 (refused, then re-decided)", n)
+	}
+	if a1 := e.agent(t, "a1"); a1.Occupied()[domain.SlotCPU] != domain.Units(1) {
+		t.Fatalf("a1 occupied %v", a1.Occupied())
+	}
+	if a2 := e.agent(t, "a2"); a2.Occupied()[domain.SlotCPU] != domain.Units(1) || len(a2.Allocations()) != 1 {
+		t.Fatalf("a2 keeps %v (wide's kernel must be released)", a2.Allocations())
+	}
+	for id, want := range map[uuid.UUID]domain.SessionStatus{small.SessionID: domain.StatusScheduled, other.SessionID: domain.StatusScheduled, wide.SessionID: domain.StatusPending} {
+		if got := e.session(t, id).Status(); got != want {
+			t.Errorf("session %s is %s, want %s", id, got, want)
+		}
+	}
+}
+
+// TestScheduleSessionsUncertainWrite: the sessions' write fails in a way
+// that may have written it (here it did not): every session of it is
+// refused and its allocations released, so nothing stays allocated for a
+// session still PENDING.
+func TestScheduleSessionsUncertainWrite(t *testing.T) {
+	t.Parallel()
+	e, hs := hooked(t)
+	e.registerAgent(t, agentSpec("a1", 8))
+	a, b := e.requestSession(t, sessionSpec("0.5")), e.requestSession(t, sessionSpec("0.5"))
+	hs.set(func(h *hookStore) {
+		h.beforeAppend = func(stream string) error {
+			if isSession(stream) {
+				return errDiskOnFire
+			}
+			return nil
+		}
+	})
+	res, err := e.handlers.ScheduleSessions.Handle(ctx, e.md, commands.ScheduleSessions{Placements: []commands.SessionPlacement{
+		{SessionID: a.SessionID, Kernels: placeOn("a1", a.KernelIDs, "GPU-0", "0.5")},
+		{SessionID: b.SessionID, Kernels: placeOn("a1", b.KernelIDs, "GPU-1", "0.5")},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Scheduled) != 0 || !errors.Is(res.Refused[a.SessionID], errDiskOnFire) || !errors.Is(res.Refused[b.SessionID], errDiskOnFire) {
+		t.Fatalf("scheduled %v refused %v", res.Scheduled, res.Refused)
+	}
+	if a1 := e.agent(t, "a1"); len(a1.Allocations()) != 0 {
+		t.Fatalf("a1 keeps %v", a1.Allocations())
+	}
+}

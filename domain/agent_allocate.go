@@ -81,9 +81,17 @@ func (a *Agent) AllocateKernels(reqs []AllocationRequest, at time.Time) ([]Event
 		return nil, Errorf(op, KindConflict, "agent %s is lost", a.id)
 	}
 	free := a.Free()
+	// What DeviceFree says of each device, in one pass over the allocations.
 	deviceFree := make(map[string]Quantity, len(a.devices))
 	for _, d := range a.devices {
-		deviceFree[d.ID] = a.DeviceFree(d.ID)
+		deviceFree[d.ID] = DeviceShareCapacity
+	}
+	for _, al := range a.allocations {
+		for _, d := range al.Devices {
+			if _, known := deviceFree[d.DeviceID]; known {
+				deviceFree[d.DeviceID] -= d.Amount
+			}
+		}
 	}
 	seen := make(map[uuid.UUID]bool, len(reqs))
 	var events []Event

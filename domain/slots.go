@@ -1,8 +1,10 @@
 package domain
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/big"
 	"sort"
 	"strconv"
@@ -141,7 +143,50 @@ func ParseQuantity(s string, t SlotType) (Quantity, error) {
 	if t != SlotBytes && len(strings.TrimRight(fracPart, "0")) > 3 {
 		return 0, fmt.Errorf("%q has more than 3 decimals", s)
 	}
-	// Exact rational arithmetic: value = digits / 10^len(frac) * mult.
+	milli, ok := quantityFast(intPart, fracPart, mult, t)
+	if !ok {
+		var err error
+		if milli, err = quantityExact(s, intPart, fracPart, mult, t); err != nil {
+			return 0, err
+		}
+	}
+	// A request takes one device of a unique slot (checked with the
+	// request); capacities, occupancy and limits count several.
+	if t == SlotUnique && milli%QuantityScale != 0 {
+		return 0, fmt.Errorf("a unique slot counts whole devices, not %q", s)
+	}
+	return Quantity(milli), nil
+}
+
+// quantityFast computes the common amounts (what Quantity.String writes:
+// at most 15 integer digits, at most 3 decimals on counts, whole byte
+// counts) in int64 arithmetic; ok is false for anything else, which
+// quantityExact then decides.
+func quantityFast(intPart, fracPart string, mult int64, t SlotType) (int64, bool) {
+	fracPart = strings.TrimRight(fracPart, "0")
+	if len(intPart) > 15 || (fracPart != "" && (t == SlotBytes || len(fracPart) > 3)) {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(intPart, 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	var frac int64
+	for i := range 3 {
+		frac *= 10
+		if i < len(fracPart) {
+			frac += int64(fracPart[i] - '0')
+		}
+	}
+	if n > (math.MaxInt64-frac)/(mult*QuantityScale) {
+		return 0, false
+	}
+	return n*mult*QuantityScale + frac, true
+}
+
+// quantityExact computes an amount in exact rational arithmetic: value =
+// digits / 10^len(frac) * mult.
+func quantityExact(s, intPart, fracPart string, mult int64, t SlotType) (int64, error) {
 	r, ok := new(big.Rat).SetString(intPart + "." + fracPart + "0")
 	if !ok {
 		return 0, fmt.Errorf("%q is not a decimal number", s)
@@ -154,13 +199,7 @@ func ParseQuantity(s string, t SlotType) (Quantity, error) {
 	if !r.IsInt() || !r.Num().IsInt64() {
 		return 0, fmt.Errorf("%q is too large", s)
 	}
-	milli := r.Num().Int64()
-	// A request takes one device of a unique slot (checked with the
-	// request); capacities, occupancy and limits count several.
-	if t == SlotUnique && milli%QuantityScale != 0 {
-		return 0, fmt.Errorf("a unique slot counts whole devices, not %q", s)
-	}
-	return Quantity(milli), nil
+	return r.Num().Int64(), nil
 }
 
 func allDigits(s string) bool {
@@ -285,11 +324,14 @@ func ParseSlots(raw map[string]json.RawMessage) (Slots, error) {
 		}
 		v := raw[k]
 		var str string
-		if len(v) > 0 && v[0] == '"' {
+		switch {
+		case len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' && !bytes.ContainsAny(v[1:len(v)-1], "\"\\"):
+			str = string(v[1 : len(v)-1]) // a plain string, as MarshalJSON writes
+		case len(v) > 0 && v[0] == '"':
 			if err := json.Unmarshal(v, &str); err != nil {
 				return nil, Invalid("", k, "amount must be a string or a number")
 			}
-		} else {
+		default:
 			var num json.Number
 			if err := json.Unmarshal(v, &num); err != nil {
 				return nil, Invalid("", k, "amount must be a string or a number")

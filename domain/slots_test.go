@@ -119,3 +119,31 @@ func TestSlotsArithmetic(t *testing.T) {
 		t.Fatal("slot classification")
 	}
 }
+
+// TestQuantityFastPathIsExact: the int64 fast path gives what exact
+// rational arithmetic gives, whenever it answers.
+func TestQuantityFastPathIsExact(t *testing.T) {
+	t.Parallel()
+	ints := []string{"0", "1", "7", "10", "999", "1024", "123456789012345", "9223372036854", "9223372036854775", "000001"}
+	fracs := []string{"", "0", "5", "25", "125", "500", "001", "1250", "0000"}
+	mults := []int64{1, 1 << 10, 1 << 20, 1 << 30, 1 << 40, 1 << 50}
+	for _, typ := range []SlotType{SlotCount, SlotBytes, SlotUnique} {
+		for _, in := range ints {
+			for _, fr := range fracs {
+				for _, mult := range mults {
+					if typ != SlotBytes && mult != 1 {
+						continue
+					}
+					fast, ok := quantityFast(in, fr, mult, typ)
+					if !ok {
+						continue
+					}
+					exact, err := quantityExact(in+"."+fr, in, fr, mult, typ)
+					if err != nil || exact != fast {
+						t.Errorf("%s.%s x%d (%v): fast %d, exact %d (%v)", in, fr, mult, typ, fast, exact, err)
+					}
+				}
+			}
+		}
+	}
+}

@@ -10,6 +10,10 @@
 //     position of the last event written. Re-appending events whose ids are
 //     already stored in that stream is a no-op that returns the original
 //     result (idempotent retry).
+//   - AppendMany makes several appends (to distinct streams, at most
+//     MaxStreamsPerAppend) as one: each part checked as Append checks it,
+//     all of them written or none, their events contiguous in the global
+//     log in the order of the parts.
 //   - Revisions are 0-based and dense within a stream.
 //   - Positions are global, strictly increasing in the order ReadAll and
 //     Subscribe deliver events, and greater than zero. They are not

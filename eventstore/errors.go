@@ -54,18 +54,27 @@ func (e *StreamNotFoundError) Is(target error) bool { return target == ErrStream
 
 // InvalidEventError says which event and which field of an append is wrong.
 type InvalidEventError struct {
-	// Index of the offending event in the append, -1 when the problem is
-	// not tied to one event (e.g. an empty stream name).
+	// Index of the offending event in the append (in its part, for an
+	// AppendMany), -1 when the problem is not tied to one event (e.g. an
+	// empty stream name).
 	Index  int
 	Field  string
 	Reason string
+	// Stream is the stream of the offending part of an AppendMany (stream
+	// names are unique in one); empty for Append and for a problem of the
+	// whole call.
+	Stream string
 }
 
 func (e *InvalidEventError) Error() string {
-	if e.Index < 0 {
-		return fmt.Sprintf("eventstore: invalid %s: %s", e.Field, e.Reason)
+	var part string
+	if e.Stream != "" {
+		part = fmt.Sprintf(" (stream %.64q)", e.Stream)
 	}
-	return fmt.Sprintf("eventstore: invalid event %d: %s: %s", e.Index, e.Field, e.Reason)
+	if e.Index < 0 {
+		return fmt.Sprintf("eventstore: invalid %s%s: %s", e.Field, part, e.Reason)
+	}
+	return fmt.Sprintf("eventstore: invalid event %d%s: %s: %s", e.Index, part, e.Field, e.Reason)
 }
 
 // Is makes errors.Is(err, ErrInvalidEvent) true.

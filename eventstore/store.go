@@ -12,6 +12,18 @@ type Store interface {
 	// that stream returns the original result without writing.
 	Append(ctx context.Context, stream string, expected ExpectedRevision, events ...EventData) (AppendResult, error)
 
+	// AppendMany makes several appends, to distinct streams, as one: every
+	// part is checked as Append checks it (its expected revision; a part
+	// whose events are already stored, in the same order, in its stream is
+	// an idempotent retry and gets its original result), and either every
+	// part is written or none is. A refused part fails the call with the
+	// error Append would return for it, which names the part's stream
+	// (*WrongExpectedRevisionError, *DuplicateEventError). The results are
+	// in the order of the parts. The events written appear in the global
+	// log in the order of the parts, with no other event among them.
+	// At most MaxStreamsPerAppend parts; zero parts do nothing.
+	AppendMany(ctx context.Context, parts ...StreamAppend) ([]AppendResult, error)
+
 	// ReadStream returns the events of one stream. A stream without events
 	// returns a *StreamNotFoundError.
 	ReadStream(ctx context.Context, stream string, opts ReadStreamOptions) ([]RecordedEvent, error)
@@ -28,6 +40,13 @@ type Store interface {
 
 	// Close releases the store's resources. Open subscriptions end.
 	Close() error
+}
+
+// StreamAppend is one part of an AppendMany: what one Append would take.
+type StreamAppend struct {
+	Stream   string
+	Expected ExpectedRevision
+	Events   []EventData
 }
 
 // AppendResult is what a successful Append returns.

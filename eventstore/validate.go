@@ -2,6 +2,7 @@ package eventstore
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -121,4 +122,58 @@ func DecodeMetadata(raw []byte) (Metadata, error) {
 		return Metadata{}, fmt.Errorf("eventstore: decode metadata: %w", err)
 	}
 	return md, nil
+}
+
+// MaxStreamsPerAppend is the largest number of parts one AppendMany takes:
+// the PostgreSQL backend holds one lock per stream until it commits, in a
+// lock table all the cluster's transactions share.
+const MaxStreamsPerAppend = 512
+
+// PreparedAppend is a validated part of an AppendMany.
+type PreparedAppend struct {
+	Stream   string
+	Expected ExpectedRevision
+	Events   []PreparedEvent
+}
+
+// PrepareMany validates an AppendMany as Prepare validates an Append, part
+// by part (an error names the part's stream), and checks the call as a
+// whole: at most MaxStreamsPerAppend parts, each stream once, at most
+// MaxEventsPerAppend events in all, no event id twice.
+func PrepareMany(parts []StreamAppend, maxSize int) ([]PreparedAppend, error) {
+	if len(parts) > MaxStreamsPerAppend {
+		return nil, &InvalidEventError{Index: -1, Field: "parts", Reason: fmt.Sprintf("%d streams in one append, at most %d", len(parts), MaxStreamsPerAppend)}
+	}
+	total := 0
+	for _, p := range parts {
+		total += len(p.Events)
+	}
+	if total > MaxEventsPerAppend {
+		return nil, &InvalidEventError{Index: -1, Field: "events", Reason: fmt.Sprintf("%d events in one append, at most %d", total, MaxEventsPerAppend)}
+	}
+	out := make([]PreparedAppend, len(parts))
+	streams := make(map[string]bool, len(parts))
+	ids := make(map[uuid.UUID]string, total)
+	for i, p := range parts {
+		prepared, err := Prepare(p.Stream, p.Events, maxSize)
+		if err != nil {
+			var ie *InvalidEventError
+			if errors.As(err, &ie) {
+				ie.Stream = p.Stream
+			}
+			return nil, err
+		}
+		if streams[p.Stream] {
+			return nil, &InvalidEventError{Index: -1, Field: "stream", Stream: p.Stream, Reason: "more than one part appends to this stream"}
+		}
+		streams[p.Stream] = true
+		for j, ev := range prepared {
+			if other, dup := ids[ev.ID]; dup {
+				return nil, &InvalidEventError{Index: j, Field: "id", Stream: p.Stream, Reason: fmt.Sprintf("same id as an event of the part for stream %.64q", other)}
+			}
+			ids[ev.ID] = p.Stream
+		}
+		out[i] = PreparedAppend{Stream: p.Stream, Expected: p.Expected, Events: prepared}
+	}
+	return out, nil
 }

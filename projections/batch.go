@@ -112,6 +112,11 @@ func (p *Projector) commit(ctx context.Context, c *cursor, events []Event, last 
 			}
 			applied++
 		}
+		if f, ok := p.proj.(Flusher); ok && applied > 0 {
+			if err := f.Flush(ctx, tx); err != nil {
+				return p.applyError(err, nil)
+			}
+		}
 		if err := tx.applying(ctx, nil); err != nil {
 			return p.applyError(err, nil)
 		}

@@ -56,6 +56,11 @@
 // milliseconds), and while catching up it pauses between batches
 // (Options.Yield) so appends are not starved by SQLite's busy back-off.
 //
+// A projection may also hold rows back across the events of a batch and
+// write many per statement (Flusher: the projector calls Flush after the
+// batch's last Apply, before the checkpoint). The sessions read model does so
+// for a scheduling round's placements, 64 rows per UPDATE.
+//
 // # Dialects
 //
 // Two databases are supported, the same ones as the event store, and the

@@ -37,6 +37,17 @@ type Projection interface {
 	Apply(ctx context.Context, tx Tx, ev Event) error
 }
 
+// Flusher is what a Projection implements when it holds writes back
+// across the events of a batch, to write many rows per statement: the
+// projector calls Flush after the batch's last Apply, in the same
+// transaction, before it writes the checkpoint. A projection that holds
+// writes back must keep them per transaction (a batch that failed is
+// applied again in a new one) and write them before any later write of
+// its own that they must precede.
+type Flusher interface {
+	Flush(ctx context.Context, tx Tx) error
+}
+
 // Event is what Apply receives: the stored envelope (position, stream,
 // type, recorded time, metadata) and the decoded payload.
 type Event struct {

@@ -51,18 +51,10 @@ type Config struct {
 	// selector, a session without room blocks the ones behind it for one
 	// round).
 	Queue placement.ResourceGroup
-	// Writers is how many placements a round writes at once (default
-	// DefaultWriters): the store's group commit turns concurrent appends
-	// into few transactions, and agent streams' expected revisions keep
-	// concurrent placements from taking the same capacity.
-	Writers int
 	// OnRound, if set, is called after every round that had sessions to
 	// place (benchmarks, tests).
 	OnRound func(RoundReport)
 }
-
-// DefaultWriters is the default of Config.Writers.
-const DefaultWriters = 128
 
 // RoundReport is what a round did.
 type RoundReport struct {
@@ -98,9 +90,6 @@ func (c Config) WithDefaults() Config {
 	if c.Queue.Order == "" && c.Queue.Selector == "" && c.Queue.SkipAfterTries == 0 {
 		c.Queue = defaultQueue
 	}
-	if c.Writers == 0 {
-		c.Writers = DefaultWriters
-	}
 	return c
 }
 
@@ -115,9 +104,6 @@ func (c Config) Validate() error {
 	}
 	if c.StartTimeout < 0 && c.StartTimeout != Never {
 		errs = append(errs, fmt.Errorf("start timeout %v: must be positive, 0 (default) or Never", c.StartTimeout))
-	}
-	if c.Writers < 0 {
-		errs = append(errs, fmt.Errorf("writers %d: must not be negative", c.Writers))
 	}
 	if c.TerminatingTimeout < 0 && c.TerminatingTimeout != Never {
 		errs = append(errs, fmt.Errorf("terminating timeout %v: must be positive, 0 (default) or Never", c.TerminatingTimeout))
@@ -135,6 +121,5 @@ func (c Config) LogValue() slog.Value {
 		slog.String("actor", c.Actor),
 		slog.String("queue_order", string(c.Queue.Order)),
 		slog.String("queue_selector", string(c.Queue.Selector)),
-		slog.Int("writers", c.Writers),
 	)
 }

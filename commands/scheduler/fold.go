@@ -33,18 +33,37 @@ var knownTypes = func() map[string]bool {
 // decode is an error: skipping it could make the scheduler believe
 // capacity is free that is not.
 func (st *state) apply(rec eventstore.RecordedEvent) (wake bool, err error) {
-	st.position = rec.Position
+	ev, err := decode(rec)
+	if err != nil {
+		return false, err
+	}
+	return st.applyDecoded(rec, ev)
+}
+
+// decode returns the domain event of rec when the state folds it, nil when
+// it does not (another kind of stream, a type of a newer writer).
+func decode(rec eventstore.RecordedEvent) (domain.Event, error) {
 	sessionStream := strings.HasPrefix(rec.Stream, sessionStreamPrefix)
 	agentStream := strings.HasPrefix(rec.Stream, agentStreamPrefix)
-	forQuotas := quotas.Wants(rec.Type)
-	if (!sessionStream && !agentStream && !forQuotas) || !knownTypes[rec.Type] {
-		return false, nil
+	if (!sessionStream && !agentStream && !quotas.Wants(rec.Type)) || !knownTypes[rec.Type] {
+		return nil, nil
 	}
 	ev, err := domain.DecodeEvent(rec.Type, rec.Version, rec.Data)
 	if err != nil {
-		return false, fmt.Errorf("scheduler: %s@%d: %w", rec.Stream, rec.Revision, err)
+		return nil, fmt.Errorf("scheduler: %s@%d: %w", rec.Stream, rec.Revision, err)
 	}
-	if forQuotas {
+	return ev, nil
+}
+
+// applyDecoded is apply with the event decoded (nil: nothing to fold).
+func (st *state) applyDecoded(rec eventstore.RecordedEvent, ev domain.Event) (wake bool, err error) {
+	st.position = rec.Position
+	if ev == nil {
+		return false, nil
+	}
+	sessionStream := strings.HasPrefix(rec.Stream, sessionStreamPrefix)
+	agentStream := strings.HasPrefix(rec.Stream, agentStreamPrefix)
+	if quotas.Wants(rec.Type) {
 		if err := st.quotas.Apply(rec.Stream, ev); err != nil {
 			return false, fmt.Errorf("scheduler: %s@%d: %w", rec.Stream, rec.Revision, err)
 		}

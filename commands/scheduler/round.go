@@ -7,7 +7,6 @@ import (
 	"sync"
 
 	"github.com/cairnhq/cairn/commands"
-	"github.com/cairnhq/cairn/commands/internal/parallel"
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/domain/placement"
 )
@@ -32,18 +31,19 @@ func (s *Scheduler) round(ctx context.Context, st *state) {
 		return
 	}
 	report := RoundReport{Waiting: len(plan.Unplaced)}
-	var mu sync.Mutex
+	// The placements and the reasons of the sessions left waiting touch
+	// different sessions: they are written at the same time.
+	updates := s.pendingUpdates(st, plan.Unplaced)
+	var pendingPos uint64
+	var wg sync.WaitGroup
+	if len(updates) > 0 {
+		wg.Go(func() { pendingPos = s.keepPending(ctx, updates) })
+	}
 	if len(plan.Placed) > 0 {
 		report.Placed, report.Refused = s.scheduleAll(ctx, st, plan.Placed)
 	}
-	parallel.Each(ctx, s.cfg.Writers, len(plan.Unplaced), func(i int) {
-		u := plan.Unplaced[i]
-		if pos, wrote := s.keepPending(ctx, st.sessions[u.SessionID], u); wrote {
-			mu.Lock()
-			s.wrote(pos)
-			mu.Unlock()
-		}
-	})
+	wg.Wait()
+	s.wrote(pendingPos)
 	report.Position = s.waitFor
 	level := slog.LevelDebug
 	if report.Placed+report.Refused > 0 {
@@ -85,31 +85,46 @@ func (s *Scheduler) scheduleAll(ctx context.Context, st *state, placed []placeme
 	return len(res.Scheduled), len(res.Refused)
 }
 
-// keepPending records why a session waits, when the reasons differ from
-// those it already carries: a session waiting for the same reasons costs
-// no event per round. A session that was tried counts one more try; one
-// that waited behind another (fifo) does not.
-func (s *Scheduler) keepPending(ctx context.Context, sv *sessionView, u placement.Unplaced) (uint64, bool) {
-	if sv == nil {
-		return 0, false
+// pendingUpdates are the reasons to record for the sessions left
+// waiting, when they differ from those a session already carries: a
+// session waiting for the same reasons costs no event per round. A session
+// that was tried counts one more try; one that waited behind another
+// (fifo) does not.
+func (s *Scheduler) pendingUpdates(st *state, unplaced []placement.Unplaced) []commands.UpdatePendingSession {
+	var out []commands.UpdatePendingSession
+	for _, u := range unplaced {
+		sv := st.sessions[u.SessionID]
+		if sv == nil {
+			continue
+		}
+		if u.Tried {
+			sv.attempts++
+		}
+		details := u.Details()
+		if sv.statusReason == u.Reason && slices.Equal(sv.pendingDetails, details) {
+			continue
+		}
+		rev := sv.revision
+		out = append(out, commands.UpdatePendingSession{
+			SessionID: u.SessionID, Reason: u.Reason, Details: details, Tries: sv.attempts, KnownRevision: &rev,
+		})
 	}
-	if u.Tried {
-		sv.attempts++
-	}
-	details := u.Details()
-	if sv.statusReason == u.Reason && slices.Equal(sv.pendingDetails, details) {
-		return 0, false
-	}
-	rev := sv.revision
-	res, err := s.handlers.UpdatePendingSession.Handle(ctx, s.md, commands.UpdatePendingSession{
-		SessionID: u.SessionID, Reason: u.Reason, Details: details, Tries: sv.attempts, KnownRevision: &rev,
-	})
+	return out
+}
+
+// keepPending records the reasons (commands.UpdatePendingSessions: many
+// per append, each expecting the folded revision) and returns the last
+// position written.
+func (s *Scheduler) keepPending(ctx context.Context, updates []commands.UpdatePendingSession) uint64 {
+	res, err := s.handlers.UpdatePendingSessions.Handle(ctx, s.md, commands.UpdatePendingSessions{Updates: updates})
 	if err != nil {
-		s.logger.Log(ctx, s.levelFor(err), "cannot record why a session waits", "session_id", u.SessionID, "error", err)
-		return 0, false
+		s.logger.Warn("reasons of waiting sessions recorded only in part", "error", err)
 	}
-	s.logger.Debug("session waits", "session_id", u.SessionID, "reason", u.Reason, "details", details)
-	return res.Position, true
+	for id, why := range res.Failed {
+		s.logger.Log(ctx, s.levelFor(why), "cannot record why a session waits", "session_id", id, "error", why)
+	}
+	s.logger.Debug("sessions wait", "recorded", len(updates)-len(res.Failed))
+	return res.Position
 }
 
 // levelFor logs the expected refusals (the state moved under a decision)

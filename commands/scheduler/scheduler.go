@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"time"
 
 	"github.com/cairnhq/cairn/commands"
+	"github.com/cairnhq/cairn/commands/internal/parallel"
+	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/eventstore"
 )
 
@@ -128,11 +131,12 @@ func (s *Scheduler) Run(ctx context.Context) error {
 // catchUp folds everything up to the subscription's CaughtUp marker.
 func (s *Scheduler) catchUp(sub eventstore.Subscription, st *state) error {
 	for msg := range sub.Messages() {
-		if msg.CaughtUp {
-			return nil
-		}
-		if _, err := st.apply(msg.Event); err != nil {
+		batch, caughtUp := take(sub, msg)
+		if _, err := st.fold(batch); err != nil {
 			return err
+		}
+		if caughtUp {
+			return nil
 		}
 	}
 	return fmt.Errorf("scheduler: subscription ended while catching up: %w", sub.Err())
@@ -141,29 +145,67 @@ func (s *Scheduler) catchUp(sub eventstore.Subscription, st *state) error {
 // drain folds msg and whatever else is already buffered (so that a burst
 // of requests makes one round, not one round each).
 func (s *Scheduler) drain(sub eventstore.Subscription, st *state, msg eventstore.Message) (bool, error) {
-	const maxBatch = 4096
-	wake := false
-	for i := 0; ; i++ {
-		if !msg.CaughtUp {
-			w, err := st.apply(msg.Event)
-			if err != nil {
-				return false, err
-			}
-			wake = wake || w
-		}
-		if i >= maxBatch {
-			return wake, nil
-		}
+	batch, _ := take(sub, msg)
+	return st.fold(batch)
+}
+
+// maxFold bounds the messages folded at once.
+const maxFold = 4096
+
+// take returns msg and the messages already buffered after it, up to
+// maxFold, stopping after a CaughtUp marker (caughtUp then).
+func take(sub eventstore.Subscription, msg eventstore.Message) (batch []eventstore.Message, caughtUp bool) {
+	batch = append(batch, msg)
+	for !msg.CaughtUp && len(batch) < maxFold {
 		var ok bool
 		select {
 		case msg, ok = <-sub.Messages():
 			if !ok {
-				return wake, nil // Run sees the closed channel next
+				return batch, false // the caller sees the closed channel next
 			}
+			batch = append(batch, msg)
 		default:
-			return wake, nil
+			return batch, false
 		}
 	}
+	return batch, msg.CaughtUp
+}
+
+// decodeAtOnce is the smallest batch whose events are decoded on several
+// goroutines.
+const decodeAtOnce = 64
+
+// fold decodes the events of batch (on several goroutines when there are
+// many: decoding is most of a fold's work) and folds them in order.
+func (st *state) fold(batch []eventstore.Message) (wake bool, err error) {
+	events := make([]domain.Event, len(batch))
+	errs := make([]error, len(batch))
+	decodeOne := func(i int) {
+		if !batch[i].CaughtUp {
+			events[i], errs[i] = decode(batch[i].Event)
+		}
+	}
+	if len(batch) >= decodeAtOnce {
+		parallel.Each(context.Background(), runtime.GOMAXPROCS(0), len(batch), decodeOne)
+	} else {
+		for i := range batch {
+			decodeOne(i)
+		}
+	}
+	for i, m := range batch {
+		if m.CaughtUp {
+			continue
+		}
+		if errs[i] != nil {
+			return wake, errs[i]
+		}
+		w, err := st.applyDecoded(m.Event, events[i])
+		if err != nil {
+			return wake, err
+		}
+		wake = wake || w
+	}
+	return wake, nil
 }
 
 // wrote records the position of one of the scheduler's own writes.

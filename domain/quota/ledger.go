@@ -202,8 +202,10 @@ func (l *Ledger) Snapshot() Snapshot {
 			sum := snap[scope][keys[i]]
 			sum.Concurrent += o.Concurrent
 			sum.Pending += o.Pending
-			sum.Occupied = addInto(sum.Occupied.Clone(), o.Occupied)
-			sum.PendingSlots = addInto(sum.PendingSlots.Clone(), o.PendingSlots)
+			// The sums' maps are the snapshot's own (addInto makes them):
+			// adding in place shares nothing.
+			sum.Occupied = addInto(sum.Occupied, o.Occupied)
+			sum.PendingSlots = addInto(sum.PendingSlots, o.PendingSlots)
 			snap[scope][keys[i]] = sum
 		}
 	}

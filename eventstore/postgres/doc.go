@@ -95,6 +95,19 @@
 // no room for the conflicting id of a duplicate, which Append then asks
 // stored_ids_status for.
 //
+// AppendMany (append_many, migration 0004) is the same argument for several
+// streams in one transaction: it takes every stream's advisory lock first, in
+// the order of the lock keys (so two calls sharing streams never wait for each
+// other in a cycle, and a hash collision between two streams is harmless),
+// before the transaction has an xid; then it reads every head, checks every
+// expectation (a refused part: the ids are looked up as above, a retry part
+// keeps its original result), and inserts all parts' events with one xid,
+// event i of the call at xid * 2^20 + i, so they are contiguous in $all and
+// every stream's events follow its earlier ones. A refused part returns a
+// status before anything is inserted, so nothing of the call is written. The
+// locks are held to commit in PostgreSQL's shared lock table, which bounds a
+// call to eventstore.MaxStreamsPerAppend streams.
+//
 // An Append whose context ends while its statement runs may or may not have
 // committed (the usual network-database ambiguity); retrying it with the same
 // event ids is safe and returns the original result.

@@ -57,14 +57,15 @@ type Store struct {
 
 // statements are the store's SQL, qualified with its schema.
 type statements struct {
-	append    string
-	appendOne string
-	storedIDs string
-	readAll   string
-	forward   string
-	backward  string
-	exists    string
-	head      string
+	append     string
+	appendOne  string
+	appendMany string
+	storedIDs  string
+	readAll    string
+	forward    string
+	backward   string
+	exists     string
+	head       string
 }
 
 func newStatements(schema string) statements {
@@ -74,6 +75,8 @@ func newStatements(schema string) statements {
 		append: `SELECT out_status, out_revision, out_position, out_conflict_id FROM ` + quoteIdent(schema) +
 			`.append_events($1, $2, $3, $4, $5, $6, $7)`,
 		appendOne: `SELECT ` + quoteIdent(schema) + `.append_event_packed($1, $2, $3, $4, $5, $6, $7)`,
+		appendMany: `SELECT out_status, out_revision, out_position, out_conflict_id FROM ` + quoteIdent(schema) +
+			`.append_many($1, $2, $3, $4, $5, $6, $7, $8)`,
 		storedIDs: `SELECT out_status, out_revision, out_position, out_conflict_id FROM ` + quoteIdent(schema) +
 			`.stored_ids_status($1, $2)`,
 		// The horizon and the rows come from the statement's one snapshot:

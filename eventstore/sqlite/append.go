@@ -16,24 +16,41 @@ const (
 	stateAbandoned       // the caller gave up (ctx done): never written
 )
 
-// appendRequest is one Append travelling to the writer.
+// appendRequest is one Append or AppendMany travelling to the writer.
 type appendRequest struct {
-	ctx      context.Context
+	ctx context.Context
+	// parts are the streams appended to: one for Append. The writer
+	// applies them all or none.
+	parts []appendPart
+	state atomic.Int32
+	// reply receives exactly one outcome once the writer has taken the
+	// request (buffered: the writer never blocks on a caller).
+	reply chan appendOutcome
+}
+
+// appendPart is what one stream of a request gets.
+type appendPart struct {
 	stream   string
 	expected eventstore.ExpectedRevision
 	events   []eventstore.PreparedEvent
 	// metadata are the events' metadata as a read decodes them (for the
 	// store's tail; nil without one).
 	metadata []eventstore.Metadata
-	state    atomic.Int32
-	// reply receives exactly one outcome once the writer has taken the
-	// request (buffered: the writer never blocks on a caller).
-	reply chan appendOutcome
 }
 
+// appendOutcome is a request's outcome: a result per part, or why none
+// was written.
 type appendOutcome struct {
-	result eventstore.AppendResult
-	err    error
+	results []eventstore.AppendResult
+	err     error
+}
+
+// result is the outcome of a single-part request (Append).
+func (o appendOutcome) result() eventstore.AppendResult {
+	if len(o.results) == 0 {
+		return eventstore.AppendResult{}
+	}
+	return o.results[0]
 }
 
 // Append writes events to the end of stream if the stream satisfies
@@ -47,43 +64,76 @@ func (s *Store) Append(ctx context.Context, stream string, expected eventstore.E
 	if err != nil {
 		return eventstore.AppendResult{}, err
 	}
-	req, err := newAppendRequest(ctx, stream, expected, prepared, s.tail != nil)
+	part, err := newAppendPart(stream, expected, prepared, s.tail != nil)
 	if err != nil {
 		return eventstore.AppendResult{}, err
 	}
+	req := newAppendRequest(ctx, []appendPart{part})
 	if err := s.enqueue(ctx, req); err != nil {
 		return eventstore.AppendResult{}, err
 	}
-	return req.wait()
+	out := req.wait()
+	return out.result(), out.err
 }
 
-// newAppendRequest builds the request of an Append. With keep (the store
-// has a tail, which keeps the events) the events' data is copied (the
-// caller may reuse its buffers) and their metadata decoded as a read
+// AppendMany writes several appends in one request to the writer, which
+// applies them in one savepoint of its batch transaction: all or none. See
+// eventstore.Store.
+func (s *Store) AppendMany(ctx context.Context, parts ...eventstore.StreamAppend) ([]eventstore.AppendResult, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	prepared, err := eventstore.PrepareMany(parts, s.opts.MaxEventSize)
+	if err != nil {
+		return nil, err
+	}
+	if len(prepared) == 0 {
+		return []eventstore.AppendResult{}, nil
+	}
+	req := newAppendRequest(ctx, make([]appendPart, len(prepared)))
+	for i, p := range prepared {
+		if req.parts[i], err = newAppendPart(p.Stream, p.Expected, p.Events, s.tail != nil); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.enqueue(ctx, req); err != nil {
+		return nil, err
+	}
+	out := req.wait()
+	return out.results, out.err
+}
+
+func newAppendRequest(ctx context.Context, parts []appendPart) *appendRequest {
+	return &appendRequest{ctx: ctx, parts: parts, reply: make(chan appendOutcome, 1)}
+}
+
+// newAppendPart builds one stream's part of a request. With keep (the
+// store has a tail, which keeps the events) the events' data is copied
+// (the caller may reuse its buffers) and their metadata decoded as a read
 // would, here in the caller's goroutine, once for every reader.
-func newAppendRequest(ctx context.Context, stream string, expected eventstore.ExpectedRevision, prepared []eventstore.PreparedEvent, keep bool) (*appendRequest, error) {
-	req := &appendRequest{ctx: ctx, stream: stream, expected: expected, events: prepared, reply: make(chan appendOutcome, 1)}
+func newAppendPart(stream string, expected eventstore.ExpectedRevision, prepared []eventstore.PreparedEvent, keep bool) (appendPart, error) {
+	part := appendPart{stream: stream, expected: expected, events: prepared}
 	if !keep {
-		return req, nil
+		return part, nil
 	}
 	size := 0
 	for _, ev := range prepared {
 		size += len(ev.Data)
 	}
 	buf := make([]byte, 0, size)
-	req.metadata = make([]eventstore.Metadata, len(prepared))
+	part.metadata = make([]eventstore.Metadata, len(prepared))
 	for i, ev := range prepared {
 		at := len(buf)
 		buf = append(buf, ev.Data...)
 		prepared[i].Data = buf[at:len(buf):len(buf)]
 		if md := metadataColumn(ev.MetadataJSON); md != nil {
 			var err error
-			if req.metadata[i], err = eventstore.DecodeMetadata(ev.MetadataJSON); err != nil {
-				return nil, err
+			if part.metadata[i], err = eventstore.DecodeMetadata(ev.MetadataJSON); err != nil {
+				return part, err
 			}
 		}
 	}
-	return req, nil
+	return part, nil
 }
 
 // enqueue hands req to the writer, unless the store is closed or ctx ends
@@ -107,16 +157,15 @@ func (s *Store) enqueue(ctx context.Context, req *appendRequest) error {
 // abandoned (never written) and the context's error returned; if the writer
 // has taken it, wait keeps waiting for the real outcome, so a committed
 // append is never reported as failed.
-func (r *appendRequest) wait() (eventstore.AppendResult, error) {
+func (r *appendRequest) wait() appendOutcome {
 	select {
 	case out := <-r.reply:
-		return out.result, out.err
+		return out
 	case <-r.ctx.Done():
 		if r.state.CompareAndSwap(stateQueued, stateAbandoned) {
-			return eventstore.AppendResult{}, r.ctx.Err()
+			return appendOutcome{err: r.ctx.Err()}
 		}
-		out := <-r.reply
-		return out.result, out.err
+		return <-r.reply
 	}
 }
 

@@ -28,10 +28,51 @@ type batchTx struct {
 	recorded []eventstore.RecordedEvent
 }
 
-// apply checks and writes one append. It returns the append's result, or
-// refused (the append's own error; it wrote nothing), or err when the
-// whole transaction must be abandoned.
-func (tx *batchTx) apply(ctx context.Context, req *appendRequest) (result eventstore.AppendResult, refused, err error) {
+// applyRequest checks and writes one request: its parts all or none (a
+// request of several parts runs in a savepoint, undone when a part is
+// refused). It returns a result per part, or refused (the first refused
+// part's error; nothing was written), or err when the whole transaction
+// must be abandoned.
+func (tx *batchTx) applyRequest(ctx context.Context, req *appendRequest) (results []eventstore.AppendResult, refused, err error) {
+	if len(req.parts) == 1 {
+		result, refused, err := tx.apply(ctx, &req.parts[0])
+		if err != nil || refused != nil {
+			return nil, refused, err
+		}
+		return []eventstore.AppendResult{result}, nil, nil
+	}
+	c := tx.conn
+	if _, err := c.savepointMany.ExecContext(ctx); err != nil {
+		return nil, nil, translate("savepoint", err)
+	}
+	start, kept := tx.next, len(tx.recorded)
+	results = make([]eventstore.AppendResult, len(req.parts))
+	for i := range req.parts {
+		results[i], refused, err = tx.apply(ctx, &req.parts[i])
+		if err != nil {
+			return nil, nil, err
+		}
+		if refused != nil {
+			if _, err := c.rollbackToMany.ExecContext(ctx); err != nil {
+				return nil, nil, translate("rollback to savepoint", err)
+			}
+			if _, err := c.releaseMany.ExecContext(ctx); err != nil {
+				return nil, nil, translate("release savepoint", err)
+			}
+			tx.next, tx.recorded = start, tx.recorded[:kept]
+			return nil, refused, nil
+		}
+	}
+	if _, err := c.releaseMany.ExecContext(ctx); err != nil {
+		return nil, nil, translate("release savepoint", err)
+	}
+	return results, nil, nil
+}
+
+// apply checks and writes one stream's append. It returns the append's
+// result, or refused (the append's own error; it wrote nothing), or err
+// when the whole transaction must be abandoned.
+func (tx *batchTx) apply(ctx context.Context, req *appendPart) (result eventstore.AppendResult, refused, err error) {
 	if len(req.events) > 0 {
 		result, found, refused, err := tx.retried(ctx, req)
 		if err != nil || refused != nil || found {
@@ -56,7 +97,7 @@ func (tx *batchTx) apply(ctx context.Context, req *appendRequest) (result events
 // consecutive revisions, in order. Then found is true and result is the
 // original one, whatever the expected revision says. An id stored elsewhere,
 // or a retry that only partly matches, is refused.
-func (tx *batchTx) retried(ctx context.Context, req *appendRequest) (result eventstore.AppendResult, found bool, refused, err error) {
+func (tx *batchTx) retried(ctx context.Context, req *appendPart) (result eventstore.AppendResult, found bool, refused, err error) {
 	first := req.events[0].ID
 	stored, ok, err := tx.findID(ctx, first)
 	if err != nil || !ok {
@@ -103,7 +144,7 @@ func (tx *batchTx) retried(ctx context.Context, req *appendRequest) (result even
 // insert writes the events of req after revision current. A multi-event
 // append runs in a savepoint so that an id found stored half-way is undone
 // alone; a single INSERT is atomic by itself.
-func (tx *batchTx) insert(ctx context.Context, req *appendRequest, current int64) (result eventstore.AppendResult, refused, err error) {
+func (tx *batchTx) insert(ctx context.Context, req *appendPart, current int64) (result eventstore.AppendResult, refused, err error) {
 	c := tx.conn
 	multi := len(req.events) > 1
 	if multi {

@@ -17,6 +17,13 @@
 // SAVEPOINT so a refusal discovered half-way (an id already stored in another
 // stream) is undone without touching the rest of the batch.
 //
+// AppendMany is one request whose parts (one per stream) run inside one more
+// SAVEPOINT: each part is checked and written as an Append would be, and the
+// first refused part rolls the savepoint back, so the request writes all of
+// its parts or none, and its events get consecutive positions. Statement and
+// savepoint journals are kept in memory (temp_store), not written page by
+// page to a temporary file.
+//
 // Positions are the table's INTEGER PRIMARY KEY: dense, starting at 1,
 // assigned by the single writer in commit order, so a reader that resumes
 // from the last position it saw never skips an event (positions become

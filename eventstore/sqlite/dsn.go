@@ -150,7 +150,13 @@ func driverDSN(path string, opts Options, role connRole) string {
 	pragmas := []string{fmt.Sprintf("busy_timeout(%d)", opts.BusyTimeout.Milliseconds())}
 	switch role {
 	case roleWriter, roleRaw:
-		pragmas = append(pragmas, "synchronous("+opts.Synchronous+")")
+		pragmas = append(pragmas, "synchronous("+opts.Synchronous+")",
+			// Statement and savepoint journals (a statement that changes
+			// several rows, the savepoint of a multi-event append) in
+			// memory, not in a temporary file written page by page: they
+			// only undo part of an open transaction, so a crash loses
+			// nothing with them (the WAL is the durability).
+			"temp_store(memory)")
 		// BEGIN takes the write lock at once: a deferred transaction that
 		// upgrades later can fail with SQLITE_BUSY without waiting.
 		q.Set("_txlock", "immediate")

@@ -22,6 +22,10 @@ type writeConn struct {
 	savepoint  *sql.Stmt
 	release    *sql.Stmt
 	rollbackTo *sql.Stmt
+	// The savepoint of an AppendMany, around its parts' savepoints.
+	savepointMany  *sql.Stmt
+	releaseMany    *sql.Stmt
+	rollbackToMany *sql.Stmt
 
 	maxPosition  *sql.Stmt
 	lastRevision *sql.Stmt
@@ -44,6 +48,9 @@ func (c *writeConn) statements() []struct {
 		{&c.savepoint, `SAVEPOINT append_events`},
 		{&c.release, `RELEASE append_events`},
 		{&c.rollbackTo, `ROLLBACK TO append_events`},
+		{&c.savepointMany, `SAVEPOINT append_many`},
+		{&c.releaseMany, `RELEASE append_many`},
+		{&c.rollbackToMany, `ROLLBACK TO append_many`},
 		{&c.maxPosition, `SELECT COALESCE(MAX(position), 0) FROM events`},
 		{&c.lastRevision, `SELECT MAX(revision) FROM events WHERE stream = ?`},
 		{&c.findID, `SELECT stream, revision, position FROM events WHERE id = ?`},

@@ -108,7 +108,7 @@ func (w *writer) process(batch []*appendRequest) {
 		for i := range live {
 			one, _, err := w.runBatch(live[i:i+1], out[i:i+1])
 			if err != nil {
-				w.log.Error("eventstore/sqlite: append transaction failed", slog.String("stream", live[i].stream), slog.Any("error", err))
+				w.log.Error("eventstore/sqlite: append transaction failed", slog.String("stream", live[i].parts[0].stream), slog.Int("streams", len(live[i].parts)), slog.Any("error", err))
 				out[i] = appendOutcome{err: err}
 			}
 			wrote = wrote || one
@@ -146,11 +146,11 @@ func (w *writer) runBatch(batch []*appendRequest, out []appendOutcome) (wrote, c
 	}
 	tx := batchTx{conn: c, next: last + 1, recordedAt: time.Now().UnixMicro(), keep: w.tail != nil}
 	for i, req := range batch {
-		result, refused, err := tx.apply(ctx, req)
+		results, refused, err := tx.applyRequest(ctx, req)
 		if err != nil {
 			return false, false, w.abort(ctx, err)
 		}
-		out[i] = appendOutcome{result: result, err: refused}
+		out[i] = appendOutcome{results: results, err: refused}
 	}
 	if _, err := c.commit.ExecContext(ctx); err != nil {
 		return false, true, w.abort(ctx, translate("commit", err))

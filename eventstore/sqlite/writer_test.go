@@ -18,11 +18,11 @@ func request(t *testing.T, ctx context.Context, stream string, expected eventsto
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, err := newAppendRequest(ctx, stream, expected, prepared, true)
+	part, err := newAppendPart(stream, expected, prepared, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return req
+	return newAppendRequest(ctx, []appendPart{part})
 }
 
 func outcome(t *testing.T, req *appendRequest) appendOutcome {
@@ -31,7 +31,7 @@ func outcome(t *testing.T, req *appendRequest) appendOutcome {
 	case out := <-req.reply:
 		return out
 	default:
-		t.Fatalf("no outcome for the append to %s", req.stream)
+		t.Fatalf("no outcome for the append to %s", req.parts[0].stream)
 		return appendOutcome{}
 	}
 }
@@ -67,8 +67,8 @@ func TestBatchIsolation(t *testing.T) {
 	ok := func(i int, rev int64, pos uint64) {
 		t.Helper()
 		out := outcome(t, batch[i])
-		if out.err != nil || out.result != (eventstore.AppendResult{Revision: rev, Position: pos}) {
-			t.Errorf("append %d = %+v, %v; want revision %d position %d", i, out.result, out.err, rev, pos)
+		if out.err != nil || out.result() != (eventstore.AppendResult{Revision: rev, Position: pos}) {
+			t.Errorf("append %d = %+v, %v; want revision %d position %d", i, out.result(), out.err, rev, pos)
 		}
 	}
 	wrong := func(i int, actual int64) {
@@ -120,7 +120,7 @@ func TestFailedBatchRetriesAppendsAlone(t *testing.T) {
 	s := openTestStore(t, Options{})
 	ctx := context.Background()
 	broken := request(t, ctx, "broken", eventstore.Any, event("x", 0))
-	broken.events[0].Data = nil
+	broken.parts[0].events[0].Data = nil
 	batch := []*appendRequest{
 		request(t, ctx, "a", eventstore.NoStream, event("x", 1)),
 		broken,
@@ -128,16 +128,16 @@ func TestFailedBatchRetriesAppendsAlone(t *testing.T) {
 	}
 	s.writer.process(batch)
 
-	if out := outcome(t, batch[0]); out.err != nil || out.result.Position != 1 {
-		t.Errorf("append 0 = %+v, %v", out.result, out.err)
+	if out := outcome(t, batch[0]); out.err != nil || out.result().Position != 1 {
+		t.Errorf("append 0 = %+v, %v", out.result(), out.err)
 	}
 	if out := outcome(t, batch[1]); out.err == nil {
-		t.Errorf("broken append succeeded: %+v", out.result)
+		t.Errorf("broken append succeeded: %+v", out.result())
 	} else if _, ok := sqliteCode(out.err); !ok {
 		t.Errorf("broken append: %v, want the driver error in the chain", out.err)
 	}
-	if out := outcome(t, batch[2]); out.err != nil || out.result != (eventstore.AppendResult{Revision: 1, Position: 3}) {
-		t.Errorf("append 2 = %+v, %v", out.result, out.err)
+	if out := outcome(t, batch[2]); out.err != nil || out.result() != (eventstore.AppendResult{Revision: 1, Position: 3}) {
+		t.Errorf("append 2 = %+v, %v", out.result(), out.err)
 	}
 	if n := len(readAllEvents(t, s)); n != 3 {
 		t.Fatalf("%d events stored, want 3", n)
@@ -171,8 +171,8 @@ func TestCancelledBeforeTheWriterTakesIt(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	req := request(t, ctx, "a", eventstore.Any, event("x", 0))
 	cancel()
-	if _, err := req.wait(); !errors.Is(err, context.Canceled) {
-		t.Fatalf("wait = %v, want context.Canceled", err)
+	if out := req.wait(); !errors.Is(out.err, context.Canceled) {
+		t.Fatalf("wait = %v, want context.Canceled", out.err)
 	}
 	s.writer.process([]*appendRequest{req}) // the writer reaches it later
 	if n := len(readAllEvents(t, s)); n != 0 {
@@ -192,8 +192,8 @@ func TestCancelledWhenTheWriterTakesIt(t *testing.T) {
 	req := request(t, ctx, "a", eventstore.Any, event("x", 0))
 	cancel()
 	s.writer.process([]*appendRequest{req}) // takes it first, sees ctx done
-	if _, err := req.wait(); !errors.Is(err, context.Canceled) {
-		t.Fatalf("wait = %v, want context.Canceled", err)
+	if out := req.wait(); !errors.Is(out.err, context.Canceled) {
+		t.Fatalf("wait = %v, want context.Canceled", out.err)
 	}
 	if n := len(readAllEvents(t, s)); n != 0 {
 		t.Fatalf("a cancelled append was written")
@@ -210,8 +210,7 @@ func TestCancelledAfterTheWriterTookItReportsTheOutcome(t *testing.T) {
 	cancel()
 	result := make(chan appendOutcome, 1)
 	go func() {
-		res, err := req.wait()
-		result <- appendOutcome{res, err}
+		result <- req.wait()
 	}()
 	select {
 	case out := <-result:
@@ -219,9 +218,9 @@ func TestCancelledAfterTheWriterTookItReportsTheOutcome(t *testing.T) {
 	case <-time.After(20 * time.Millisecond): // a bounded check that it keeps waiting; no sleep-based synchronisation below
 	}
 	want := eventstore.AppendResult{Revision: 0, Position: 1}
-	req.reply <- appendOutcome{result: want}
-	if out := <-result; out.err != nil || out.result != want {
-		t.Fatalf("wait = %+v, %v; want the committed result", out.result, out.err)
+	req.reply <- appendOutcome{results: []eventstore.AppendResult{want}}
+	if out := <-result; out.err != nil || out.result() != want {
+		t.Fatalf("wait = %+v, %v; want the committed result", out.result(), out.err)
 	}
 }
 
@@ -254,7 +253,7 @@ func TestFailedCommitFailsTheWholeBatch(t *testing.T) {
 	for i, req := range batch {
 		out := outcome(t, req)
 		if code, ok := sqliteCode(out.err); !ok || code&0xff != sqlite3.SQLITE_CONSTRAINT {
-			t.Errorf("append %d: %+v, %v; want the failed COMMIT's constraint error", i, out.result, out.err)
+			t.Errorf("append %d: %+v, %v; want the failed COMMIT's constraint error", i, out.result(), out.err)
 		}
 	}
 	if n := len(readAllEvents(t, s)); n != 0 {

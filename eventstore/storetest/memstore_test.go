@@ -76,6 +76,62 @@ func (s *memStore) Append(ctx context.Context, stream string, expected eventstor
 	return res, err
 }
 
+// AppendMany checks every part before writing any (s.mu held
+// throughout), unless the bug "many not atomic" writes the parts one by
+// one, stopping at the first refused.
+func (s *memStore) AppendMany(ctx context.Context, parts ...eventstore.StreamAppend) ([]eventstore.AppendResult, error) {
+	prepared, err := eventstore.PrepareMany(parts, 0)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.bug != "many not atomic" {
+		for _, p := range prepared {
+			if err := s.check(p.Stream, p.Expected, p.Events); err != nil {
+				return nil, err
+			}
+		}
+	}
+	out := make([]eventstore.AppendResult, len(prepared))
+	wrote := false
+	for i, p := range prepared {
+		res, w, err := s.apply(p.Stream, p.Expected, p.Events)
+		wrote = wrote || w
+		if err != nil {
+			if wrote {
+				s.notifier.Notify()
+			}
+			return nil, err
+		}
+		out[i] = res
+	}
+	if wrote {
+		s.notifier.Notify()
+	}
+	return out, nil
+}
+
+// check is apply without writing: the error apply would return.
+func (s *memStore) check(stream string, expected eventstore.ExpectedRevision, events []eventstore.PreparedEvent) error {
+	if s.closed {
+		return eventstore.ErrClosed
+	}
+	if len(events) > 0 && s.bug != "no idempotency" {
+		if _, found, err := s.retried(stream, events); found || err != nil {
+			return err
+		}
+	}
+	current := int64(len(s.streams[stream])) - 1
+	if !expected.Check(current) && s.bug != "ignore expected revision" {
+		return &eventstore.WrongExpectedRevisionError{Stream: stream, Expected: expected, Actual: current}
+	}
+	return nil
+}
+
 // apply checks and writes one append; s.mu is held.
 func (s *memStore) apply(stream string, expected eventstore.ExpectedRevision, events []eventstore.PreparedEvent) (res eventstore.AppendResult, wrote bool, err error) {
 	if s.closed {

@@ -16,8 +16,8 @@
 // default options, closed by the factory at t.Cleanup. The suite closes some
 // stores itself first, so a second Close must be harmless: it returns nil or
 // ErrClosed. Subtests run in parallel (go test -parallel bounds how many at
-// a time) and are grouped by area: Append, Read, Subscribe, Concurrency,
-// Lifecycle. RunWith returns when all of them have finished.
+// a time) and are grouped by area: Append, AppendMany, Read, Subscribe,
+// Concurrency, Lifecycle. RunWith returns when all of them have finished.
 //
 // The suite assumes only what the Store contract in package eventstore
 // documents, plus two things the write path depends on: ReadStream sees
@@ -93,6 +93,7 @@ func RunWith(t *testing.T, opts Options, newStore func(t *testing.T) eventstore.
 		tests []suiteTest
 	}{
 		{"Append", appendTests},
+		{"AppendMany", appendManyTests},
 		{"Read", readTests},
 		{"Subscribe", subscribeTests},
 		{"Concurrency", concurrencyTests},

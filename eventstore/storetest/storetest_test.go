@@ -53,6 +53,8 @@ func TestSuiteCatchesBugs(t *testing.T) {
 		{"first position", false, "Append/Result"},
 		{"no idempotency", false, "Append/IdempotentRetry"},
 		{"no idempotency", false, "Concurrency/ConcurrentRetries"},
+		{"no idempotency", false, "AppendMany/IdempotentRetry"},
+		{"many not atomic", false, "AppendMany/AllOrNothing"},
 		{"", true, "Append/Result"}, // sparse positions declared dense
 		{"backward ignores from", false, "Read/ReadStream"},
 		{"missing stream is empty", false, "Read/StreamNotFound"},

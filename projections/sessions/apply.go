@@ -16,6 +16,9 @@ import (
 // Apply implements projections.Projection. It mirrors the fold of
 // domain.Session (session_rehydrate.go): the same facts, as rows.
 func (m *ReadModel) Apply(ctx context.Context, tx projections.Tx, ev projections.Event) error {
+	if _, ok := ev.Payload.(domain.SessionScheduled); !ok {
+		m.flush(tx) // the held placements come first
+	}
 	if e, ok := ev.Payload.(domain.SessionRequested); ok {
 		return m.applyRequested(ctx, tx, ev, e)
 	}
@@ -91,10 +94,12 @@ func (m *ReadModel) applyRequested(ctx context.Context, tx projections.Tx, ev pr
 }
 
 // applyScheduled records every kernel's agent and devices, and the
-// session's agents and device assignment.
-func (m *ReadModel) applyScheduled(ctx context.Context, tx projections.Tx, sid string, pos int64, e domain.SessionScheduled) error {
+// session's agents and device assignment. The rows are held and written
+// with the batch's other placements (Flush), many per statement.
+func (m *ReadModel) applyScheduled(_ context.Context, tx projections.Tx, sid string, pos int64, e domain.SessionScheduled) error {
 	agents := map[string]bool{}
 	assignments := []DeviceAssignment{}
+	kernels := make([][]any, 0, len(e.Kernels))
 	for _, p := range e.Kernels {
 		agents[p.AgentID] = true
 		shares := sortedShares(p.Devices)
@@ -105,11 +110,7 @@ func (m *ReadModel) applyScheduled(ctx context.Context, tx projections.Tx, sid s
 		if err != nil {
 			return err
 		}
-		if err := exec(ctx, tx, m.sql.placeKernel,
-			p.KernelID.String(), p.AgentID, devices, string(domain.StatusScheduled), e.Reason, pos,
-		); err != nil {
-			return err
-		}
+		kernels = append(kernels, []any{p.KernelID.String(), p.AgentID, devices, string(domain.StatusScheduled), e.Reason, pos})
 	}
 	ids := make([]string, 0, len(agents))
 	for id := range agents {
@@ -124,8 +125,14 @@ func (m *ReadModel) applyScheduled(ctx context.Context, tx projections.Tx, sid s
 	if err != nil {
 		return err
 	}
-	return exec(ctx, tx, m.sql.scheduled, sid, string(domain.StatusScheduled), e.Reason, "[]", agentIDs, devices,
-		tx.Dialect().Time(e.At), pos)
+	session := []any{sid, string(domain.StatusScheduled), e.Reason, "[]", agentIDs, devices, tx.Dialect().Time(e.At), pos}
+	if !m.held.hold(tx, session, kernels) {
+		// The session's placement is held already (a stream cannot say
+		// so twice; written in order all the same).
+		m.flush(tx)
+		m.held.hold(tx, session, kernels)
+	}
+	return nil
 }
 
 // applyEnded ends a session that was cancelled or failed, and every kernel

@@ -16,4 +16,9 @@
 // every update is guarded by it, so applying an event again changes
 // nothing. Slots and devices are stored as JSON (TEXT on SQLite, jsonb on
 // PostgreSQL), amounts as decimal strings.
+//
+// session.scheduled, thousands of which a scheduling round appends at once,
+// is written many rows per statement (scheduled.go): its rows are held for
+// the batch and written at its end (projections.Flusher), or before any
+// other event of the batch, so the order of writes to a row never changes.
 package sessions

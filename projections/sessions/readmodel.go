@@ -11,11 +11,15 @@ const Name = "sessions"
 // ReadModel is the sessions projection and its queries, bound to one
 // database. Run it with a projections.Projector over the same DB.
 type ReadModel struct {
-	db  *projections.DB
-	sql statements
+	db   *projections.DB
+	sql  statements
+	held held
 }
 
-var _ projections.Projection = (*ReadModel)(nil)
+var (
+	_ projections.Projection = (*ReadModel)(nil)
+	_ projections.Flusher    = (*ReadModel)(nil)
+)
 
 // New returns the read model on db.
 func New(db *projections.DB) *ReadModel {
@@ -60,7 +64,9 @@ type statements struct {
 	insertKernel    string
 	pendingUpdated  string
 	scheduled       string
+	scheduledMany   string
 	placeKernel     string
+	placeKernels    string
 	setStatus       string
 	terminated      string
 	ended           string
@@ -107,6 +113,13 @@ ON CONFLICT (id) DO NOTHING`),
 		placeKernel: db.SQL(`UPDATE {schema}.kernels
    SET agent_id = $2, devices = $3, status = $4, status_reason = $5, last_position = $6
  WHERE id = $1 AND last_position < $6`),
+		scheduledMany: multiRowUpdate(db, "sessions",
+			[]string{"uuid", "text", "text", "jsonb", "jsonb", "jsonb", "timestamptz", "bigint"},
+			"status = v.column2, status_reason = v.column3, pending_details = v.column4, agent_ids = v.column5, "+
+				"devices = v.column6, scheduled_at = v.column7, last_position = v.column8"),
+		placeKernels: multiRowUpdate(db, "kernels",
+			[]string{"uuid", "text", "jsonb", "text", "text", "bigint"},
+			"agent_id = v.column2, devices = v.column3, status = v.column4, status_reason = v.column5, last_position = v.column6"),
 		setStatus: db.SQL(`UPDATE {schema}.sessions
    SET status = $2, status_reason = $3, started_at = COALESCE(started_at, $4), last_position = $5
  WHERE id = $1 AND last_position < $5`),

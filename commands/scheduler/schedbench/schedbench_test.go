@@ -27,7 +27,7 @@ func TestRunSmall(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	res, err := schedbench.Run(ctx, store, db, schedbench.Config{Agents: 20, Sessions: 600, Writers: 8, Seed: 7, Timeout: time.Minute})
+	res, err := schedbench.Run(ctx, store, db, schedbench.Config{Agents: 20, Sessions: 600, Seed: 7, Timeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func BenchmarkRun(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		res, err := schedbench.Run(ctx, store, db, schedbench.Config{Agents: 100, Sessions: 1000, Writers: 32, Seed: 1, Timeout: time.Minute})
+		res, err := schedbench.Run(ctx, store, db, schedbench.Config{Agents: 100, Sessions: 1000, Seed: 1, Timeout: time.Minute})
 		db.Close()
 		store.Close()
 		if err != nil {
