@@ -30,7 +30,10 @@ type Store interface {
 
 	// ReadAll returns up to limit events with a position greater than after,
 	// in position order. It never returns an event while an event with a
-	// smaller position may still be committed.
+	// smaller position may still be committed. The events' Data and
+	// Metadata may be shared with other readers (the backends keep the head
+	// of the log in memory for the subscriptions that follow it): callers
+	// must not modify them.
 	ReadAll(ctx context.Context, after uint64, limit int) ([]RecordedEvent, error)
 
 	// Subscribe delivers every event with a position greater than after,

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -88,7 +89,7 @@ func (r *recent) readAll(ctx context.Context, after uint64, limit int, q query) 
 	if len(more) < limit-len(events) {
 		r.caughtUp.Store(n)
 	}
-	return append(events, copyEvents(more)...), nil
+	return append(events, more...), nil
 }
 
 // behind reports whether position after is before the run: a read of old
@@ -99,9 +100,10 @@ func (r *recent) behind(after uint64) bool {
 	return len(r.events) > 0 && after < r.from
 }
 
-// serve copies up to limit events after position after from the run, ok
-// when the run covers after; next is where the server must be asked for
-// more (the run's end).
+// serve returns up to limit events after position after from the run
+// (their data shared, read-only: see eventstore.Store.ReadAll), ok when
+// the run covers after; next is where the server must be asked for more
+// (the run's end).
 func (r *recent) serve(after uint64, limit int) (events []eventstore.RecordedEvent, next uint64, ok bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -109,7 +111,7 @@ func (r *recent) serve(after uint64, limit int) (events []eventstore.RecordedEve
 		return nil, 0, false
 	}
 	i := sort.Search(len(r.events), func(i int) bool { return r.events[i].Position > after })
-	return copyEvents(r.events[i:min(len(r.events), i+limit)]), r.to, true
+	return slices.Clone(r.events[i:min(len(r.events), i+limit)]), r.to, true
 }
 
 // add records that the server holds exactly events after position after,
@@ -151,25 +153,4 @@ func (r *recent) add(after uint64, events []eventstore.RecordedEvent) {
 		clear(r.events[n:])
 		r.events = r.events[:n]
 	}
-}
-
-// copyEvents returns events with their data copied into one allocation:
-// callers own what ReadAll returns.
-func copyEvents(events []eventstore.RecordedEvent) []eventstore.RecordedEvent {
-	if len(events) == 0 {
-		return nil
-	}
-	size := 0
-	for _, ev := range events {
-		size += len(ev.Data)
-	}
-	buf := make([]byte, 0, size)
-	out := make([]eventstore.RecordedEvent, len(events))
-	for i, ev := range events {
-		at := len(buf)
-		buf = append(buf, ev.Data...)
-		ev.Data = buf[at:len(buf):len(buf)]
-		out[i] = ev
-	}
-	return out
 }

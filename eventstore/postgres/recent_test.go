@@ -51,8 +51,8 @@ func positions(evs []eventstore.RecordedEvent) []uint64 {
 	return out
 }
 
-// TestRecentServesTheHead: readers of the head share one query, get what
-// the server would answer, and own their data.
+// TestRecentServesTheHead: readers of the head share one query and get
+// what the server would answer.
 func TestRecentServesTheHead(t *testing.T) {
 	ctx := context.Background()
 	f := &fakeLog{}
@@ -62,16 +62,10 @@ func TestRecentServesTheHead(t *testing.T) {
 	if !slices.Equal(positions(got), []uint64{10, 20, 30}) || f.queries != 1 {
 		t.Fatalf("first read %v after %d queries", positions(got), f.queries)
 	}
-	got[0].Data[0] = 'X' // callers own what they get
-
 	// A read from inside the run with enough held: no query.
 	got, _ = r.readAll(ctx, 10, 2, f.query)
 	if !slices.Equal(positions(got), []uint64{20, 30}) || f.queries != 1 || string(got[0].Data) != "20" {
 		t.Fatalf("read after 10: %v (%q) after %d queries", positions(got), got[0].Data, f.queries)
-	}
-	got, _ = r.readAll(ctx, 0, 1, f.query)
-	if string(got[0].Data) != "10" {
-		t.Fatalf("the run holds %q: a caller's change leaked into it", got[0].Data)
 	}
 
 	// Reading past the run asks the server for what follows it only.

@@ -79,7 +79,8 @@ func (t *tail) restart(first uint64) {
 
 // read returns up to limit events after position after, when the run
 // holds position after+1 (ok false: ask the database). The events' data
-// is copied (callers own what ReadAll returns), into one allocation.
+// is shared, read-only (see eventstore.Store.ReadAll): the tail holds the
+// writer's own copies, and nothing ever writes to them.
 func (t *tail) read(after uint64, limit int) (events []eventstore.RecordedEvent, ok bool) {
 	if t == nil {
 		return nil, false
@@ -91,18 +92,9 @@ func (t *tail) read(after uint64, limit int) (events []eventstore.RecordedEvent,
 	}
 	from := int(after + 1 - t.first)
 	count := min(t.n-from, limit)
-	size := 0
-	for i := range count {
-		size += len(t.ring[(t.start+from+i)%len(t.ring)].Data)
-	}
-	buf := make([]byte, 0, size)
 	events = make([]eventstore.RecordedEvent, count)
 	for i := range count {
-		ev := t.ring[(t.start+from+i)%len(t.ring)]
-		at := len(buf)
-		buf = append(buf, ev.Data...)
-		ev.Data = buf[at:len(buf):len(buf)]
-		events[i] = ev
+		events[i] = t.ring[(t.start+from+i)%len(t.ring)]
 	}
 	return events, true
 }
