@@ -93,18 +93,25 @@ func TestTailServesOnlyWhatItHolds(t *testing.T) {
 	}
 }
 
-// What ReadAll returns is the caller's: changing it does not change what
-// the next reader gets.
-func TestTailReadsAreCopies(t *testing.T) {
+// What ReadAll returns shares its data with the tail (read-only, see
+// eventstore.Store.ReadAll), capped: a reader appending to an event's data
+// gets a copy and does not change what the next reader gets.
+func TestTailReadsShareCappedData(t *testing.T) {
 	t.Parallel()
 	tl := newTail(4)
-	tl.add([]eventstore.RecordedEvent{{Position: 1, Data: []byte(`{"a":1}`)}, {Position: 2, Data: []byte(`{"b":2}`)}})
+	// The writer adds its own copies, each capped (newAppendPart).
+	buf := []byte(`{"a":1}{"b":2}`)
+	tl.add([]eventstore.RecordedEvent{{Position: 1, Data: buf[0:7:7]}, {Position: 2, Data: buf[7:14:14]}})
 	first, _ := tl.read(0, 10)
-	first[0].Data[2] = 'Z'
-	first[1].Data = append(first[1].Data, '!')
+	for i := range first {
+		if cap(first[i].Data) != len(first[i].Data) {
+			t.Fatalf("event %d: data of length %d and capacity %d", i, len(first[i].Data), cap(first[i].Data))
+		}
+		first[i].Data = append(first[i].Data, '!')
+	}
 	again, _ := tl.read(0, 10)
 	if string(again[0].Data) != `{"a":1}` || string(again[1].Data) != `{"b":2}` {
-		t.Fatalf("a reader's changes leaked: %s %s", again[0].Data, again[1].Data)
+		t.Fatalf("a reader's appends leaked: %s %s", again[0].Data, again[1].Data)
 	}
 }
 
