@@ -163,7 +163,7 @@ func validateEnvelope(ev RecordedEvent) error {
 		return envelopeError("recorded_at", "year must be within 1..9999 in UTC")
 	case len(ev.Data) == 0:
 		return envelopeError("data", "is missing")
-	case !json.Valid(ev.Data):
+	case !validJSON(ev.Data):
 		return envelopeError("data", "is not valid JSON")
 	}
 	md, err := json.Marshal(ev.Metadata)

@@ -75,7 +75,7 @@ func Prepare(stream string, events []EventData, maxSize int) ([]PreparedEvent, e
 		data := []byte(ev.Data)
 		if len(data) == 0 {
 			data = emptyObject
-		} else if !json.Valid(data) {
+		} else if !validJSON(data) {
 			return nil, &InvalidEventError{Index: i, Field: "data", Reason: "is not valid JSON"}
 		}
 		md, err := json.Marshal(ev.Metadata)
