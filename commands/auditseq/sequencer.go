@@ -22,6 +22,10 @@
 // the chain's last record and follows the log after that position, so a
 // crash or a lost lease neither skips nor repeats a record. Run it under
 // the leader lease (infra/lease).
+//
+// Under load it appends at most once per Config.Interval (50ms): each
+// append then seals the interval's records, so the chain costs a few
+// appends a second however busy the API is.
 package auditseq
 
 import (
@@ -43,6 +47,10 @@ import (
 // buffered, and it never splits a source event's records).
 const DefaultBatch = 4096
 
+// DefaultInterval is the shortest time between two appends of sealed
+// records.
+const DefaultInterval = 50 * time.Millisecond
+
 // Store is what the sequencer needs of the event store.
 type Store interface {
 	Subscribe(ctx context.Context, after uint64) (eventstore.Subscription, error)
@@ -54,6 +62,12 @@ type Store interface {
 type Config struct {
 	// Batch is the most records one append seals (default DefaultBatch).
 	Batch int
+	// Interval is the shortest time between two appends (default
+	// DefaultInterval; negative: none): under load an append seals what
+	// was logged during the interval, so the chain costs a few appends
+	// (fsyncs, wake-ups of every subscription, read-model commits) a
+	// second. A record waits at most that long to be sealed.
+	Interval time.Duration
 	// Logger receives the logs (default slog.Default()).
 	Logger *slog.Logger
 	// OnSealed, if set, is called after each append with the chain's head
@@ -84,6 +98,9 @@ func New(cfg Config, store Store) (*Sequencer, error) {
 	}
 	if cfg.Batch == 0 {
 		cfg.Batch = DefaultBatch
+	}
+	if cfg.Interval == 0 {
+		cfg.Interval = DefaultInterval
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -182,11 +199,16 @@ func (s *Sequencer) run(ctx context.Context) error {
 
 	var pending []source
 	var count int
+	var last time.Time // when the previous append began
 	flush := func() error {
+		last = time.Now()
 		err := s.seal(ctx, &tip, pending)
 		pending, count = pending[:0], 0
 		return err
 	}
+	due := time.NewTimer(time.Hour)
+	due.Stop()
+	defer due.Stop()
 	for {
 		var msg eventstore.Message
 		var ok bool
@@ -200,11 +222,28 @@ func (s *Sequencer) run(ctx context.Context) error {
 			select {
 			case msg, ok = <-sub.Messages():
 			default:
-				// Nothing more buffered: seal what we have.
-				if err := flush(); err != nil {
-					return err
+				// Nothing more buffered: seal what we have once an
+				// interval has passed since the previous append, taking
+				// what comes meanwhile.
+				wait := s.cfg.Interval - time.Since(last)
+				if wait <= 0 {
+					if err := flush(); err != nil {
+						return err
+					}
+					continue
 				}
-				continue
+				due.Reset(wait)
+				select {
+				case <-ctx.Done():
+					return nil
+				case <-due.C:
+					if err := flush(); err != nil {
+						return err
+					}
+					continue
+				case msg, ok = <-sub.Messages():
+					due.Stop()
+				}
 			}
 		}
 		if !ok {
