@@ -224,7 +224,7 @@ func (r *runner) url(m Mode) string {
 // round drives load at m for d, then (audit on) waits until every record
 // of it is sealed, and pauses Settle.
 func (r *runner) round(ctx context.Context, m Mode, d time.Duration) (Round, []time.Duration, error) {
-	before, err := r.c.counters(ctx, r.srv.UnauditedURL)
+	before, err := r.quiet(ctx)
 	if err != nil {
 		return Round{}, nil, err
 	}
@@ -266,6 +266,32 @@ func (r *runner) round(ctx context.Context, m Mode, d time.Duration) (Round, []t
 		}
 	}
 	return round, l.Latencies, nil
+}
+
+// quiet waits until the trail is idle (the counters unchanged for a
+// quarter of a second: the sequencer seals at most every 50ms), so that
+// records of earlier requests, such as the set-up's, are not counted in
+// the next round, and returns the counters.
+func (r *runner) quiet(ctx context.Context) (counters, error) {
+	const still = 250 * time.Millisecond
+	deadline := time.Now().Add(r.cfg.CatchUp)
+	last, err := r.c.counters(ctx, r.srv.UnauditedURL)
+	for err == nil {
+		select {
+		case <-ctx.Done():
+			return counters{}, ctx.Err()
+		case <-time.After(still):
+		}
+		var now counters
+		if now, err = r.c.counters(ctx, r.srv.UnauditedURL); err == nil && now == last {
+			return now, nil
+		}
+		if time.Now().After(deadline) {
+			return counters{}, fmt.Errorf("the audit trail did not settle within %s before a round", r.cfg.CatchUp)
+		}
+		last = now
+	}
+	return counters{}, err
 }
 
 // catchUp waits until want records more than before are written and
