@@ -147,7 +147,7 @@ func newEnv(t testing.TB, opts envOptions) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { vfs.Close() })
-	sessionsRM, agentsRM, tenancyRM, vfoldersRM, auditRM := sessions.New(db), agents.New(db), tenancy.New(db), vfolders.New(db), auditrm.New(db)
+	sessionsRM, agentsRM, tenancyRM, vfoldersRM, auditRM := sessions.New(db), agents.New(db), tenancy.New(db), vfolders.New(db), auditrm.New(db, store)
 	vfTenancy := infravf.Tenancy{RM: tenancyRM, Hosts: []string{"local"}}
 	handlers, err := commands.NewHandlers(store, clock.Now, commands.Options{
 		PasswordHasher: password.Hasher{Params: password.CheapParams()},

@@ -91,7 +91,7 @@ func rebuild(ctx context.Context, dsn string, names []string) (err error) {
 		return err
 	}
 	defer func() { err = errors.Join(err, store.Close()) }()
-	selected, err := readmodels.New(db).Select(names)
+	selected, err := readmodels.New(db, store).Select(names)
 	if err != nil {
 		return err
 	}

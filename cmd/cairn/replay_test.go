@@ -54,7 +54,7 @@ func TestReplayRebuild(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rstore.Close()
-	page, err := readmodels.New(db).Sessions.ListSessions(ctx, sessions.Filter{Owner: "u1"})
+	page, err := readmodels.New(db, nil).Sessions.ListSessions(ctx, sessions.Filter{Owner: "u1"})
 	if err != nil {
 		t.Fatal(err)
 	}

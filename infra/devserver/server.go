@@ -151,7 +151,7 @@ func (s *server) startStore(ctx context.Context) error {
 	s.parts.onClose("read-model database", db.Close)
 	// The read models exist before their projectors run: commands consult
 	// some of them (quota standings at enqueue, vfolder tenancy).
-	s.models = readmodels.New(db)
+	s.models = readmodels.New(db, store)
 	vfs, err := localfs.Open(s.cfg.vfolderConfig(), s.log)
 	if err != nil {
 		return err

@@ -30,9 +30,10 @@ type Set struct {
 	Occupancy *occupancy.ReadModel
 }
 
-// New builds every read model over db.
-func New(db *projections.DB) Set {
-	return Set{Sessions: sessions.New(db), Agents: agents.New(db), Tenancy: tenancy.New(db), VFolders: vfolders.New(db), Audit: audit.New(db), Occupancy: occupancy.New(db)}
+// New builds every read model over db; the audit trail's queries read
+// the sealed records from log (the event store).
+func New(db *projections.DB, log audit.Log) Set {
+	return Set{Sessions: sessions.New(db), Agents: agents.New(db), Tenancy: tenancy.New(db), VFolders: vfolders.New(db), Audit: audit.New(db, log), Occupancy: occupancy.New(db)}
 }
 
 // All returns the projections in the order they are run and rebuilt.

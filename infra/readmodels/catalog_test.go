@@ -20,7 +20,7 @@ func TestNamesMatchTheSet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	set := New(db)
+	set := New(db, store)
 	var got []string
 	for _, p := range set.All() {
 		got = append(got, p.Name())

@@ -9,7 +9,7 @@ import (
 )
 
 // Apply implements projections.Projection: one row per run of sealed
-// records, keeping the event's data verbatim, and its distinct keys.
+// records, with its position, and its distinct keys.
 func (m *ReadModel) Apply(_ context.Context, tx projections.Tx, ev projections.Event) error {
 	sealed, ok := ev.Payload.(domain.AuditSealed)
 	if !ok {
@@ -38,7 +38,7 @@ func (m *ReadModel) Apply(_ context.Context, tx projections.Tx, ev projections.E
 		}
 	}
 	d := tx.Dialect()
-	tx.Queue(m.sql.insertRun, int64(last.Seq), int64(first.Seq), d.Time(minAt), d.Time(maxAt), int64(ev.Position), string(ev.Data))
+	tx.Queue(m.sql.insertRun, int64(last.Seq), int64(first.Seq), d.Time(minAt), d.Time(maxAt), int64(ev.Position))
 	for k := range keys {
 		tx.Queue(m.sql.insertKey, k.field, k.value, int64(last.Seq))
 	}

@@ -63,7 +63,7 @@ func BenchmarkProjectSealedRecords(b *testing.B) {
 			}
 			// Warm up: the read model's statements are prepared after
 			// their first use.
-			rm := auditrm.New(be.DB)
+			rm := auditrm.New(be.DB, be.Store)
 			warm := projectiontest.Start(b, be.DB, be, rm, projections.Options{})
 			warm.WaitFor(b, appendRuns(200))
 			if err := warm.Stop(); err != nil {

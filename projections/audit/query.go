@@ -73,9 +73,9 @@ func (m *ReadModel) List(ctx context.Context, f Filter) (Page, error) {
 			return Page{}, err
 		}
 		for _, run := range runs {
-			var sealed domain.AuditSealed
-			if err := sealed.UnmarshalJSON([]byte(run.records)); err != nil {
-				return Page{}, &domain.Error{Op: op, Kind: domain.KindInternal, Message: fmt.Sprintf("run ending at seq %d", run.lastSeq), Err: err}
+			sealed, err := m.readRun(ctx, run)
+			if err != nil {
+				return Page{}, &domain.Error{Op: op, Kind: domain.KindUnavailable, Message: fmt.Sprintf("run ending at seq %d", run.lastSeq), Err: err}
 			}
 			for _, rec := range sealed.Records {
 				if rec.Seq <= f.After || !f.matches(rec.Record) {
@@ -107,16 +107,28 @@ func (f Filter) matches(r audit.Record) bool {
 }
 
 type run struct {
-	lastSeq uint64
-	records string
+	lastSeq  uint64
+	position uint64
 }
 
 func scanRun(row projections.Row) (run, error) {
-	var r run
-	var last int64
-	err := row.Scan(&last, &r.records)
-	r.lastSeq = uint64(last)
-	return r, err
+	var last, position int64
+	err := row.Scan(&last, &position)
+	return run{lastSeq: uint64(last), position: uint64(position)}, err
+}
+
+// readRun reads a run's audit.sealed event from the log.
+func (m *ReadModel) readRun(ctx context.Context, r run) (domain.AuditSealed, error) {
+	evs, err := m.log.ReadAll(ctx, r.position-1, 1)
+	if err != nil {
+		return domain.AuditSealed{}, err
+	}
+	if len(evs) != 1 || evs[0].Position != r.position || evs[0].Type != domain.TypeAuditSealed {
+		return domain.AuditSealed{}, fmt.Errorf("the log holds no audit.sealed event at position %d", r.position)
+	}
+	var sealed domain.AuditSealed
+	err = sealed.UnmarshalJSON(evs[0].Data)
+	return sealed, err
 }
 
 // runsQuery selects the next runs after seq after that can hold records
@@ -141,7 +153,7 @@ func (m *ReadModel) runsQuery(f Filter, after uint64) (string, []any) {
 		}
 		if !driven {
 			driven = true
-			q.WriteString("SELECT r.last_seq, r.records FROM {schema}.audit_keys d JOIN {schema}.audit_runs r ON r.last_seq = d.last_seq")
+			q.WriteString("SELECT r.last_seq, r.position FROM {schema}.audit_keys d JOIN {schema}.audit_runs r ON r.last_seq = d.last_seq")
 			q.WriteString(" WHERE d.field = " + arg(k.field) + " AND d.value = " + arg(k.value) + " AND d.last_seq > " + arg(int64(after)))
 			continue
 		}
@@ -149,7 +161,7 @@ func (m *ReadModel) runsQuery(f Filter, after uint64) (string, []any) {
 			" AND k.value = " + arg(k.value) + " AND k.last_seq = r.last_seq)")
 	}
 	if !driven {
-		q.WriteString("SELECT r.last_seq, r.records FROM {schema}.audit_runs r WHERE r.last_seq > " + arg(int64(after)))
+		q.WriteString("SELECT r.last_seq, r.position FROM {schema}.audit_runs r WHERE r.last_seq > " + arg(int64(after)))
 	}
 	d := m.db.Dialect()
 	if !f.From.IsZero() {

@@ -1,7 +1,10 @@
 package audit
 
 import (
+	"context"
+
 	"github.com/cairnhq/cairn/domain"
+	"github.com/cairnhq/cairn/eventstore"
 	"github.com/cairnhq/cairn/projections"
 )
 
@@ -17,24 +20,33 @@ const Name = "audit-runs"
 //
 // A row per record with four indexes cost more than the rest of the audit
 // trail together (about 20 µs per record on SQLite), so the read model
-// indexes runs instead: one row per audit.sealed event (its records'
-// stored JSON verbatim, their seq range and time range) and one key row
-// per distinct actor (user id and access key), action, entity type,
-// entity id and outcome in the run. Under load a run holds a group
-// commit's records, mostly of the same few users and routes, so a record
-// costs a share of one row. A query finds the runs that can hold matches
-// through the keys (the first filter set drives, the others are checked
-// per run), decodes them (audit.ScanJSON) and filters their records.
+// indexes runs instead: one row per audit.sealed event (its position in
+// the log, its seq range and time range) and one key row per distinct
+// actor (user id and access key), action, entity type, entity id and
+// outcome in the run. Under load a run holds an interval's records,
+// mostly of the same few users and routes, so a record costs a share of
+// one row. A query finds the runs that can hold matches through the keys
+// (the first filter set drives, the others are checked per run), reads
+// them from the event store (the audit stream is the evidence: the
+// records come back exactly as stored), decodes them (audit.ScanJSON)
+// and filters their records.
 type ReadModel struct {
 	db  *projections.DB
+	log Log
 	sql statements
+}
+
+// Log is what queries need of the event store: the audit.sealed event at
+// a position (every eventstore.Store is one).
+type Log interface {
+	ReadAll(ctx context.Context, after uint64, limit int) ([]eventstore.RecordedEvent, error)
 }
 
 var _ projections.Projection = (*ReadModel)(nil)
 
-// New returns the read model on db.
-func New(db *projections.DB) *ReadModel {
-	return &ReadModel{db: db, sql: newStatements(db)}
+// New returns the read model on db, reading runs from log.
+func New(db *projections.DB, log Log) *ReadModel {
+	return &ReadModel{db: db, log: log, sql: newStatements(db)}
 }
 
 // Name implements projections.Projection.
@@ -49,9 +61,8 @@ func (*ReadModel) Tables() []string { return []string{"audit_runs", "audit_keys"
 // Migrations implements projections.Projection.
 func (*ReadModel) Migrations(d projections.Dialect) []string { return migrations[d] }
 
-// migrations are the DDL per dialect. Append-only. The records column
-// holds the audit.sealed event's data verbatim (text, not jsonb: byte for
-// byte). Runs never overlap, so last_seq orders them as first_seq does.
+// migrations are the DDL per dialect. Append-only. Runs never overlap, so
+// last_seq orders them as first_seq does.
 var migrations = map[projections.Dialect][]string{
 	projections.SQLite: {
 		`CREATE TABLE {schema}.audit_runs (
@@ -59,8 +70,7 @@ var migrations = map[projections.Dialect][]string{
     first_seq INTEGER NOT NULL,
     min_at    INTEGER NOT NULL,
     max_at    INTEGER NOT NULL,
-    position  INTEGER NOT NULL,
-    records   TEXT    NOT NULL
+    position  INTEGER NOT NULL
 ) STRICT`,
 		`CREATE TABLE {schema}.audit_keys (
     field    TEXT    NOT NULL,
@@ -75,8 +85,7 @@ var migrations = map[projections.Dialect][]string{
     first_seq bigint      NOT NULL,
     min_at    timestamptz NOT NULL,
     max_at    timestamptz NOT NULL,
-    position  bigint      NOT NULL,
-    records   text        NOT NULL
+    position  bigint      NOT NULL
 )`,
 		`CREATE TABLE {schema}.audit_keys (
     field    text   NOT NULL,
@@ -104,8 +113,8 @@ type statements struct {
 
 func newStatements(db *projections.DB) statements {
 	return statements{
-		insertRun: db.SQL(`INSERT INTO {schema}.audit_runs (last_seq, first_seq, min_at, max_at, position, records)
-VALUES ($1, $2, $3, $4, $5, $6)
+		insertRun: db.SQL(`INSERT INTO {schema}.audit_runs (last_seq, first_seq, min_at, max_at, position)
+VALUES ($1, $2, $3, $4, $5)
 ON CONFLICT (last_seq) DO NOTHING`),
 		insertKey: db.SQL(`INSERT INTO {schema}.audit_keys (field, value, last_seq) VALUES ($1, $2, $3)
 ON CONFLICT (field, value, last_seq) DO NOTHING`),
