@@ -23,6 +23,13 @@ import (
 // append per kernel.
 type ScheduleSessions struct {
 	Placements []SessionPlacement
+	// Agents, when set, are agents as the caller folded them from the log
+	// (domain.Agent.Fold), by id, at their stream's revision: the first
+	// decision on such an agent is made on it instead of reading its
+	// stream, and the append expects its revision, so it is written only
+	// if the agent is still exactly what the decision saw (else it is
+	// decided again on the stream). The handler only reads them.
+	Agents map[string]*domain.Agent
 }
 
 // SessionPlacement is one session's placement: every kernel's agent and
@@ -77,7 +84,7 @@ type scheduleSessionsHandler struct{ deps }
 //
 //  1. load every session and decide Schedule (pure): a session no longer
 //     PENDING, or a placement that does not match it, is refused;
-//  2. per agent (loaded concurrently), decide the allocations of every
+//  2. per agent (loaded concurrently, or as cmd.Agents knows it), decide the allocations of every
 //     session placed there at once (domain.Agent.AllocateEach: each
 //     session all or nothing), and append them with the agent's expected
 //     revision, many agents per eventstore AppendMany; an agent whose
@@ -156,7 +163,7 @@ func (h scheduleSessionsHandler) Handle(ctx context.Context, md Metadata, cmd Sc
 		for id, reqs := range d.requests {
 			w := byAgent[id]
 			if w == nil {
-				w = &agentWrite{id: id}
+				w = &agentWrite{id: id, known: knownAgent(cmd.Agents, id)}
 				byAgent[id] = w
 				agents = append(agents, w)
 			}
@@ -250,6 +257,8 @@ type batchSession struct {
 // agentWrite is one agent's part of step 2.
 type agentWrite struct {
 	id string
+	// known is the agent as the caller folded it (nil: read its stream).
+	known *domain.Agent
 	// sessions placed on the agent, with their kernels there (batches).
 	sessions []*batchSession
 	batches  [][]domain.AllocationRequest
@@ -266,9 +275,15 @@ type agentWrite struct {
 	position uint64
 }
 
-// decide loads the agent and decides its allocations.
+// decide loads the agent and decides its allocations: the first time on
+// the agent the caller knows, if any; on a retry on its stream.
 func (w *agentWrite) decide(ctx context.Context, agents repository[*domain.Agent], at time.Time) {
 	w.decided++
+	if w.decided == 1 && w.known != nil {
+		w.revision = w.known.Revision()
+		w.events, w.outcome = w.known.AllocateEach(w.batches, at)
+		return
+	}
 	l, err := agents.load(ctx, AgentStream(w.id))
 	if err != nil {
 		w.err = err
@@ -276,6 +291,15 @@ func (w *agentWrite) decide(ctx context.Context, agents repository[*domain.Agent
 	}
 	w.revision = l.revision
 	w.events, w.outcome = l.agg.AllocateEach(w.batches, at)
+}
+
+// knownAgent is the agent of id the caller folded, when it has one that
+// registered.
+func knownAgent(agents map[string]*domain.Agent, id string) *domain.Agent {
+	if a := agents[id]; a != nil && a.Exists() && a.ID() == id {
+		return a
+	}
+	return nil
 }
 
 // writeAgents appends the allocations of a chunk of agents in one

@@ -3,6 +3,7 @@ package commands_test
 import (
 	"errors"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/google/uuid"
@@ -156,6 +157,57 @@ func TestScheduleSessionsKnown(t *testing.T) {
 	}
 	if a := e.agent(t, "a1"); len(a.Allocations()) != 2 || a.DeviceFree("GPU-1") != q("1") {
 		t.Fatalf("allocations %+v", a.Allocations())
+	}
+}
+
+// TestScheduleSessionsKnownAgents: with the agents as the scheduler
+// folded them, a current one is decided on without reading its stream; a
+// stale one (another writer allocated on it since) has its append refused
+// and is decided again on its stream: the placement that no longer fits is
+// refused, nothing is oversubscribed.
+func TestScheduleSessionsKnownAgents(t *testing.T) {
+	t.Parallel()
+	e, hs := hooked(t)
+	e.registerAgent(t, agentSpec("a1", 8))
+	e.registerAgent(t, agentSpec("a2", 8))
+	stale, current := e.agent(t, "a1"), e.agent(t, "a2")
+	early := e.requestSession(t, sessionSpec("0.6"))
+	if _, err := e.handlers.ScheduleSession.Handle(ctx, e.md, commands.ScheduleSession{SessionID: early.SessionID, Kernels: placeOn("a1", early.KernelIDs, "GPU-0", "0.6")}); err != nil {
+		t.Fatal(err)
+	}
+	late, other := e.requestSession(t, sessionSpec("0.6")), e.requestSession(t, sessionSpec("0.6"))
+
+	var mu sync.Mutex
+	reads := map[string]int{}
+	hs.set(func(h *hookStore) {
+		h.beforeRead = func(stream string) error {
+			mu.Lock()
+			defer mu.Unlock()
+			reads[stream]++
+			return nil
+		}
+	})
+	res, err := e.handlers.ScheduleSessions.Handle(ctx, e.md, commands.ScheduleSessions{
+		Placements: []commands.SessionPlacement{
+			{SessionID: late.SessionID, Kernels: placeOn("a1", late.KernelIDs, "GPU-0", "0.6")},
+			{SessionID: other.SessionID, Kernels: placeOn("a2", other.KernelIDs, "GPU-0", "0.6")},
+		},
+		Agents: map[string]*domain.Agent{"a1": stale, "a2": current},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Scheduled) != 1 || res.Scheduled[0] != other.SessionID || domain.KindOf(res.Refused[late.SessionID]) != domain.KindQuotaExceeded {
+		t.Fatalf("scheduled %v refused %v", res.Scheduled, res.Refused)
+	}
+	if reads[commands.AgentStream("a2")] != 0 || reads[commands.AgentStream("a1")] != 1 {
+		t.Fatalf("agent reads %v: want none of a2, a1 once (after its append was refused)", reads)
+	}
+	if a1 := e.agent(t, "a1"); len(a1.Allocations()) != 1 || a1.DeviceFree("GPU-0") != q("0.4") {
+		t.Fatalf("a1 allocations %+v", a1.Allocations())
+	}
+	if s := e.session(t, late.SessionID); s.Status() != domain.StatusPending {
+		t.Fatalf("refused session is %s", s.Status())
 	}
 }
 

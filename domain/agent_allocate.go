@@ -69,6 +69,14 @@ func (a *Agent) Allocate(kernel, session uuid.UUID, slots Slots, devices []Devic
 // that never registered is KindNotFound; a device the agent lacks, or of
 // the wrong kind for the slot, is KindInvalid.
 func (a *Agent) AllocateKernels(reqs []AllocationRequest, at time.Time) ([]Event, error) {
+	b := a.budget()
+	return a.allocateKernels(reqs, at, &b)
+}
+
+// allocateKernels is AllocateKernels's decision against b, what is free
+// on the agent (a's allocations, plus any decided since): b is reduced by
+// what it allocates, and left as it was when it refuses.
+func (a *Agent) allocateKernels(reqs []AllocationRequest, at time.Time, b *budget) ([]Event, error) {
 	const op = "agent.allocate"
 	switch {
 	case !a.exists:
@@ -80,54 +88,51 @@ func (a *Agent) AllocateKernels(reqs []AllocationRequest, at time.Time) ([]Event
 	case a.status == AgentStatusLost:
 		return nil, Errorf(op, KindConflict, "agent %s is lost", a.id)
 	}
-	free := a.Free()
-	// What DeviceFree says of each device, in one pass over the allocations.
-	deviceFree := make(map[string]Quantity, len(a.devices))
-	for _, d := range a.devices {
-		deviceFree[d.ID] = DeviceShareCapacity
-	}
-	for _, al := range a.allocations {
-		for _, d := range al.Devices {
-			if _, known := deviceFree[d.DeviceID]; known {
-				deviceFree[d.DeviceID] -= d.Amount
-			}
+	free := b.free
+	var taken []DeviceShare // deducted from b.devices, given back on refusal
+	refuse := func(err error) ([]Event, error) {
+		for _, d := range taken {
+			b.devices[d.DeviceID] += d.Amount
 		}
+		return nil, err
 	}
 	seen := make(map[uuid.UUID]bool, len(reqs))
 	var events []Event
 	for _, r := range reqs {
 		slots, err := a.checkRequest(op, r)
 		if err != nil {
-			return nil, err
+			return refuse(err)
 		}
 		if seen[r.KernelID] {
-			return nil, Invalid(op, "kernel_id", "kernel %s requested twice", r.KernelID)
+			return refuse(Invalid(op, "kernel_id", "kernel %s requested twice", r.KernelID))
 		}
 		seen[r.KernelID] = true
 		if held, ok := a.allocations[r.KernelID]; ok {
 			if held.SessionID == r.SessionID && sameSlots(held.Slots, slots) && equalShares(held.Devices, r.Devices) {
 				continue
 			}
-			return nil, Errorf(op, KindConflict, "kernel %s already holds a different allocation on agent %s", r.KernelID, a.id)
+			return refuse(Errorf(op, KindConflict, "kernel %s already holds a different allocation on agent %s", r.KernelID, a.id))
 		}
 		short := &InsufficientCapacityError{AgentID: a.id}
 		for _, name := range slots.Exceeding(free) {
 			short.Slots = append(short.Slots, SlotShortfall{Slot: name, Requested: slots[name], Free: max(free[name], 0)})
 		}
 		for _, d := range sortedShares(r.Devices) {
-			if d.Amount > deviceFree[d.DeviceID] {
-				short.Devices = append(short.Devices, DeviceShortfall{DeviceID: d.DeviceID, Requested: d.Amount, Free: max(deviceFree[d.DeviceID], 0)})
+			if d.Amount > b.devices[d.DeviceID] {
+				short.Devices = append(short.Devices, DeviceShortfall{DeviceID: d.DeviceID, Requested: d.Amount, Free: max(b.devices[d.DeviceID], 0)})
 			}
 		}
 		if len(short.Slots) > 0 || len(short.Devices) > 0 {
-			return nil, &Error{Op: op, Kind: KindQuotaExceeded, Message: fmt.Sprintf("kernel %s", r.KernelID), Err: short}
+			return refuse(&Error{Op: op, Kind: KindQuotaExceeded, Message: fmt.Sprintf("kernel %s", r.KernelID), Err: short})
 		}
 		free = free.Sub(slots)
 		for _, d := range r.Devices {
-			deviceFree[d.DeviceID] -= d.Amount
+			b.devices[d.DeviceID] -= d.Amount
+			taken = append(taken, d)
 		}
 		events = append(events, AgentAllocated{KernelID: r.KernelID, SessionID: r.SessionID, Slots: slots, Devices: sortedShares(r.Devices), At: at})
 	}
+	b.free = free
 	return events, nil
 }
 
@@ -187,4 +192,27 @@ func (a *Agent) Release(kernel uuid.UUID, reason string, at time.Time) ([]Event,
 		return nil, nil
 	}
 	return []Event{AgentReleased{KernelID: kernel, SessionID: held.SessionID, Reason: reason, At: at}}, nil
+}
+
+// budget is what an agent has free: slots, and each device's share.
+type budget struct {
+	free    Slots
+	devices map[string]Quantity
+}
+
+// budget is what Free and DeviceFree say, in one pass over the
+// allocations.
+func (a *Agent) budget() budget {
+	b := budget{free: a.Free(), devices: make(map[string]Quantity, len(a.devices))}
+	for _, d := range a.devices {
+		b.devices[d.ID] = DeviceShareCapacity
+	}
+	for _, al := range a.allocations {
+		for _, d := range al.Devices {
+			if _, known := b.devices[d.DeviceID]; known {
+				b.devices[d.DeviceID] -= d.Amount
+			}
+		}
+	}
+	return b
 }

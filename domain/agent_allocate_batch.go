@@ -14,8 +14,11 @@ import (
 func (a *Agent) AllocateEach(batches [][]AllocationRequest, at time.Time) (events []Event, errs []error) {
 	errs = make([]error, len(batches))
 	work := a.clone()
+	// What is free, computed once and reduced by each accepted session
+	// (not summed again over every allocation per session).
+	b := a.budget()
 	for i, reqs := range batches {
-		evs, err := work.AllocateKernels(reqs, at)
+		evs, err := work.allocateKernels(reqs, at, &b)
 		if err != nil {
 			errs[i] = err
 			continue

@@ -61,3 +61,32 @@ func (a *Agent) apply(ev Event) error {
 	}
 	return nil
 }
+
+// NewAgent returns an agent that never registered (revision -1), for a
+// process that folds an agent stream one event at a time (Fold) as it
+// follows the global log.
+func NewAgent() *Agent {
+	return &Agent{revision: -1, allocations: map[uuid.UUID]Allocation{}}
+}
+
+// Fold folds the stream's next event into the agent: RehydrateAgent one
+// event at a time. Revision is the stream's revision of the event, which
+// Revision then returns (an annotation only moves it). An event the agent
+// cannot take (see RehydrateAgent) is a KindInternal error and leaves the
+// agent as it was.
+func (a *Agent) Fold(re RecordedEvent) error {
+	const op = "agent.fold"
+	if re.Event == nil {
+		return Errorf(op, KindInternal, "revision %d has no payload", re.Revision)
+	}
+	if re.Revision != a.revision+1 {
+		return Errorf(op, KindInternal, "revision %d follows revision %d: revisions must be dense", re.Revision, a.revision)
+	}
+	if !IsAnnotation(re.Event.EventType()) {
+		if err := a.apply(re.Event); err != nil {
+			return &Error{Op: op, Kind: KindInternal, Message: fmt.Sprintf("revision %d (%s)", re.Revision, re.Event.EventType()), Err: err}
+		}
+	}
+	a.revision = re.Revision
+	return nil
+}

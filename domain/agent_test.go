@@ -3,9 +3,12 @@ package domain
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"testing"
 
 	"github.com/google/uuid"
+
+	"github.com/cairnhq/cairn/domain/audit"
 )
 
 const mig = SlotName("cuda.device:1g.10gb-mig")
@@ -385,4 +388,59 @@ func TestAgentWithManyMIGDevicesRoundTrips(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkRoundTrip(t, evs)
+}
+
+// TestAgentFoldFollowsRehydrate: folding a stream one event at a time
+// gives the agent RehydrateAgent gives, at the stream's revision (an
+// annotation included); an event the agent cannot take, or one out of
+// revision order, is refused and changes nothing.
+func TestAgentFoldFollowsRehydrate(t *testing.T) {
+	halfA := allocated("A", shares(2, "0.5"), share("GPU-0", "0.5"), 1)
+	note := AccessLogged{Record: audit.Record{Time: at(2), Action: "GET /v1/agents", Outcome: audit.Success, Status: 200}}
+	stream := []Event{registeredEvent(), halfA, note, allocated("B", shares(1, "0.25"), share("GPU-1", "0.25"), 3),
+		AgentReleased{KernelID: kernelA, Reason: "x", At: at(4)}, AgentLost{Reason: ReasonAgentLost, At: at(5)}}
+	want, err := RehydrateAgent(recorded(stream))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := NewAgent()
+	for _, re := range recorded(stream) {
+		if err := a.Fold(re); err != nil {
+			t.Fatalf("fold revision %d: %v", re.Revision, err)
+		}
+	}
+	if a.Revision() != int64(len(stream)-1) {
+		t.Errorf("revision = %d, want %d", a.Revision(), len(stream)-1)
+	}
+	if a.Status() != want.Status() || !reflect.DeepEqual(a.Capacity(), want.Capacity()) || !reflect.DeepEqual(a.Allocations(), want.Allocations()) ||
+		!reflect.DeepEqual(a.Devices(), want.Devices()) || !a.LostAt().Equal(want.LostAt()) || !a.RegisteredAt().Equal(want.RegisteredAt()) {
+		t.Errorf("folded %+v, rehydrated %+v", a, want)
+	}
+
+	for name, tc := range map[string]struct {
+		given []Event
+		next  RecordedEvent
+	}{
+		"event before registered": {nil, RecordedEvent{Revision: 0, Event: halfA}},
+		"allocated twice":         {[]Event{registeredEvent(), halfA}, RecordedEvent{Revision: 2, Event: halfA}},
+		"session event":           {[]Event{registeredEvent()}, RecordedEvent{Revision: 1, Event: batch()}},
+		"revision gap":            {[]Event{registeredEvent()}, RecordedEvent{Revision: 2, Event: halfA}},
+		"no payload":              {[]Event{registeredEvent()}, RecordedEvent{Revision: 1}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			a := NewAgent()
+			for _, re := range recorded(tc.given) {
+				if err := a.Fold(re); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before := a.clone()
+			if err := a.Fold(tc.next); err == nil || KindOf(err) != KindInternal {
+				t.Fatalf("err = %v, want an internal error", err)
+			}
+			if !reflect.DeepEqual(a, before) {
+				t.Errorf("the refused event changed the agent: %+v, was %+v", a, before)
+			}
+		})
+	}
 }

@@ -295,6 +295,10 @@ func (s Slots) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON reads amounts as strings or JSON numbers; unknown slot
 // names and bad amounts are errors naming the slot.
 func (s *Slots) UnmarshalJSON(b []byte) error {
+	if out, ok := parsePlainSlots(b); ok {
+		*s = out
+		return nil
+	}
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(b, &raw); err != nil {
 		return Invalid("", "", "resource slots must be an object of slot name to amount")
@@ -305,6 +309,69 @@ func (s *Slots) UnmarshalJSON(b []byte) error {
 	}
 	*s = out
 	return nil
+}
+
+// parsePlainSlots reads slots written as MarshalJSON writes them (no
+// space, no escape, amounts as strings) without encoding/json: the events
+// of a busy log carry thousands. It reports false for anything else, and
+// for any slot that does not parse or repeats, which then takes the
+// general path (and its errors).
+func parsePlainSlots(b []byte) (Slots, bool) {
+	if len(b) < 2 || b[0] != '{' || b[len(b)-1] != '}' {
+		return nil, false
+	}
+	body := b[1 : len(b)-1]
+	out := Slots{}
+	for len(body) > 0 {
+		name, rest, ok := plainString(body)
+		if !ok || len(rest) == 0 || rest[0] != ':' {
+			return nil, false
+		}
+		amount, rest, ok := plainString(rest[1:])
+		if !ok {
+			return nil, false
+		}
+		slot := SlotName(name)
+		t, known := SlotTypeOf(slot)
+		if !known {
+			return nil, false
+		}
+		if _, dup := out[slot]; dup {
+			return nil, false
+		}
+		q, err := ParseQuantity(string(amount), t)
+		if err != nil {
+			return nil, false
+		}
+		out[slot] = q
+		switch {
+		case len(rest) == 0:
+			return out, true
+		case rest[0] != ',' || len(rest) == 1:
+			return nil, false
+		}
+		body = rest[1:]
+	}
+	return out, true
+}
+
+// plainString reads a JSON string without escapes at the start of b and
+// returns its content and what follows it.
+func plainString(b []byte) (s, rest []byte, ok bool) {
+	if len(b) < 2 || b[0] != '"' {
+		return nil, nil, false
+	}
+	end := bytes.IndexByte(b[1:], '"')
+	if end < 0 {
+		return nil, nil, false
+	}
+	s = b[1 : 1+end]
+	for _, c := range s {
+		if c == '\\' || c < 0x20 || c >= 0x80 {
+			return nil, nil, false
+		}
+	}
+	return s, b[2+end:], true
 }
 
 // ParseSlots parses slot amounts given as JSON strings or numbers. Errors

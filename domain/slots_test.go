@@ -3,6 +3,7 @@ package domain
 import (
 	"encoding/json"
 	"errors"
+	"maps"
 	"testing"
 )
 
@@ -145,5 +146,48 @@ func TestQuantityFastPathIsExact(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// FuzzSlotsUnmarshalJSON: the fast path for slots as MarshalJSON writes
+// them accepts only what the general path (encoding/json, then
+// ParseSlots) accepts, with the same amounts; whatever it declines, the
+// general path decides alone.
+func FuzzSlotsUnmarshalJSON(f *testing.F) {
+	for _, s := range []string{
+		`{"cpu":"2","mem":"1073741824","cuda.shares":"0.5"}`, `{}`, `{"cpu":"1","cpu":"2"}`, `{"cpu":"1",}`,
+		`{"cpu":1}`, `{"cpu":"1"}}`, `{"bogus":"1"}`, `{"cpu":"x"}`, `{"cuda.device:3g.40gb-mig":"1"}`, `{"cpu":"\u0031"}`, `{ "cpu":"1"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		fast, ok := parsePlainSlots(b)
+		if !ok {
+			return
+		}
+		var raw map[string]json.RawMessage
+		if err := json.Unmarshal(b, &raw); err != nil {
+			t.Fatalf("%q: the fast path accepts what is not JSON (%v)", b, err)
+		}
+		general, err := ParseSlots(raw)
+		if err != nil {
+			t.Fatalf("%q: the fast path accepts what the general one refuses (%v)", b, err)
+		}
+		if !maps.Equal(fast, general) {
+			t.Fatalf("%q: fast path %v, general %v", b, fast, general)
+		}
+	})
+}
+
+// TestSlotsRoundTripFast: what MarshalJSON writes takes the fast path.
+func TestSlotsRoundTripFast(t *testing.T) {
+	in := Slots{SlotCPU: Units(2), SlotMem: gib(3), SlotCUDAShares: q("0.25"), SlotName("cuda.device:3g.40gb-mig"): Units(1)}
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ok := parsePlainSlots(b)
+	if !ok || !maps.Equal(got, in) {
+		t.Fatalf("%s: fast path %v, %v", b, got, ok)
 	}
 }

@@ -73,7 +73,12 @@ func (st *state) applyDecoded(rec eventstore.RecordedEvent, ev domain.Event) (wa
 		}
 	}
 	if agentStream {
-		return st.applyAgent(strings.TrimPrefix(rec.Stream, agentStreamPrefix), ev), nil
+		id := strings.TrimPrefix(rec.Stream, agentStreamPrefix)
+		wake = st.applyAgent(id, ev)
+		if a := st.agents[id]; a != nil && a.agg != nil && a.agg.Fold(domain.RecordedEvent{Revision: rec.Revision, Event: ev}) != nil {
+			a.agg = nil
+		}
+		return wake, nil
 	}
 	id, err := uuid.Parse(strings.TrimPrefix(rec.Stream, sessionStreamPrefix))
 	if err != nil {
@@ -89,7 +94,7 @@ func (st *state) applyDecoded(rec eventstore.RecordedEvent, ev domain.Event) (wa
 func (st *state) applyAgent(id string, ev domain.Event) bool {
 	a := st.agents[id]
 	if a == nil {
-		a = &agentView{id: id, allocations: map[uuid.UUID]domain.Allocation{}}
+		a = &agentView{id: id, allocations: map[uuid.UUID]domain.Allocation{}, agg: domain.NewAgent()}
 		st.agents[id] = a
 	}
 	switch e := ev.(type) {

@@ -61,8 +61,15 @@ func (s *Scheduler) round(ctx context.Context, st *state) {
 // stream had changed under the folded view (quota-exceeded), or the
 // session was cancelled meanwhile (conflict).
 func (s *Scheduler) scheduleAll(ctx context.Context, st *state, placed []placement.Placement) (scheduled, refused int) {
-	cmd := commands.ScheduleSessions{Placements: make([]commands.SessionPlacement, len(placed))}
+	cmd := commands.ScheduleSessions{Placements: make([]commands.SessionPlacement, len(placed)), Agents: map[string]*domain.Agent{}}
 	for i, p := range placed {
+		// The folded agents: the write expects their revision instead of
+		// reading their streams again.
+		for _, k := range p.Kernels {
+			if a := st.agents[k.AgentID]; a != nil && a.agg != nil {
+				cmd.Agents[k.AgentID] = a.agg
+			}
+		}
 		cmd.Placements[i] = commands.SessionPlacement{SessionID: p.SessionID, Kernels: p.Kernels}
 		// The folded session: the write expects its revision instead of
 		// reading the stream again.

@@ -82,6 +82,11 @@ type agentView struct {
 	devices      []domain.Device
 	lost         bool
 	allocations  map[uuid.UUID]domain.Allocation
+	// agg is the agent aggregate folded from the same events, at its
+	// stream's revision: placements are decided on it instead of reading
+	// the stream again. Nil once an event did not fold (the writes then
+	// read the stream).
+	agg *domain.Agent
 }
 
 // defaultQueue is how the queue is ordered until resource groups exist (no

@@ -72,18 +72,24 @@ func (tx *batchTx) applyRequest(ctx context.Context, req *appendRequest) (result
 // apply checks and writes one stream's append. It returns the append's
 // result, or refused (the append's own error; it wrote nothing), or err
 // when the whole transaction must be abandoned.
+//
+// The retry of an append already stored is answered with the original
+// result whatever the expected revision says (see retried). Its ids are
+// not looked up before every append: a retry either fails the expected
+// revision (the stream has moved past it: looked up then) or collides on
+// its first event's id when inserted (looked up then).
 func (tx *batchTx) apply(ctx context.Context, req *appendPart) (result eventstore.AppendResult, refused, err error) {
-	if len(req.events) > 0 {
-		result, found, refused, err := tx.retried(ctx, req)
-		if err != nil || refused != nil || found {
-			return result, refused, err
-		}
-	}
 	current, err := tx.lastRevision(ctx, req.stream)
 	if err != nil {
 		return result, nil, err
 	}
 	if !req.expected.Check(current) {
+		if len(req.events) > 0 {
+			result, found, refused, err := tx.retried(ctx, req)
+			if err != nil || refused != nil || found {
+				return result, refused, err
+			}
+		}
 		return result, &eventstore.WrongExpectedRevisionError{Stream: req.stream, Expected: req.expected, Actual: current}, nil
 	}
 	if len(req.events) == 0 {
@@ -172,6 +178,20 @@ func (tx *batchTx) insert(ctx context.Context, req *appendPart, current int64) (
 		// The revision and the position were read inside this
 		// transaction, so the id is the only column that can collide.
 		// Confirm it rather than trust the message.
+		if i == 0 {
+			// Nothing of this append is written yet: it may be the retry
+			// of one stored (or collide with another stream's event).
+			if multi {
+				if err := tx.undo(ctx); err != nil {
+					return result, nil, err
+				}
+			}
+			result, found, refused, findErr := tx.retried(ctx, req)
+			if findErr != nil || refused != nil || found {
+				return result, refused, findErr
+			}
+			return result, nil, translate("insert event", err)
+		}
 		stored, ok, findErr := tx.findID(ctx, ev.ID)
 		if findErr != nil {
 			return result, nil, findErr

@@ -8,8 +8,9 @@
 // (eventstore.Prepare) in the caller's goroutine, then queues a request. The
 // writer takes whatever is queued (up to Options.MaxBatch requests) and
 // applies it in ONE transaction, so one fsync covers many appends. Inside the
-// transaction each append is checked on its own (idempotent retry first,
-// then the expected revision), against the committed state plus the effects
+// transaction each append is checked on its own (the expected revision,
+// and the idempotent retry of an append already stored, recognised when
+// that revision fails or its first id collides on insert), against the committed state plus the effects
 // of the appends before it in the same batch, because they run on the same
 // connection inside the same transaction. An append that is refused
 // (wrong expected revision, duplicate id) writes nothing and gets its own

@@ -143,6 +143,9 @@ const (
 	roleRaw
 )
 
+// writerCacheKiB bounds the page cache of a writing connection.
+const writerCacheKiB = 64 << 10
+
 // driverDSN builds the modernc.org/sqlite data source name for path: a
 // "file:" URI (so any path character survives) with the pragmas of role.
 func driverDSN(path string, opts Options, role connRole) string {
@@ -156,7 +159,15 @@ func driverDSN(path string, opts Options, role connRole) string {
 			// memory, not in a temporary file written page by page: they
 			// only undo part of an open transaction, so a crash loses
 			// nothing with them (the WAL is the durability).
-			"temp_store(memory)")
+			"temp_store(memory)",
+			// A page cache of up to 64 MiB (SQLite's default is 2 MiB),
+			// taken only as pages are read: the writers touch the indexes
+			// of the whole log (the event-id and stream lookups of every
+			// append) and the read models' tables (thousands of rows a
+			// batch), and with the default they evict pages they need
+			// again at once and read them back from the file, and spill
+			// dirty pages before the commit.
+			fmt.Sprintf("cache_size(%d)", -writerCacheKiB))
 		// BEGIN takes the write lock at once: a deferred transaction that
 		// upgrades later can fail with SQLITE_BUSY without waiting.
 		q.Set("_txlock", "immediate")

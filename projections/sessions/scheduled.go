@@ -92,7 +92,8 @@ func queueRows(tx projections.Tx, one, many string, rows [][]any) {
 }
 
 // multiRowUpdate writes an UPDATE of table from scheduledRows rows of
-// values: casts are the columns' types on PostgreSQL (the first is the
+// values (parameters numbered in order on PostgreSQL, anonymous on
+// SQLite): casts are the columns' types on PostgreSQL (the first is the
 // key, id; the last the event's position, which guards the row like the
 // one-row statements), set the assignments in terms of v.columnN.
 func multiRowUpdate(db *projections.DB, table string, casts []string, set string) string {
@@ -109,9 +110,13 @@ func multiRowUpdate(db *projections.DB, table string, casts []string, set string
 				b.WriteString(", ")
 			}
 			n++
-			fmt.Fprintf(&b, "$%d", n)
 			if db.Dialect() == projections.Postgres {
-				b.WriteString("::" + cast)
+				fmt.Fprintf(&b, "$%d::%s", n, cast)
+			} else {
+				// Anonymous parameters, bound in order: the driver looks
+				// a numbered one's name up among all of them (hundreds
+				// here) for each.
+				b.WriteByte('?')
 			}
 		}
 		b.WriteByte(')')
