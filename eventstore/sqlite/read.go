@@ -16,6 +16,7 @@ const eventColumns = `position, id, stream, revision, type, version, data, metad
 // connection runs it, then reuses it).
 type readStmts struct {
 	all       *sql.Stmt
+	span      *sql.Stmt
 	forward   *sql.Stmt
 	backward  *sql.Stmt
 	hasStream *sql.Stmt
@@ -33,6 +34,7 @@ func prepareReads(ctx context.Context, db *sql.DB) (_ *readStmts, err error) {
 		query string
 	}{
 		{&r.all, `SELECT ` + eventColumns + ` FROM events WHERE position > ? ORDER BY position LIMIT ?`},
+		{&r.span, `SELECT ` + eventColumns + ` FROM events WHERE position > ? AND position <= ? ORDER BY position`},
 		{&r.forward, `SELECT ` + eventColumns + ` FROM events WHERE stream = ? AND revision >= ? ORDER BY revision LIMIT ?`},
 		{&r.backward, `SELECT ` + eventColumns + ` FROM events WHERE stream = ? AND revision <= ? ORDER BY revision DESC LIMIT ?`},
 		{&r.hasStream, `SELECT EXISTS (SELECT 1 FROM events WHERE stream = ?)`},
@@ -48,7 +50,7 @@ func prepareReads(ctx context.Context, db *sql.DB) (_ *readStmts, err error) {
 
 func (r *readStmts) close() error {
 	var errs []error
-	for _, st := range []*sql.Stmt{r.all, r.forward, r.backward, r.hasStream} {
+	for _, st := range []*sql.Stmt{r.all, r.span, r.forward, r.backward, r.hasStream} {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}
@@ -97,11 +99,19 @@ func (s *Store) ReadAll(ctx context.Context, after uint64, limit int) ([]eventst
 	return s.readAll(ctx, events, events[len(events)-1].Position, limit-len(events))
 }
 
+// splitRead is the smallest read of the database that ReadAll splits in
+// two halves read at once, on two connections of the read pool: a replay
+// (a rebuild, a projector catching up) then uses two cores.
+const splitRead = 2048
+
 // readAll adds to events up to limit events after position after, read
 // from the database (none when limit is 0).
 func (s *Store) readAll(ctx context.Context, events []eventstore.RecordedEvent, after uint64, limit int) ([]eventstore.RecordedEvent, error) {
 	if limit == 0 {
 		return events, nil
+	}
+	if limit >= splitRead && s.opts.ReadConns >= 2 && after < math.MaxInt64-uint64(limit) {
+		return s.readHalves(ctx, events, after, limit)
 	}
 	rows, err := s.reads.all.QueryContext(ctx, int64(after), int64(limit))
 	if err != nil {
@@ -115,6 +125,57 @@ func (s *Store) readAll(ctx context.Context, events []eventstore.RecordedEvent, 
 		return more, nil
 	}
 	return append(events, more...), nil
+}
+
+// readHalves reads the positions after+1 ... after+limit as two spans at
+// once. Positions are dense (the one writer gives each committed event the
+// next one), so a span holding fewer events than positions ends where the
+// log ends, as of its read. The two reads have their own snapshots: the
+// second half is used only when the first is complete, so an event the
+// first did not see yet is never skipped by one the second saw.
+func (s *Store) readHalves(ctx context.Context, events []eventstore.RecordedEvent, after uint64, limit int) ([]eventstore.RecordedEvent, error) {
+	mid, end := after+uint64(limit/2), after+uint64(limit)
+	var first, second []eventstore.RecordedEvent
+	var err, secondErr error
+	if hook := afterFirstHalf; hook != nil {
+		first, err = s.readSpan(ctx, after, mid)
+		hook()
+		second, secondErr = s.readSpan(ctx, mid, end)
+	} else {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			second, secondErr = s.readSpan(ctx, mid, end)
+		}()
+		first, err = s.readSpan(ctx, after, mid)
+		<-done
+	}
+	if err = errors.Join(err, secondErr); err != nil {
+		return nil, err
+	}
+	events = append(events, first...)
+	if uint64(len(first)) == mid-after {
+		events = append(events, second...)
+	}
+	return events, nil
+}
+
+// afterFirstHalf, when set (tests), runs between the reads of the two
+// halves, which then run one after the other: it lets a test commit
+// events the second read sees and the first did not.
+var afterFirstHalf func()
+
+// readSpan reads the events at positions after+1 ... end.
+func (s *Store) readSpan(ctx context.Context, after, end uint64) ([]eventstore.RecordedEvent, error) {
+	rows, err := s.reads.span.QueryContext(ctx, int64(after), int64(end))
+	if err != nil {
+		return nil, s.readError(ctx, "read all", err)
+	}
+	events, err := scanEvents(rows, int(end-after))
+	if err != nil {
+		return nil, s.readError(ctx, "read all", err)
+	}
+	return events, nil
 }
 
 // ReadStream returns the events of one stream: see eventstore.Store and
