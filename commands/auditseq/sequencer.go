@@ -147,6 +147,11 @@ func (s *Sequencer) Run(ctx context.Context) error {
 	}
 }
 
+// legacyRecorded is the type of the audit stream's events before the
+// trail was batched (one record per event), which no build released
+// since reads.
+const legacyRecorded = "audit.recorded"
+
 // Tip is where the chain ends in the audit stream: the head of its last
 // record, the log position up to which every access record is sealed,
 // and the stream's last revision (-1 while it is empty), which the next
@@ -165,6 +170,10 @@ func Resume(ctx context.Context, store Store) (Tip, error) {
 	}
 	if err != nil {
 		return Tip{}, fmt.Errorf("auditseq: read the chain's head: %w", err)
+	}
+	if last[0].Type == legacyRecorded {
+		return Tip{}, fmt.Errorf("auditseq: the audit stream holds %s events, one record each, written by a pre-release build before the trail was batched; "+
+			"this build does not continue that chain: verify it with the build that wrote it, then start from a new data directory (or database schema)", legacyRecorded)
 	}
 	ev, err := domain.DecodeEvent(last[0].Type, last[0].Version, last[0].Data)
 	if err != nil {

@@ -323,3 +323,18 @@ func TestConcurrentSequencersNeverFork(t *testing.T) {
 		t.Fatalf("sealed sources %v, want %v", got, want)
 	}
 }
+
+// TestResumeNamesALegacyChain: a chain of the pre-batching format is
+// refused with an error that says what it is and what to do.
+func TestResumeNamesALegacyChain(t *testing.T) {
+	t.Parallel()
+	s := openStore(t)
+	if _, err := s.Append(context.Background(), domain.AuditStream, eventstore.NoStream,
+		eventstore.EventData{ID: eventstore.NewEventID(), Type: "audit.recorded", Data: []byte(`{"v":1,"seq":1}`)}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := auditseq.Resume(context.Background(), s)
+	if err == nil || !strings.Contains(err.Error(), "pre-release") || !strings.Contains(err.Error(), "new data directory") {
+		t.Fatalf("Resume = %v", err)
+	}
+}
