@@ -152,22 +152,16 @@ func (w *Writer) Run(ctx context.Context) error {
 		case rec := <-w.queue:
 			batch = append(batch[:0], rec)
 		}
-		// Gather what comes until an interval has passed since the
-		// previous append, or the batch is full.
-		if wait := w.cfg.Interval - time.Since(last); wait > 0 {
+		// Let what comes queue up until an interval has passed since the
+		// previous append (sleeping: taking the records one by one would
+		// wake this goroutine for each request).
+		if wait := w.cfg.Interval - time.Since(last); wait > 0 && len(w.queue) < w.cfg.MaxBatch {
 			linger.Reset(wait)
-		gather:
-			for len(batch) < w.cfg.MaxBatch {
-				select {
-				case rec := <-w.queue:
-					batch = append(batch, rec)
-				case <-linger.C:
-					break gather
-				case <-ctx.Done():
-					break gather
-				}
+			select {
+			case <-linger.C:
+			case <-ctx.Done():
+				linger.Stop()
 			}
-			linger.Stop()
 		}
 		batch = w.fill(batch)
 		last = time.Now()
