@@ -1,7 +1,6 @@
 package domain
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -72,7 +71,7 @@ type AuditSealed struct {
 // UnmarshalJSON decodes the records and keeps each one's stored bytes.
 func (e *AuditSealed) UnmarshalJSON(b []byte) error {
 	e.Records = nil
-	if scanRecords(b, sourcePositionKey, func(raw []byte, r audit.Record, source uint64) {
+	if audit.ScanRecords(b, sourcePositionKey, func(raw []byte, r audit.Record, source uint64) {
 		e.Records = append(e.Records, SealedRecord{Record: r, SourcePosition: source, Raw: raw})
 	}) {
 		return nil
@@ -97,7 +96,7 @@ func (e *AuditSealed) UnmarshalJSON(b []byte) error {
 // encoding/json for what it does not take).
 func (e *AccessBatchLogged) UnmarshalJSON(b []byte) error {
 	e.Records = nil
-	if scanRecords(b, "", func(_ []byte, r audit.Record, _ uint64) { e.Records = append(e.Records, r) }) {
+	if audit.ScanRecords(b, "", func(_ []byte, r audit.Record, _ uint64) { e.Records = append(e.Records, r) }) {
 		return nil
 	}
 	type plain AccessBatchLogged
@@ -116,61 +115,6 @@ func AppendSealedJSON(b []byte, r *SealedRecord) []byte {
 	b = append(b[:len(b)-1], `,"`+sourcePositionKey+`":`...)
 	b = strconv.AppendUint(b, r.SourcePosition, 10)
 	return append(b, '}')
-}
-
-// scanRecords reads a batch payload, {"records":[...]}, in the shape
-// PackRecords lays out, calling each for every record (its bytes alias
-// data); it reports false, having maybe called each for some records,
-// when data is not of that shape (encoding/json then decides).
-func scanRecords(data []byte, extraKey string, each func(raw []byte, r audit.Record, extra uint64)) bool {
-	i := skipSpace(data, 0)
-	const open = `{"records":`
-	if !bytes.HasPrefix(data[i:], []byte(open)) {
-		return false
-	}
-	i = skipSpace(data, i+len(open))
-	if i >= len(data) || data[i] != '[' {
-		return false
-	}
-	i = skipSpace(data, i+1)
-	if i < len(data) && data[i] == ']' {
-		i++
-	} else {
-		var r audit.Record
-		var extra uint64
-		for {
-			extra = 0
-			end, ok := audit.ScanJSON(data[i:], &r, extraKey, &extra)
-			if !ok {
-				return false
-			}
-			each(data[i:i+end], r, extra)
-			i = skipSpace(data, i+end)
-			if i >= len(data) {
-				return false
-			}
-			if data[i] == ']' {
-				i++
-				break
-			}
-			if data[i] != ',' {
-				return false
-			}
-			i = skipSpace(data, i+1)
-		}
-	}
-	i = skipSpace(data, i)
-	if i >= len(data) || data[i] != '}' {
-		return false
-	}
-	return skipSpace(data, i+1) == len(data)
-}
-
-func skipSpace(data []byte, i int) int {
-	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
-		i++
-	}
-	return i
 }
 
 func (AccessLogged) EventType() string      { return TypeAccessLogged }
@@ -198,29 +142,3 @@ func AccessRecords(ev Event) (records []audit.Record, ok bool) {
 // (well under the event stores' default limit of 1 MiB per event): a
 // batch larger than this is split into several events of one append.
 const AuditPayloadBytes = 256 << 10
-
-// PackRecords lays out JSON-encoded records as the payloads of batch
-// events ({"records":[...]}, what encoding/json writes for
-// AccessBatchLogged and AuditSealed), in order, each payload at most max
-// bytes unless one record alone is larger.
-func PackRecords(records [][]byte, max int) [][]byte {
-	const open, close = `{"records":[`, `]}`
-	var out [][]byte
-	var cur []byte
-	for _, r := range records {
-		if cur != nil && len(cur)+1+len(r)+len(close) > max {
-			out = append(out, append(cur, close...))
-			cur = nil
-		}
-		if cur == nil {
-			cur = append(make([]byte, 0, min(max, 64<<10)), open...)
-		} else {
-			cur = append(cur, ',')
-		}
-		cur = append(cur, r...)
-	}
-	if cur != nil {
-		out = append(out, append(cur, close...))
-	}
-	return out
-}

@@ -304,7 +304,7 @@ func (s *Sequencer) seal(ctx context.Context, tip *Tip, srcs []source) error {
 		buf = domain.AppendSealedJSON(buf, &domain.SealedRecord{Record: sealed[i], SourcePosition: positions[i]})
 		encoded[i] = buf[start:len(buf):len(buf)]
 	}
-	payloads := domain.PackRecords(encoded, domain.AuditPayloadBytes)
+	payloads := audit.PackRecords(encoded, domain.AuditPayloadBytes)
 	data := make([]eventstore.EventData, len(payloads))
 	for i, p := range payloads {
 		data[i] = eventstore.EventData{ID: eventstore.NewEventID(), Type: domain.TypeAuditSealed, Version: domain.SchemaVersion,

@@ -151,6 +151,11 @@ func (s *scanner) str() ([]byte, bool) {
 	if !s.byte('"') {
 		return nil, false
 	}
+	return s.strRest()
+}
+
+// strRest reads the rest of a string whose opening quote was read.
+func (s *scanner) strRest() ([]byte, bool) {
 	start, ascii := s.i, true
 	for ; s.i < len(s.data); s.i++ {
 		switch c := s.data[s.i]; {
@@ -278,4 +283,82 @@ func (r *Record) stringField(key []byte) *string {
 		return &r.RequestID
 	}
 	return nil
+}
+
+// PackRecords lays out JSON-encoded records as the payloads of batch
+// events ({"records":[...]}, what encoding/json writes for a struct whose
+// one field, records, holds them), in order, each payload at most max
+// bytes unless one record alone is larger.
+func PackRecords(records [][]byte, max int) [][]byte {
+	const open, close = `{"records":[`, `]}`
+	var out [][]byte
+	var cur []byte
+	for _, r := range records {
+		if cur != nil && len(cur)+1+len(r)+len(close) > max {
+			out = append(out, append(cur, close...))
+			cur = nil
+		}
+		if cur == nil {
+			cur = append(make([]byte, 0, min(max, 64<<10)), open...)
+		} else {
+			cur = append(cur, ',')
+		}
+		cur = append(cur, r...)
+	}
+	if cur != nil {
+		out = append(out, append(cur, close...))
+	}
+	return out
+}
+
+// ScanRecords reads a batch payload, {"records":[...]}, in the shape
+// PackRecords lays out (any spacing), calling each for every record with
+// its bytes (aliasing data) and extraKey's value (see ScanJSON). It
+// reports false, having maybe called each for some records, when data is
+// not of that shape: encoding/json then decides.
+func ScanRecords(data []byte, extraKey string, each func(raw []byte, r Record, extra uint64)) bool {
+	s := scanner{data: data}
+	s.space()
+	if !s.byte('{') || !s.byte('"') {
+		return false
+	}
+	if key, ok := s.strRest(); !ok || string(key) != "records" {
+		return false
+	}
+	s.space()
+	if !s.byte(':') {
+		return false
+	}
+	s.space()
+	if !s.byte('[') {
+		return false
+	}
+	s.space()
+	if !s.byte(']') {
+		var r Record
+		var extra uint64
+		for {
+			extra = 0
+			end, ok := ScanJSON(data[s.i:], &r, extraKey, &extra)
+			if !ok {
+				return false
+			}
+			each(data[s.i:s.i+end], r, extra)
+			s.i += end
+			s.space()
+			if s.byte(']') {
+				break
+			}
+			if !s.byte(',') {
+				return false
+			}
+			s.space()
+		}
+	}
+	s.space()
+	if !s.byte('}') {
+		return false
+	}
+	s.space()
+	return s.i == len(data)
 }

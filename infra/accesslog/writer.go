@@ -223,7 +223,7 @@ func (w *Writer) append(ctx context.Context, batch []audit.Record) error {
 	}
 	// One event per group commit (several when it is large), in one
 	// append: all of the batch is stored or none of it.
-	payloads := domain.PackRecords(encoded, domain.AuditPayloadBytes)
+	payloads := audit.PackRecords(encoded, domain.AuditPayloadBytes)
 	data := make([]eventstore.EventData, len(payloads))
 	for i, p := range payloads {
 		data[i] = eventstore.EventData{ID: eventstore.NewEventID(), Type: domain.TypeAccessBatchLogged, Version: domain.SchemaVersion,
