@@ -8,6 +8,7 @@ import (
 
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/domain/placement"
+	"github.com/cairnhq/cairn/domain/placement/benchshape"
 )
 
 // fleet is the benchmark's cluster: agents × 8 GPUs, 128 cpus and 1 TiB
@@ -34,7 +35,7 @@ func fleet(agents int, rng *rand.Rand) []placement.Agent {
 			}
 		default:
 			for g := range 8 {
-				for j, p := range []string{"3g.40gb", "2g.20gb", "2g.20gb"} {
+				for j, p := range benchshape.MIGProfiles {
 					a.Capacity[placement.MIGSlot(p)] += domain.Units(1)
 					a.Devices = append(a.Devices, placement.MIG(fmt.Sprintf("MIG-%04d-%d-%d", i, g, j), p, false))
 				}
@@ -45,36 +46,18 @@ func fleet(agents int, rng *rand.Rand) []placement.Agent {
 	return out
 }
 
-// queue is the benchmark's pending sessions, asking more of every kind
-// of GPU than the fleet has: 15% whole GPUs (1, 2, 4 or 8), 42%
-// fractional shares (0.1 to 0.9, a quarter 1.5, 2 or 3), 33% a MIG
-// profile, 10% CPU only; one in ten has 2 to 4 kernels (a third of those
-// multi-node). Every one has failed a try before, so fifo never blocks:
-// one round places all that can be.
+// queue is the benchmark's pending sessions (benchshape.NewRequest),
+// asking more of every kind of GPU than the fleet has. Every one has
+// failed a try before, so fifo never blocks: one round places all that
+// can be.
 func queue(n int, rng *rand.Rand) []placement.Session {
 	out := make([]placement.Session, 0, n)
 	for i := range n {
-		slots := cpuMem(int64(1+rng.IntN(8)), int64(1+rng.IntN(64)))
-		switch p := rng.IntN(100); {
-		case p < 15:
-			slots[domain.SlotCUDADevice] = domain.Units([]int64{1, 1, 1, 2, 2, 4, 8}[rng.IntN(7)])
-		case p < 57:
-			slots[domain.SlotCUDAShares] = domain.Quantity(50 * (2 + rng.IntN(17)))
-			if rng.IntN(4) == 0 {
-				slots[domain.SlotCUDAShares] = []domain.Quantity{1500, 2000, 3000}[rng.IntN(3)]
-			}
-		case p < 90:
-			slots[placement.MIGSlot([]string{"3g.40gb", "2g.20gb", "2g.20gb"}[rng.IntN(3)])] = domain.Units(1)
-		}
-		kernels := 1
-		if rng.IntN(10) == 0 {
-			kernels = 2 + rng.IntN(3)
-		}
-		s := sess(i+1, slots, kernels)
+		r := benchshape.NewRequest(rng)
+		s := sess(i+1, r.Slots, r.Kernels)
 		s.ResourceGroup, s.Tries = "gpu", 1
-		s.AccessKey = fmt.Sprintf("AK%03d", rng.IntN(200))
-		s.Priority = []int{10, 10, 10, 20}[rng.IntN(4)]
-		if kernels > 1 && rng.IntN(3) == 0 {
+		s.AccessKey, s.Priority = r.AccessKey, r.Priority
+		if r.MultiNode {
 			s.ClusterMode = domain.ClusterMultiNode
 		}
 		out = append(out, s)

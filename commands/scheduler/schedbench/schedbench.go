@@ -27,6 +27,7 @@ import (
 	"github.com/cairnhq/cairn/commands/scheduler"
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/domain/placement"
+	"github.com/cairnhq/cairn/domain/placement/benchshape"
 	"github.com/cairnhq/cairn/eventstore"
 	"github.com/cairnhq/cairn/projections"
 	"github.com/cairnhq/cairn/projections/sessions"
@@ -268,16 +269,12 @@ func parallel(ctx context.Context, n int, do func(i int) error) error {
 	return first
 }
 
-func cpuMem(cpu, memGiB int64) domain.Slots {
-	return domain.Slots{domain.SlotCPU: domain.Units(cpu), domain.SlotMem: domain.Units(memGiB << 30)}
-}
-
 // fleet: a quarter of the agents with 8 whole GPUs, 60% with 8 shareable
 // GPUs, 15% with 8 MIG-enabled GPUs (one 3g.40gb and two 2g.20gb each).
 func fleet(n int) []domain.AgentSpec {
 	out := make([]domain.AgentSpec, 0, n)
 	for i := range n {
-		a := domain.AgentSpec{ID: fmt.Sprintf("node-%04d", i), Architecture: "x86_64", Capacity: cpuMem(128, 1024)}
+		a := domain.AgentSpec{ID: fmt.Sprintf("node-%04d", i), Architecture: "x86_64", Capacity: benchshape.CPUMem(128, 1024)}
 		switch kind := i % 20; {
 		case kind < 17:
 			a.Capacity[domain.SlotCUDADevice] = domain.Units(8)
@@ -287,7 +284,7 @@ func fleet(n int) []domain.AgentSpec {
 			}
 		default:
 			for g := range 8 {
-				for j, p := range []string{"3g.40gb", "2g.20gb", "2g.20gb"} {
+				for j, p := range benchshape.MIGProfiles {
 					slot := placement.MIGSlot(p)
 					a.Capacity[slot] += domain.Units(1)
 					a.Devices = append(a.Devices, domain.Device{ID: fmt.Sprintf("MIG-%04d-%d-%d", i, g, j), Kind: slot, Model: "H100 " + p})
@@ -299,35 +296,20 @@ func fleet(n int) []domain.AgentSpec {
 	return out
 }
 
-// queue: 15% whole GPUs (1, 2, 4 or 8), 42% fractional shares (0.1 to
-// 0.9, a quarter of them 1.5, 2 or 3), 33% a MIG profile, 10% CPU only;
-// one in ten has 2 to 4 kernels, a third of those multi-node; 200 access
-// keys.
+// queue is the benchmark's pending sessions (benchshape.NewRequest), with
+// 200 users.
 func queue(n int, rng *rand.Rand) []domain.SessionSpec {
 	out := make([]domain.SessionSpec, 0, n)
 	for i := range n {
-		slots := cpuMem(int64(1+rng.IntN(8)), int64(1+rng.IntN(64)))
-		switch p := rng.IntN(100); {
-		case p < 15:
-			slots[domain.SlotCUDADevice] = domain.Units([]int64{1, 1, 1, 2, 2, 4, 8}[rng.IntN(7)])
-		case p < 57:
-			slots[domain.SlotCUDAShares] = domain.Quantity(50 * (2 + rng.IntN(17)))
-			if rng.IntN(4) == 0 {
-				slots[domain.SlotCUDAShares] = []domain.Quantity{1500, 2000, 3000}[rng.IntN(3)]
-			}
-		case p < 90:
-			slots[placement.MIGSlot([]string{"3g.40gb", "2g.20gb", "2g.20gb"}[rng.IntN(3)])] = domain.Units(1)
-		}
+		r := benchshape.NewRequest(rng)
 		spec := domain.SessionSpec{
-			Name: fmt.Sprintf("bench-%d", i), Owner: domain.Owner{UserID: fmt.Sprintf("user-%03d", i%200), AccessKey: fmt.Sprintf("AK%03d", rng.IntN(200))},
+			Name: fmt.Sprintf("bench-%d", i), Owner: domain.Owner{UserID: fmt.Sprintf("user-%03d", i%200), AccessKey: r.AccessKey},
 			Domain: "default", Project: "bench", ResourceGroup: "default", Type: domain.SessionBatch,
-			Image: "localhost/cairn/base:latest", Command: "true", Resources: slots,
+			Image: "localhost/cairn/base:latest", Command: "true", Resources: r.Slots, Priority: &r.Priority,
 		}
-		prio := []int{10, 10, 10, 20}[rng.IntN(4)]
-		spec.Priority = &prio
-		if rng.IntN(10) == 0 {
-			spec.ClusterSize = 2 + rng.IntN(3)
-			if rng.IntN(3) == 0 {
+		if r.Kernels > 1 {
+			spec.ClusterSize = r.Kernels
+			if r.MultiNode {
 				spec.ClusterMode = domain.ClusterMultiNode
 			}
 		}
