@@ -20,6 +20,12 @@ type ReportKernelStatus struct {
 	ExitCode    int
 	Reason      string
 	Message     string
+	// WhileStarting makes the report a start deadline's verdict: it
+	// applies only while the session is still starting (SCHEDULED to
+	// CREATING) and is refused with a conflict otherwise, since the
+	// caller decided on a view the session has left (it runs, or is
+	// being terminated).
+	WhileStarting bool
 }
 
 func (ReportKernelStatus) CommandName() string { return "kernel.report-status" }
@@ -42,6 +48,9 @@ func (h reportKernelStatusHandler) Handle(ctx context.Context, md Metadata, cmd 
 		ExitCode: cmd.ExitCode, Reason: cmd.Reason, Message: cmd.Message, At: at,
 	}
 	s, pos, err := h.sessions.update(ctx, SessionStream(cmd.SessionID), md, func(s *domain.Session) ([]domain.Event, error) {
+		if cmd.WhileStarting && !s.Status().IsStarting() {
+			return nil, domain.Errorf("kernel.report-status", domain.KindConflict, "session %s is %s, no longer starting", cmd.SessionID, s.Status())
+		}
 		return s.ReportKernel(report)
 	})
 	if err != nil {

@@ -67,3 +67,36 @@ func TestReportKernelRefusals(t *testing.T) {
 	_, err = e.handlers.ReportKernelStatus.Handle(ctx, e.md, noContainer)
 	wantKind(t, err, domain.KindInvalid)
 }
+
+// TestStartDeadlineVerdictNeedsAStartingSession: a failed-to-start verdict
+// made on a stale view (WhileStarting) is refused once the session runs or
+// is being terminated, and writes nothing; while it starts, it applies.
+func TestStartDeadlineVerdictNeedsAStartingSession(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.registerAgent(t, agentSpec("a1", 8))
+	verdict := func(res commands.RequestSessionResult) commands.ReportKernelStatus {
+		return commands.ReportKernelStatus{SessionID: res.SessionID, KernelID: res.KernelIDs[0], AgentID: "a1",
+			Phase: domain.PhaseFailed, Reason: domain.ReasonFailedToStart, WhileStarting: true}
+	}
+
+	moved := e.requestSession(t, sessionSpec(""))
+	e.schedule(t, moved, "a1", "", "")
+	e.report(t, commands.ReportKernelStatus{SessionID: moved.SessionID, KernelID: moved.KernelIDs[0], AgentID: "a1", Phase: domain.PhaseRunning, ContainerID: "c1"})
+	if _, err := e.handlers.TerminateSession.Handle(ctx, e.md, commands.TerminateSession{SessionID: moved.SessionID}); err != nil {
+		t.Fatal(err)
+	}
+	before := e.lastPosition(t, commands.SessionStream(moved.SessionID))
+	_, err := e.handlers.ReportKernelStatus.Handle(ctx, e.md, verdict(moved))
+	wantKind(t, err, domain.KindConflict)
+	if s := e.session(t, moved.SessionID); s.Status() != domain.StatusTerminating || e.lastPosition(t, commands.SessionStream(moved.SessionID)) != before {
+		t.Fatalf("a stale verdict changed the session: %s", s.Status())
+	}
+
+	starting := e.requestSession(t, sessionSpec(""))
+	e.schedule(t, starting, "a1", "", "")
+	e.report(t, verdict(starting))
+	if s := e.session(t, starting.SessionID); s.Status() != domain.StatusError || s.StatusReason() != domain.ReasonFailedToStart {
+		t.Fatalf("%s %s", s.Status(), s.StatusReason())
+	}
+}

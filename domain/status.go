@@ -25,6 +25,16 @@ func (s SessionStatus) IsTerminal() bool {
 	return s == StatusTerminated || s == StatusCancelled || s == StatusError
 }
 
+// IsStarting reports whether a session in this status is placed and has
+// not run yet: SCHEDULED to CREATING, the phases a start timeout covers.
+func (s SessionStatus) IsStarting() bool {
+	switch s {
+	case StatusScheduled, StatusPreparing, StatusPulling, StatusPrepared, StatusCreating:
+		return true
+	}
+	return false
+}
+
 // HoldsResources reports whether a session in this status holds its
 // allocation: from SCHEDULED until its containers are gone.
 func (s SessionStatus) HoldsResources() bool {

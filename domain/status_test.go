@@ -52,4 +52,12 @@ func TestSessionTransitions(t *testing.T) {
 	if StatusPending.HoldsResources() || !StatusScheduled.HoldsResources() || !StatusTerminating.HoldsResources() {
 		t.Error("HoldsResources")
 	}
+	for s, want := range map[SessionStatus]bool{
+		StatusPending: false, StatusScheduled: true, StatusPreparing: true, StatusPulling: true, StatusPrepared: true,
+		StatusCreating: true, StatusRunning: false, StatusTerminating: false, StatusTerminated: false, StatusError: false,
+	} {
+		if s.IsStarting() != want {
+			t.Errorf("%s.IsStarting() = %v", s, !want)
+		}
+	}
 }

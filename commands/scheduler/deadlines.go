@@ -10,8 +10,9 @@ import (
 	"github.com/google/uuid"
 )
 
-// startingPhases are the statuses a session passes before it runs; each
-// gets Config.StartTimeout.
+// startingPhases are the statuses a session passes before it runs
+// (domain.SessionStatus.IsStarting), in order; each gets
+// Config.StartTimeout.
 var startingPhases = []domain.SessionStatus{
 	domain.StatusScheduled, domain.StatusPreparing, domain.StatusPulling, domain.StatusPrepared, domain.StatusCreating,
 }
@@ -89,6 +90,9 @@ func (s *Scheduler) failToStart(ctx context.Context, sv *sessionView) {
 		SessionID: sv.id, KernelID: k.id, AgentID: k.agentID, Phase: domain.PhaseFailed,
 		Reason:  domain.ReasonFailedToStart,
 		Message: fmt.Sprintf("the session stayed %s longer than the start timeout (%s)", sv.status, s.cfg.StartTimeout),
+		// The view may lag the session: if it has moved on (it runs, or
+		// is being terminated), the verdict no longer applies.
+		WhileStarting: true,
 	})
 	if err != nil {
 		s.logger.Log(ctx, s.levelFor(err), "cannot fail a session past its start timeout", "session_id", sv.id, "error", err)
