@@ -102,6 +102,13 @@ type DB struct {
 	cp checkpointSQL
 }
 
+// takesTurns reports whether write transactions take turns with the event
+// store's writer (an SQLite DB from OpenSQLite).
+func (db *DB) takesTurns() bool {
+	b, ok := db.b.(*sqliteBackend)
+	return ok && b.takesTurns()
+}
+
 func newDB(dialect Dialect, prefix string, b backend) *DB {
 	db := &DB{dialect: dialect, prefix: prefix, b: b}
 	db.cp = newCheckpointSQL(db)

@@ -12,9 +12,11 @@ import (
 
 // OpenSQLite opens the read models' database on the file of an SQLite event
 // store. Projectors write through a connection of their own
-// (sqlite.OpenRaw: BEGIN IMMEDIATE and the store's busy timeout, so a
-// batch waits for the store's writer instead of failing); queries use the
-// store's read-only pool (store.DB()), so they never wait for a writer.
+// (store.OpenRaw: BEGIN IMMEDIATE, the store's busy timeout, and WAL
+// checkpoints left to the store); each batch takes the store's write gate
+// (store.LockWrites), so batches and appends take the write lock in turns
+// instead of waiting in SQLite's busy back-off. Queries use the store's
+// read-only pool (store.DB()), so they never wait for a writer.
 //
 // opts are the store's options. When opts.Synchronous is empty it is set to
 // NORMAL rather than the store's FULL: a batch committed by a projector may
@@ -25,12 +27,14 @@ func OpenSQLite(store *sqlite.Store, opts sqlite.Options) (*DB, error) {
 	if opts.Synchronous == "" {
 		opts.Synchronous = "NORMAL"
 	}
-	write, err := sqlite.OpenRaw(store.Path(), opts, 1)
+	write, err := store.OpenRaw(opts, 1)
 	if err != nil {
 		return nil, fmt.Errorf("projections: open sqlite writer: %w", err)
 	}
 	db := NewSQLite(write, store.DB())
-	db.b.(*sqliteBackend).ownsWrite = true
+	b := db.b.(*sqliteBackend)
+	b.ownsWrite = true
+	b.lockWrites = store.LockWrites
 	return db, nil
 }
 
@@ -48,6 +52,11 @@ func NewSQLite(write, read *sql.DB) *DB {
 type sqliteBackend struct {
 	write, read *sql.DB
 	ownsWrite   bool
+	// lockWrites, when set (OpenSQLite), is taken around each
+	// transaction: the store's Store.LockWrites, so that batches and the
+	// store's appends take turns instead of meeting in SQLite's busy
+	// handler.
+	lockWrites func(context.Context) (func(), error)
 
 	// stmts are the statements of Exec and Queue, prepared on the write
 	// connection: projectors run the same few statements for every
@@ -114,13 +123,24 @@ func (b *sqliteBackend) prepareWanted(ctx context.Context) {
 	}
 }
 
+// takesTurns reports whether transactions take the store's write gate.
+func (b *sqliteBackend) takesTurns() bool { return b.lockWrites != nil }
+
 func (b *sqliteBackend) begin(ctx context.Context) (txn, error) {
 	b.prepareWanted(ctx)
+	release := func() {}
+	if b.lockWrites != nil {
+		var err error
+		if release, err = b.lockWrites(ctx); err != nil {
+			return nil, err
+		}
+	}
 	tx, err := b.write.BeginTx(ctx, nil)
 	if err != nil {
+		release()
 		return nil, err
 	}
-	return &sqliteTx{tx: tx, b: b}, nil
+	return &sqliteTx{tx: tx, b: b, release: release}, nil
 }
 
 func (b *sqliteBackend) query(ctx context.Context, query string, args ...any) (Rows, error) {
@@ -155,6 +175,9 @@ func (b *sqliteBackend) close() error {
 type sqliteTx struct {
 	tx *sql.Tx
 	b  *sqliteBackend
+	// release gives back the store's write gate (it may be called more
+	// than once).
+	release func()
 	// ctx is the context of the Apply running, for Queue.
 	ctx    context.Context
 	event  *Event
@@ -236,10 +259,12 @@ func (t *sqliteTx) commit(ctx context.Context) error {
 	if err := t.flush(ctx); err != nil {
 		return err
 	}
+	defer t.release()
 	return t.tx.Commit()
 }
 
 func (t *sqliteTx) rollback() error {
+	defer t.release()
 	if err := t.tx.Rollback(); err != nil && !errors.Is(err, sql.ErrTxDone) {
 		return err
 	}

@@ -53,8 +53,9 @@
 // events per second), on SQLite they run at once. On SQLite the projector
 // shares the file's single write lock with the event store's writer; its
 // transactions are short (a batch of 500 events holds the lock for tens of
-// milliseconds), and while catching up it pauses between batches
-// (Options.Yield) so appends are not starved by SQLite's busy back-off.
+// milliseconds), and the two take the lock in turns, in the order they
+// asked for it (sqlite.Store.LockWrites), instead of meeting in SQLite's
+// busy back-off, so a projector catching up never starves the appends.
 //
 // A projection may also hold rows back across the events of a batch and
 // write many per statement (Flusher: the projector calls Flush after the

@@ -132,15 +132,17 @@ func (p *Projector) consume(ctx context.Context, sub eventstore.Subscription, c 
 }
 
 // yield pauses after a batch transaction when more events are waiting, on
-// SQLite only: the event store's writer waits for the database's single
-// write lock with SQLite's busy back-off (sleeps of up to 100ms), and a
-// projector catching up that takes the lock again at once can make it wait
-// for seconds. A pause of Options.Yield times the transaction's length
-// leaves it room (measured here with a writer appending flat out during a
-// rebuild: the slowest append went from 0.8-1.1s to 0.1-0.3s at 0.25; the
-// median stayed at 0.35ms either way).
+// SQLite only, unless the read model's database takes turns with the
+// event store's writer (OpenSQLite: the store's write gate hands the lock
+// over in arrival order). Otherwise the store's writer waits for the
+// database's single write lock with SQLite's busy back-off (sleeps of up to
+// 100ms), and a projector catching up that takes the lock again at once
+// can make it wait for seconds. A pause of Options.Yield times the
+// transaction's length leaves it room (measured here with a writer
+// appending flat out during a rebuild: the slowest append went from
+// 0.8-1.1s to 0.1-0.3s at 0.25; the median stayed at 0.35ms either way).
 func (p *Projector) yield(ctx context.Context, c *cursor, more bool) error {
-	if p.db.dialect != SQLite || !more || c.held <= 0 || p.opts.Yield <= 0 {
+	if p.db.dialect != SQLite || p.db.takesTurns() || !more || c.held <= 0 || p.opts.Yield <= 0 {
 		return nil
 	}
 	return sleep(ctx, time.Duration(float64(c.held)*p.opts.Yield))

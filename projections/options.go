@@ -40,10 +40,13 @@ type Options struct {
 	// may pass before their position is written on its own (default
 	// 10000); it bounds what a restart reads again for nothing.
 	CheckpointEvery int
-	// Yield applies to SQLite only: while catching up, the projector
-	// pauses after each batch for this fraction of the time the batch held
-	// the write lock, so the event store's appends are not starved (default
-	// 0.25; a negative value disables the pause, for an offline rebuild).
+	// Yield applies to SQLite only, on a database built with NewSQLite:
+	// while catching up, the projector pauses after each batch for this
+	// fraction of the time the batch held the write lock, so the event
+	// store's appends are not starved (default 0.25; a negative value
+	// disables the pause, for an offline rebuild). A database from
+	// OpenSQLite needs no pause: its batches and the store's appends take
+	// the write lock in turns (sqlite.Store.LockWrites).
 	Yield float64
 	// Logger receives the projector's logs (default slog.Default()).
 	Logger *slog.Logger

@@ -141,6 +141,10 @@ const (
 	roleWriter connRole = iota
 	roleReader
 	roleRaw
+	// roleManagedRaw is a raw connection of a running store's process
+	// (Store.OpenRaw): the store's checkpointer does its checkpoints.
+	roleManagedRaw
+	roleCheckpointer
 )
 
 // writerCacheKiB bounds the page cache of a writing connection.
@@ -152,7 +156,7 @@ func driverDSN(path string, opts Options, role connRole) string {
 	q := url.Values{}
 	pragmas := []string{fmt.Sprintf("busy_timeout(%d)", opts.BusyTimeout.Milliseconds())}
 	switch role {
-	case roleWriter, roleRaw:
+	case roleWriter, roleRaw, roleManagedRaw:
 		pragmas = append(pragmas, "synchronous("+opts.Synchronous+")",
 			// Statement and savepoint journals (a statement that changes
 			// several rows, the savepoint of a multi-event append) in
@@ -171,6 +175,14 @@ func driverDSN(path string, opts Options, role connRole) string {
 		// BEGIN takes the write lock at once: a deferred transaction that
 		// upgrades later can fail with SQLITE_BUSY without waiting.
 		q.Set("_txlock", "immediate")
+		if role != roleRaw {
+			// The store's checkpointer copies the WAL back (see
+			// checkpointer), not the commit that crosses 1000 pages.
+			pragmas = append(pragmas, "wal_autocheckpoint(0)")
+		}
+	case roleCheckpointer:
+		// A checkpoint syncs as its writers do.
+		pragmas = append(pragmas, "synchronous("+opts.Synchronous+")")
 	case roleReader:
 		pragmas = append(pragmas, "query_only(1)")
 	}

@@ -21,3 +21,15 @@ func OpenRaw(path string, opts Options, conns int) (*sql.DB, error) {
 	}
 	return openDB(path, opts.WithDefaults(), roleRaw, max(conns, 1))
 }
+
+// OpenRaw is the package's OpenRaw for a process that runs the store: its
+// connections leave the WAL's checkpoints to the store (which runs them
+// on a connection of its own, beside the writes), so transactions on it
+// must hold LockWrites, whose release tells the store that something was
+// committed. The store must outlive the handle.
+func (s *Store) OpenRaw(opts Options, conns int) (*sql.DB, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	return openDB(s.path, opts.WithDefaults(), roleManagedRaw, max(conns, 1))
+}

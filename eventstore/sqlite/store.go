@@ -30,6 +30,11 @@ type Store struct {
 	writer   *writer
 	tail     *tail
 	notifier *eventstore.Notifier
+	// gate orders this process's write transactions on the file (see
+	// LockWrites).
+	gate *gate
+	// checkpoints copies the WAL back into the file (see checkpointer).
+	checkpoints *checkpointer
 	// done is closed by Close: it ends subscriptions.
 	done chan struct{}
 
@@ -69,6 +74,7 @@ func Open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 		opts:     opts,
 		log:      opts.Logger,
 		notifier: eventstore.NewNotifier(),
+		gate:     newGate(),
 		done:     make(chan struct{}),
 	}
 	// cleanup releases what was opened so far when Open fails.
@@ -106,8 +112,16 @@ func Open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 		return nil, err
 	}
 
+	ckDB, err := openDB(abs, opts, roleCheckpointer, 1)
+	if err != nil {
+		return nil, err
+	}
+	cleanup = append(cleanup, ckDB.Close)
+	s.checkpoints = newCheckpointer(ckDB, s.gate, s.log)
+	go s.checkpoints.run()
+
 	s.tail = newTail(opts.TailEvents)
-	s.writer = newWriter(wc, opts, s.notifier, s.tail, s.log)
+	s.writer = newWriter(wc, opts, s.notifier, s.tail, s.gate, s.checkpoints.poke, s.log)
 	go s.writer.run()
 	s.log.Info("eventstore/sqlite: opened", slog.String("path", abs), slog.Any("options", opts.logValue()))
 	return s, nil
@@ -177,7 +191,9 @@ func (s *Store) Close() error {
 	s.mu.Unlock()
 
 	<-s.writer.stopped
+	s.checkpoints.stop()
 	err := errors.Join(
+		s.checkpoints.db.Close(),
 		s.reads.close(),
 		s.readDB.Close(),
 		s.writer.conn.close(),

@@ -22,7 +22,11 @@ type writer struct {
 	notifier *eventstore.Notifier
 	// tail receives each committed batch's events (nil: none kept).
 	tail *tail
-	log  *slog.Logger
+	// gate is taken around each transaction (Store.LockWrites).
+	gate *gate
+	// committed is called after each commit (the checkpointer's poke).
+	committed func()
+	log       *slog.Logger
 
 	// outcomes is reused from batch to batch (only run touches it).
 	outcomes []appendOutcome
@@ -32,15 +36,17 @@ type writer struct {
 	appendsRun atomic.Uint64 // requests taken
 }
 
-func newWriter(conn *writeConn, opts Options, n *eventstore.Notifier, t *tail, log *slog.Logger) *writer {
+func newWriter(conn *writeConn, opts Options, n *eventstore.Notifier, t *tail, g *gate, committed func(), log *slog.Logger) *writer {
 	return &writer{
-		conn:     conn,
-		requests: make(chan *appendRequest, opts.MaxBatch),
-		stopped:  make(chan struct{}),
-		maxBatch: opts.MaxBatch,
-		notifier: n,
-		tail:     t,
-		log:      log,
+		conn:      conn,
+		requests:  make(chan *appendRequest, opts.MaxBatch),
+		stopped:   make(chan struct{}),
+		maxBatch:  opts.MaxBatch,
+		notifier:  n,
+		tail:      t,
+		gate:      g,
+		committed: committed,
+		log:       log,
 	}
 }
 
@@ -132,6 +138,10 @@ func (w *writer) runBatch(batch []*appendRequest, out []appendOutcome) (wrote, c
 	ctx := context.Background() // the batch outlives any one caller's context
 	c := w.conn
 	w.batches.Add(1)
+	if err := w.gate.lock(ctx); err != nil {
+		return false, false, err
+	}
+	defer w.gate.unlock()
 	if c.conn == nil { // a previous reset failed half-way
 		if err := c.connect(ctx, nil); err != nil {
 			return false, false, translate("reopen write connection", err)
@@ -155,6 +165,7 @@ func (w *writer) runBatch(batch []*appendRequest, out []appendOutcome) (wrote, c
 	if _, err := c.commit.ExecContext(ctx); err != nil {
 		return false, true, w.abort(ctx, translate("commit", err))
 	}
+	w.committed()
 	w.tail.add(tx.recorded)
 	return tx.next != last+1, false, nil
 }

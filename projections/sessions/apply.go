@@ -75,7 +75,7 @@ func (m *ReadModel) applyRequested(ctx context.Context, tx projections.Tx, ev pr
 	if err := exec(ctx, tx, m.sql.insertSession,
 		sid, e.Name, e.Owner.UserID, e.Owner.AccessKey, e.Domain, e.Project, e.ResourceGroup,
 		string(e.Type), e.Image, e.Command, e.Priority, string(e.ClusterMode), len(e.Kernels),
-		string(domain.StatusPending), "[]", "[]", requested, tx.Dialect().Time(e.At), pos,
+		string(domain.StatusPending), "[]", requested, tx.Dialect().Time(e.At), pos,
 	); err != nil {
 		return err
 	}
@@ -93,39 +93,20 @@ func (m *ReadModel) applyRequested(ctx context.Context, tx projections.Tx, ev pr
 	return nil
 }
 
-// applyScheduled records every kernel's agent and devices, and the
-// session's agents and device assignment. The rows are held and written
-// with the batch's other placements (Flush), many per statement.
+// applyScheduled records every kernel's agent and devices (the session's
+// agents and device assignment are read from its kernels). The rows are
+// held and written with the batch's other placements (Flush), many per
+// statement.
 func (m *ReadModel) applyScheduled(_ context.Context, tx projections.Tx, sid string, pos int64, e domain.SessionScheduled) error {
-	agents := map[string]bool{}
-	assignments := []DeviceAssignment{}
 	kernels := make([][]any, 0, len(e.Kernels))
 	for _, p := range e.Kernels {
-		agents[p.AgentID] = true
-		shares := sortedShares(p.Devices)
-		for _, s := range shares {
-			assignments = append(assignments, DeviceAssignment{KernelID: p.KernelID, AgentID: p.AgentID, DeviceID: s.DeviceID, Amount: s.Amount.String()})
-		}
-		devices, err := jsonText(shares)
+		devices, err := jsonText(sortedShares(p.Devices))
 		if err != nil {
 			return err
 		}
 		kernels = append(kernels, []any{p.KernelID.String(), p.AgentID, devices, string(domain.StatusScheduled), e.Reason, pos})
 	}
-	ids := make([]string, 0, len(agents))
-	for id := range agents {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	agentIDs, err := jsonText(ids)
-	if err != nil {
-		return err
-	}
-	devices, err := jsonText(assignments)
-	if err != nil {
-		return err
-	}
-	session := []any{sid, string(domain.StatusScheduled), e.Reason, "[]", agentIDs, devices, tx.Dialect().Time(e.At), pos}
+	session := []any{sid, string(domain.StatusScheduled), e.Reason, "[]", tx.Dialect().Time(e.At), pos}
 	if !m.held.hold(tx, session, kernels) {
 		// The session's placement is held already (a stream cannot say
 		// so twice; written in order all the same).

@@ -83,7 +83,7 @@ const (
 	sessionColumns = `s.id, s.name, s.owner_user_id, s.owner_access_key, s.domain, s.project,
        s.resource_group, s.type, s.image, s.command, s.priority, s.cluster_mode, s.cluster_size,
        s.status, s.status_reason, s.status_message, s.pending_details, s.pending_tries,
-       s.agent_ids, s.devices, s.requested_slots, s.result, s.exit_code,
+       s.requested_slots, s.result, s.exit_code,
        s.created_at, s.scheduled_at, s.started_at, s.terminated_at, s.created_position, s.last_position`
 	kernelColumns = `k.id, k.idx, k.role, k.agent_id, k.container_id, k.status, k.status_reason,
        k.status_message, k.exit_code, k.requested_slots, k.devices, k.last_position`
@@ -94,9 +94,9 @@ func newStatements(db *projections.DB) statements {
 		insertSession: db.SQL(`INSERT INTO {schema}.sessions (
     id, name, owner_user_id, owner_access_key, domain, project, resource_group, type, image,
     command, priority, cluster_mode, cluster_size, status, status_reason, status_message,
-    pending_details, pending_tries, agent_ids, devices, requested_slots, result,
+    pending_details, pending_tries, requested_slots, result,
     created_at, created_position, last_position)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, '', '', $15, 0, $16, $16, $17, '', $18, $19, $19)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, '', '', $15, 0, $16, '', $17, $18, $18)
 ON CONFLICT (id) DO NOTHING`),
 		insertKernel: db.SQL(`INSERT INTO {schema}.kernels (
     id, session_id, idx, role, agent_id, container_id, status, status_reason, status_message,
@@ -107,16 +107,15 @@ ON CONFLICT (id) DO NOTHING`),
    SET status_reason = $2, pending_details = $3, pending_tries = $4, last_position = $5
  WHERE id = $1 AND last_position < $5`),
 		scheduled: db.SQL(`UPDATE {schema}.sessions
-   SET status = $2, status_reason = $3, pending_details = $4, agent_ids = $5, devices = $6,
-       scheduled_at = $7, last_position = $8
- WHERE id = $1 AND last_position < $8`),
+   SET status = $2, status_reason = $3, pending_details = $4, scheduled_at = $5, last_position = $6
+ WHERE id = $1 AND last_position < $6`),
 		placeKernel: db.SQL(`UPDATE {schema}.kernels
    SET agent_id = $2, devices = $3, status = $4, status_reason = $5, last_position = $6
  WHERE id = $1 AND last_position < $6`),
 		scheduledMany: multiRowUpdate(db, "sessions",
-			[]string{"uuid", "text", "text", "jsonb", "jsonb", "jsonb", "timestamptz", "bigint"},
-			"status = v.column2, status_reason = v.column3, pending_details = v.column4, agent_ids = v.column5, "+
-				"devices = v.column6, scheduled_at = v.column7, last_position = v.column8"),
+			[]string{"uuid", "text", "text", "jsonb", "timestamptz", "bigint"},
+			"status = v.column2, status_reason = v.column3, pending_details = v.column4, "+
+				"scheduled_at = v.column5, last_position = v.column6"),
 		placeKernels: multiRowUpdate(db, "kernels",
 			[]string{"uuid", "text", "jsonb", "text", "text", "bigint"},
 			"agent_id = v.column2, devices = v.column3, status = v.column4, status_reason = v.column5, last_position = v.column6"),

@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/google/uuid"
 
@@ -38,7 +39,25 @@ func scanSessions(rows projections.Rows) (_ []Session, err error) {
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("sessions: read: %w", err)
 	}
+	for i := range out {
+		out[i].placement()
+	}
 	return out, nil
+}
+
+// placement sets the session's agents and device assignment from its
+// kernels' (in kernel order, each kernel's shares by device id).
+func (s *Session) placement() {
+	s.AgentIDs, s.Devices = []string{}, []DeviceAssignment{}
+	for _, k := range s.Kernels {
+		if k.AgentID != "" && !slices.Contains(s.AgentIDs, k.AgentID) {
+			s.AgentIDs = append(s.AgentIDs, k.AgentID)
+		}
+		for _, d := range k.Devices {
+			s.Devices = append(s.Devices, DeviceAssignment{KernelID: k.ID, AgentID: k.AgentID, DeviceID: d.DeviceID, Amount: d.Amount.String()})
+		}
+	}
+	slices.Sort(s.AgentIDs)
 }
 
 // sessionRow is one row of a session query, as scanned.
@@ -46,7 +65,7 @@ type sessionRow struct {
 	id, name, ownerUser, ownerKey, domainName, project, group, typ, image, command string
 	priority, clusterSize, pendingTries                                            int
 	clusterMode, status, reason, message, result                                   string
-	pendingDetails, agentIDs, devices, requested                                   string
+	pendingDetails, requested                                                      string
 	exitCode                                                                       sql.NullInt64
 	createdAt, scheduledAt, startedAt, terminatedAt                                projections.NullTime
 	createdPos, lastPos                                                            int64
@@ -62,7 +81,7 @@ func (r *sessionRow) dest() []any {
 		&r.id, &r.name, &r.ownerUser, &r.ownerKey, &r.domainName, &r.project,
 		&r.group, &r.typ, &r.image, &r.command, &r.priority, &r.clusterMode, &r.clusterSize,
 		&r.status, &r.reason, &r.message, &r.pendingDetails, &r.pendingTries,
-		&r.agentIDs, &r.devices, &r.requested, &r.result, &r.exitCode,
+		&r.requested, &r.result, &r.exitCode,
 		&r.createdAt, &r.scheduledAt, &r.startedAt, &r.terminatedAt, &r.createdPos, &r.lastPos,
 		&r.kID, &r.kIndex, &r.kRole, &r.kAgent, &r.kContainer, &r.kStatus, &r.kReason,
 		&r.kMessage, &r.kExitCode, &r.kRequested, &r.kDevices, &r.kPos,
@@ -122,8 +141,6 @@ func (r *sessionRow) decode() (Session, Kernel, error) {
 		dst  any
 	}{
 		{"pending_details", r.pendingDetails, &s.PendingDetails},
-		{"agent_ids", r.agentIDs, &s.AgentIDs},
-		{"devices", r.devices, &s.Devices},
 		{"requested_slots", r.requested, &s.RequestedSlots},
 		{"kernels.requested_slots", r.kRequested, &k.RequestedSlots},
 		{"kernels.devices", r.kDevices, &k.Devices},

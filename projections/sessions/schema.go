@@ -56,6 +56,10 @@ var migrations = map[projections.Dialect][]string{
     UNIQUE (session_id, idx)
 ) STRICT`,
 		`CREATE INDEX kernels_agent_idx ON {schema}.kernels (agent_id)`,
+		// A session's agents and device shares are its kernels' (read
+		// with them), not a copy written again at each placement.
+		`ALTER TABLE {schema}.sessions DROP COLUMN agent_ids`,
+		`ALTER TABLE {schema}.sessions DROP COLUMN devices`,
 	},
 	projections.Postgres: {
 		`CREATE TABLE {schema}.sessions (
@@ -108,5 +112,7 @@ var migrations = map[projections.Dialect][]string{
     UNIQUE (session_id, idx)
 )`,
 		`CREATE INDEX kernels_agent_idx ON {schema}.kernels (agent_id)`,
+		`ALTER TABLE {schema}.sessions DROP COLUMN agent_ids`,
+		`ALTER TABLE {schema}.sessions DROP COLUMN devices`,
 	},
 }
