@@ -60,6 +60,9 @@ var migrations = map[projections.Dialect][]string{
 		// with them), not a copy written again at each placement.
 		`ALTER TABLE {schema}.sessions DROP COLUMN agent_ids`,
 		`ALTER TABLE {schema}.sessions DROP COLUMN devices`,
+		// No query looks kernels up by agent; every placement paid for
+		// the index.
+		`DROP INDEX {schema}.kernels_agent_idx`,
 	},
 	projections.Postgres: {
 		`CREATE TABLE {schema}.sessions (
@@ -114,5 +117,8 @@ var migrations = map[projections.Dialect][]string{
 		`CREATE INDEX kernels_agent_idx ON {schema}.kernels (agent_id)`,
 		`ALTER TABLE {schema}.sessions DROP COLUMN agent_ids`,
 		`ALTER TABLE {schema}.sessions DROP COLUMN devices`,
+		// No query looks kernels up by agent; every placement paid for
+		// the index.
+		`DROP INDEX {schema}.kernels_agent_idx`,
 	},
 }
