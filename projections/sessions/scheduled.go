@@ -10,10 +10,11 @@ import (
 )
 
 // scheduledRows is how many sessions (and kernels) one multi-row
-// statement places: a scheduling round records thousands of
+// statement places on SQLite: a scheduling round records thousands of
 // session.scheduled events, and one UPDATE per row costs mostly the
 // statement's own overhead. Fewer rows left over at the end of a batch
-// take the one-row statements.
+// take the one-row statements. On PostgreSQL one statement takes every
+// row of the batch, as arrays (multiRowUpdate).
 const scheduledRows = 64
 
 // held are the session.scheduled rows of the open batch not yet written
@@ -69,8 +70,13 @@ func (m *ReadModel) flush(tx projections.Tx) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.tx == tx {
-		queueRows(tx, m.sql.placeKernel, m.sql.placeKernels, h.kernels)
-		queueRows(tx, m.sql.scheduled, m.sql.scheduledMany, h.sessions)
+		if tx.Dialect() == projections.Postgres {
+			queueColumns(tx, m.sql.placeKernels, h.kernels)
+			queueColumns(tx, m.sql.scheduledMany, h.sessions)
+		} else {
+			queueRows(tx, m.sql.placeKernel, m.sql.placeKernels, h.kernels)
+			queueRows(tx, m.sql.scheduled, m.sql.scheduledMany, h.sessions)
+		}
 	}
 	h.reset(tx)
 }
@@ -91,42 +97,65 @@ func queueRows(tx projections.Tx, one, many string, rows [][]any) {
 	}
 }
 
-// multiRowUpdate writes an UPDATE of table from scheduledRows rows of
-// values (parameters numbered in order on PostgreSQL, anonymous on
-// SQLite): casts are the columns' types on PostgreSQL (the first is the
-// key, id; the last the event's position, which guards the row like the
+// queueColumns queues rows as one statement whose parameters are columns
+// (PostgreSQL arrays, unnested by the statement): however many rows, one
+// statement to parse, bind and plan.
+func queueColumns(tx projections.Tx, many string, rows [][]any) {
+	if len(rows) == 0 {
+		return
+	}
+	cols := make([]any, len(rows[0]))
+	for c := range cols {
+		col := make([]any, len(rows))
+		for r, row := range rows {
+			col[r] = row[c]
+		}
+		cols[c] = col
+	}
+	tx.Queue(many, cols...)
+}
+
+// multiRowUpdate writes an UPDATE of table from many rows of values: on
+// SQLite scheduledRows rows of anonymous parameters (bound in order), on
+// PostgreSQL one array parameter per column, unnested, for any number of
+// rows. casts are the columns' types on PostgreSQL (the first is the key,
+// id; the last the event's position, which guards the row like the
 // one-row statements), set the assignments in terms of v.columnN.
 func multiRowUpdate(db *projections.DB, table string, casts []string, set string) string {
 	var b strings.Builder
-	verb := "UPDATE"
-	if db.Dialect() == projections.SQLite {
-		// OR FAIL: a failing row leaves the rows before it updated
-		// instead of undoing the statement, so SQLite keeps no statement
-		// journal (a copy of every page the statement touches, about a
-		// tenth of a batch's time). The error fails the whole batch
-		// transaction, which is rolled back anyway.
-		verb = "UPDATE OR FAIL"
+	if db.Dialect() == projections.Postgres {
+		fmt.Fprintf(&b, "UPDATE {schema}.%s SET %s FROM unnest(", table, set)
+		names := make([]string, len(casts))
+		for c, cast := range casts {
+			if c > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "$%d::%s[]", c+1, cast)
+			names[c] = fmt.Sprintf("column%d", c+1)
+		}
+		fmt.Fprintf(&b, ") AS v(%s) WHERE %s.id = v.column1 AND %s.last_position < v.column%d",
+			strings.Join(names, ", "), table, table, len(casts))
+		return db.SQL(b.String())
 	}
-	fmt.Fprintf(&b, "%s {schema}.%s SET %s FROM (VALUES ", verb, table, set)
-	n := 0
+	// OR FAIL: a failing row leaves the rows before it updated instead of
+	// undoing the statement, so SQLite keeps no statement journal (a copy
+	// of every page the statement touches, about a tenth of a batch's
+	// time). The error fails the whole batch transaction, which is rolled
+	// back anyway.
+	fmt.Fprintf(&b, "UPDATE OR FAIL {schema}.%s SET %s FROM (VALUES ", table, set)
 	for r := range scheduledRows {
 		if r > 0 {
 			b.WriteString(", ")
 		}
 		b.WriteByte('(')
-		for c, cast := range casts {
+		for c := range casts {
 			if c > 0 {
 				b.WriteString(", ")
 			}
-			n++
-			if db.Dialect() == projections.Postgres {
-				fmt.Fprintf(&b, "$%d::%s", n, cast)
-			} else {
-				// Anonymous parameters, bound in order: the driver looks
-				// a numbered one's name up among all of them (hundreds
-				// here) for each.
-				b.WriteByte('?')
-			}
+			// Anonymous parameters, bound in order: the driver looks a
+			// numbered one's name up among all of them (hundreds here)
+			// for each.
+			b.WriteByte('?')
 		}
 		b.WriteByte(')')
 	}
