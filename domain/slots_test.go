@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"maps"
+	"math"
 	"testing"
 )
 
@@ -56,7 +57,9 @@ func TestParseQuantity(t *testing.T) {
 }
 
 func TestQuantityString(t *testing.T) {
-	for q, want := range map[Quantity]string{4000: "4", 500: "0.5", 250: "0.25", 1: "0.001", -1500: "-1.5", 0: "0"} {
+	for q, want := range map[Quantity]string{4000: "4", 500: "0.5", 250: "0.25", 1: "0.001", -1500: "-1.5", 0: "0",
+		10: "0.01", 1050: "1.05", 1001: "1.001", -7: "-0.007", math.MaxInt64: "9223372036854775.807", math.MinInt64: "-9223372036854775.808",
+	} {
 		if got := q.String(); got != want {
 			t.Errorf("%d.String() = %q, want %q", int64(q), got, want)
 		}
