@@ -288,7 +288,7 @@ func (d *DeviceShare) scan(s *plainjson.Scanner) bool {
 	}) {
 		return false
 	}
-	q, err := ParseQuantity(string(amount), SlotCount)
+	q, err := parseAmount(amount, SlotCount)
 	d.Amount = q
 	return err == nil
 }
@@ -308,8 +308,47 @@ func (f *fieldSet) first(i uint) bool {
 
 func scanString[S ~string](s *plainjson.Scanner, dst *S) bool {
 	v, ok := s.Str()
-	*dst = S(v)
+	*dst = S(internString(v))
 	return ok
+}
+
+// internString is string(v) without a copy for the values most events
+// repeat (roles, session types, cluster modes, slot names, scheduling
+// reasons).
+func internString(v []byte) string {
+	switch string(v) {
+	case string(KernelMain):
+		return string(KernelMain)
+	case string(KernelSub):
+		return string(KernelSub)
+	case string(SessionInteractive):
+		return string(SessionInteractive)
+	case string(SessionBatch):
+		return string(SessionBatch)
+	case string(SessionInference):
+		return string(SessionInference)
+	case string(ClusterSingleNode):
+		return string(ClusterSingleNode)
+	case string(ClusterMultiNode):
+		return string(ClusterMultiNode)
+	case string(SlotCPU):
+		return string(SlotCPU)
+	case string(SlotMem):
+		return string(SlotMem)
+	case string(SlotCUDADevice):
+		return string(SlotCUDADevice)
+	case string(SlotCUDAShares):
+		return string(SlotCUDAShares)
+	case string(SlotCUDAMem):
+		return string(SlotCUDAMem)
+	case ReasonScheduled:
+		return ReasonScheduled
+	case ReasonNoAvailableInstances:
+		return ReasonNoAvailableInstances
+	case ReasonPredicateChecks:
+		return ReasonPredicateChecks
+	}
+	return string(v)
 }
 
 func scanStringElem(dst *string, s *plainjson.Scanner) bool { return scanString(s, dst) }
@@ -351,13 +390,10 @@ func scanSlice[T any](s *plainjson.Scanner, dst *[]T, elem func(*T, *plainjson.S
 		return true
 	}
 	var out []T
+	var zero T
 	empty, ok := s.Array(func() bool {
-		var v T
-		if !elem(&v, s) {
-			return false
-		}
-		out = append(out, v)
-		return true
+		out = append(out, zero)
+		return elem(&out[len(out)-1], s)
 	})
 	if empty {
 		out = []T{}

@@ -1,9 +1,11 @@
 package domain
 
 import (
+	"bytes"
 	"encoding/json"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -16,11 +18,25 @@ import (
 // themselves, see events_json_decode.go) are written by hand, without
 // reflection; a fuzz test holds them to encoding/json.
 func MarshalEvent(e Event) ([]byte, error) {
-	if b, ok := appendEventJSON(make([]byte, 0, 512), e); ok {
-		return b, nil
+	buf := encodeBuffers.Get().(*[]byte)
+	b, ok := appendEventJSON((*buf)[:0], e)
+	var out []byte
+	if ok {
+		out = bytes.Clone(b)
+	}
+	if cap(b) <= 64<<10 {
+		*buf = b[:0]
+		encodeBuffers.Put(buf)
+	}
+	if ok {
+		return out, nil
 	}
 	return json.Marshal(e)
 }
+
+// encodeBuffers are MarshalEvent's scratch buffers: the result is copied
+// out at its size.
+var encodeBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
 
 // appendEventJSON appends e's JSON encoding to b; ok is false for an
 // event it does not write by hand, or one json.Marshal refuses (a time

@@ -169,6 +169,34 @@ func ParseQuantity(s string, t SlotType) (Quantity, error) {
 	return Quantity(milli), nil
 }
 
+// parseAmount is ParseQuantity(string(b), t), reading the amounts
+// Quantity.String writes (digits, and up to three decimals for counts)
+// without a copy of b.
+func parseAmount(b []byte, t SlotType) (Quantity, error) {
+	var n int64
+	i := 0
+	for ; i < len(b) && i < 15 && b[i] >= '0' && b[i] <= '9'; i++ {
+		n = n*10 + int64(b[i]-'0')
+	}
+	n *= QuantityScale
+	switch frac := len(b) - i - 1; {
+	case i == 0:
+	case frac == -1:
+		return Quantity(n), nil
+	case t == SlotCount && b[i] == '.' && frac >= 1 && frac <= 3:
+		unit := int64(QuantityScale / 10)
+		for _, c := range b[i+1:] {
+			if c < '0' || c > '9' {
+				return ParseQuantity(string(b), t)
+			}
+			n += int64(c-'0') * unit
+			unit /= 10
+		}
+		return Quantity(n), nil
+	}
+	return ParseQuantity(string(b), t)
+}
+
 // quantityFast computes the common amounts (what Quantity.String writes:
 // at most 15 integer digits, at most 3 decimals on counts, whole byte
 // counts) in int64 arithmetic; ok is false for anything else, which
@@ -337,7 +365,7 @@ func parsePlainSlots(b []byte) (Slots, bool) {
 func scanSlots(s *plainjson.Scanner) (Slots, bool) {
 	out := Slots{}
 	ok := s.Object(func(key []byte) bool {
-		slot := SlotName(key)
+		slot := SlotName(internString(key))
 		t, known := SlotTypeOf(slot)
 		if !known {
 			return false
@@ -349,7 +377,7 @@ func scanSlots(s *plainjson.Scanner) (Slots, bool) {
 		if !ok {
 			return false
 		}
-		q, err := ParseQuantity(string(amount), t)
+		q, err := parseAmount(amount, t)
 		if err != nil {
 			return false
 		}

@@ -194,3 +194,19 @@ func TestSlotsRoundTripFast(t *testing.T) {
 		t.Fatalf("%s: fast path %v, %v", b, got, ok)
 	}
 }
+
+// FuzzParseAmount: parseAmount is ParseQuantity, amount and error.
+func FuzzParseAmount(f *testing.F) {
+	for _, s := range []string{"0", "4", "0.5", "0.25", "0.001", "0.0005", "1.", ".5", "007", "1.0", "123456789012345", "1234567890123456",
+		"9223372036854775807", "64m", " 1", "-1", "+1", "1e3", "0x10", "1.5a", "", "1.2345"} {
+		f.Add(s, uint8(0))
+	}
+	f.Fuzz(func(t *testing.T, s string, typ uint8) {
+		st := SlotType(typ % 3)
+		got, err := parseAmount([]byte(s), st)
+		want, wantErr := ParseQuantity(s, st)
+		if got != want || (err == nil) != (wantErr == nil) || (err != nil && err.Error() != wantErr.Error()) {
+			t.Fatalf("parseAmount(%q, %d) = %d, %v; ParseQuantity: %d, %v", s, st, got, err, want, wantErr)
+		}
+	})
+}

@@ -7,7 +7,9 @@
 package plainjson
 
 import (
+	"encoding/binary"
 	"encoding/json"
+	"math/bits"
 	"strconv"
 	"unicode/utf8"
 )
@@ -66,21 +68,51 @@ func (s *Scanner) Str() ([]byte, bool) {
 
 // StrRest reads the rest of a string whose opening quote was read.
 func (s *Scanner) StrRest() ([]byte, bool) {
-	start, ascii := s.I, true
-	for ; s.I < len(s.Data); s.I++ {
-		switch c := s.Data[s.I]; {
-		case c == '"':
-			v := s.Data[start:s.I]
-			s.I++
-			return v, ascii || utf8.Valid(v)
-		case c == '\\' || c < 0x20:
+	data, start := s.Data, s.I
+	i := start
+	for ; i+8 <= len(data); i += 8 { // 8 bytes at a time while all plain
+		if m := notPlain8(binary.LittleEndian.Uint64(data[i:])); m != 0 {
+			i += bits.TrailingZeros64(m) / 8
+			break
+		}
+	}
+	for i < len(data) && asciiPlain[data[i]] {
+		i++
+	}
+	if i < len(data) && data[i] == '"' {
+		s.I = i + 1
+		return data[start:i], true
+	}
+	for ; i < len(data); i++ { // non-ASCII: valid UTF-8 is taken as is
+		if c := data[i]; c == '"' {
+			s.I = i + 1
+			return data[start:i], utf8.Valid(data[start:i])
+		} else if c == '\\' || c < 0x20 {
 			return nil, false
-		case c >= 0x80:
-			ascii = false
 		}
 	}
 	return nil, false
 }
+
+// notPlain8 has the high bit set in the first byte of x (in memory order)
+// that is not plain ASCII in a string (see asciiPlain), and maybe in
+// bytes after it; it is zero when all eight are plain.
+func notPlain8(x uint64) uint64 {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	quote, backslash := x^(ones*'"'), x^(ones*'\\')
+	// A byte below 0x20, or equal to a quote or backslash, borrows in
+	// its subtraction and sets its high bit; non-ASCII bytes have theirs.
+	return ((x - ones*0x20) | (quote - ones) | (backslash - ones) | x) & highs
+}
+
+// asciiPlain are the bytes a string holds as themselves in ASCII: not a
+// quote, a backslash or a control character.
+var asciiPlain = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 // String reads a string as Str does, copied.
 func (s *Scanner) String() (string, bool) {

@@ -1,8 +1,10 @@
 package plainjson
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
+	"unicode/utf8"
 )
 
 // FuzzAppendString: strings are quoted as encoding/json quotes them.
@@ -67,4 +69,29 @@ func TestScanner(t *testing.T) {
 			t.Errorf("%q: ok %v at %d, want %v at %d", c.in, ok, s.I, c.ok, c.end)
 		}
 	}
+}
+
+// FuzzStr: a string the scanner takes is one encoding/json reads alike,
+// and one it declines has an escape, a control character or invalid
+// UTF-8, or is not closed.
+func FuzzStr(f *testing.F) {
+	for _, s := range []string{`"abc"`, `"0195a0c0-0000-7000-8000-0000000000a1"`, `"naïve 東京"`, `"a\"b"`, "\"tab\there\"",
+		"\"bad\xff\"", `"2026-11-21T10:00:00.123456789+09:00"`, `"unclosed`, `"exactly8"`, `"seven7""`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s := Scanner{Data: data}
+		v, ok := s.Str()
+		end := bytes.IndexByte(data[min(1, len(data)):], '"') + 1
+		if !ok {
+			if end > 0 && data[0] == '"' && utf8.Valid(data[1:end]) && !bytes.ContainsFunc(data[1:end], func(r rune) bool { return r < 0x20 || r == '\\' }) {
+				t.Fatalf("%q: declined a plain string", data)
+			}
+			return
+		}
+		var want string
+		if err := json.Unmarshal(data[:s.I], &want); err != nil || string(v) != want || s.I != end+1 {
+			t.Fatalf("%q: read %q to %d, json.Unmarshal %q (%v)", data, v, s.I, want, err)
+		}
+	})
 }
