@@ -41,7 +41,7 @@ bench: build ## run the benchmarks against their baselines (store, scheduling, A
 	$(BIN) bench sessions --append docs/benchmarks.md
 
 .PHONY: fuzz
-FUZZ_TARGETS := agents/protocol:FuzzDecodePayload agents/accelerator:FuzzParseCDISpec eventstore:FuzzValidJSON eventstore:FuzzUnmarshalEnvelope eventstore/sqlite:FuzzParseDSN readapi:FuzzParseRange readapi:FuzzParseCreateSession infra/bus:FuzzAgentTopic infra/auth/signing:FuzzParseAuthorization infra/auth/token:FuzzParse infra/auth/password:FuzzParseHash infra/vfstorage:FuzzCleanPath domain:FuzzCheckImageReference domain/audit:FuzzScanJSON domain:FuzzSlotsUnmarshalJSON
+FUZZ_TARGETS := agents/protocol:FuzzDecodePayload agents/accelerator:FuzzParseCDISpec eventstore:FuzzValidJSON eventstore:FuzzUnmarshalEnvelope eventstore/sqlite:FuzzParseDSN readapi:FuzzParseRange readapi:FuzzParseCreateSession infra/bus:FuzzAgentTopic infra/auth/signing:FuzzParseAuthorization infra/auth/token:FuzzParse infra/auth/password:FuzzParseHash infra/vfstorage:FuzzCleanPath domain:FuzzCheckImageReference domain/audit:FuzzScanJSON domain:FuzzSlotsUnmarshalJSON domain:FuzzParseAmount domain:FuzzDecodeSessionRequested domain:FuzzDecodeSessionPendingUpdated domain:FuzzDecodeSessionScheduled domain:FuzzDecodeAgentRegistered domain:FuzzDecodeAgentAllocated domain:FuzzMarshalEvent domain/internal/plainjson:FuzzAppendString domain/internal/plainjson:FuzzStr
 fuzz: ## run every fuzz test for FUZZTIME each (default 30s)
 	@set -e; for t in $(FUZZ_TARGETS); do \
 	  pkg=$${t%%:*}; fn=$${t##*:}; echo "fuzz $$fn in ./$$pkg"; \

@@ -2,7 +2,6 @@ package commands
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -218,7 +217,7 @@ func (r repository[A]) fold(l loaded[A], events []domain.Event) (A, error) {
 func encode(events []domain.Event, md Metadata) ([]eventstore.EventData, error) {
 	out := make([]eventstore.EventData, len(events))
 	for i, e := range events {
-		data, err := json.Marshal(e)
+		data, err := domain.MarshalEvent(e)
 		if err != nil {
 			return nil, &domain.Error{Op: "commands.encode", Kind: domain.KindInternal, Message: e.EventType(), Err: err}
 		}

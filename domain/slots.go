@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/cairnhq/cairn/domain/internal/plainjson"
 )
 
 // SlotName names a resource slot: "cpu", "mem", "cuda.device",
@@ -85,19 +87,28 @@ func (q Quantity) IsWhole() bool { return int64(q)%QuantityScale == 0 }
 
 // String renders q with only the decimals it needs: "4", "0.5", "0.25".
 func (q Quantity) String() string {
-	neg := q < 0
-	v := int64(q)
-	if neg {
+	var buf [24]byte
+	return string(q.appendDecimal(buf[:0]))
+}
+
+// appendDecimal appends q as String renders it.
+func (q Quantity) appendDecimal(b []byte) []byte {
+	v := uint64(q)
+	if q < 0 {
+		b = append(b, '-')
 		v = -v
 	}
-	s := strconv.FormatInt(v/QuantityScale, 10)
-	if frac := v % QuantityScale; frac != 0 {
-		s += "." + strings.TrimRight(fmt.Sprintf("%03d", frac), "0")
+	b = strconv.AppendUint(b, v/QuantityScale, 10)
+	frac := v % QuantityScale
+	if frac == 0 {
+		return b
 	}
-	if neg {
-		s = "-" + s
+	b = append(b, '.')
+	for unit := uint64(QuantityScale / 10); frac != 0; unit /= 10 {
+		b = append(b, byte('0'+frac/unit))
+		frac %= unit
 	}
-	return s
+	return b
 }
 
 var byteSuffixes = map[string]int64{
@@ -156,6 +167,34 @@ func ParseQuantity(s string, t SlotType) (Quantity, error) {
 		return 0, fmt.Errorf("a unique slot counts whole devices, not %q", s)
 	}
 	return Quantity(milli), nil
+}
+
+// parseAmount is ParseQuantity(string(b), t), reading the amounts
+// Quantity.String writes (digits, and up to three decimals for counts)
+// without a copy of b.
+func parseAmount(b []byte, t SlotType) (Quantity, error) {
+	var n int64
+	i := 0
+	for ; i < len(b) && i < 15 && b[i] >= '0' && b[i] <= '9'; i++ {
+		n = n*10 + int64(b[i]-'0')
+	}
+	n *= QuantityScale
+	switch frac := len(b) - i - 1; {
+	case i == 0:
+	case frac == -1:
+		return Quantity(n), nil
+	case t == SlotCount && b[i] == '.' && frac >= 1 && frac <= 3:
+		unit := int64(QuantityScale / 10)
+		for _, c := range b[i+1:] {
+			if c < '0' || c > '9' {
+				return ParseQuantity(string(b), t)
+			}
+			n += int64(c-'0') * unit
+			unit /= 10
+		}
+		return Quantity(n), nil
+	}
+	return ParseQuantity(string(b), t)
 }
 
 // quantityFast computes the common amounts (what Quantity.String writes:
@@ -312,66 +351,40 @@ func (s *Slots) UnmarshalJSON(b []byte) error {
 }
 
 // parsePlainSlots reads slots written as MarshalJSON writes them (no
-// space, no escape, amounts as strings) without encoding/json: the events
-// of a busy log carry thousands. It reports false for anything else, and
-// for any slot that does not parse or repeats, which then takes the
-// general path (and its errors).
+// escape, amounts as strings) without encoding/json: the events of a busy
+// log carry thousands. It reports false for anything else, and for any
+// slot that does not parse or repeats, which then takes the general path
+// (and its errors).
 func parsePlainSlots(b []byte) (Slots, bool) {
-	if len(b) < 2 || b[0] != '{' || b[len(b)-1] != '}' {
-		return nil, false
-	}
-	body := b[1 : len(b)-1]
-	out := Slots{}
-	for len(body) > 0 {
-		name, rest, ok := plainString(body)
-		if !ok || len(rest) == 0 || rest[0] != ':' {
-			return nil, false
-		}
-		amount, rest, ok := plainString(rest[1:])
-		if !ok {
-			return nil, false
-		}
-		slot := SlotName(name)
-		t, known := SlotTypeOf(slot)
-		if !known {
-			return nil, false
-		}
-		if _, dup := out[slot]; dup {
-			return nil, false
-		}
-		q, err := ParseQuantity(string(amount), t)
-		if err != nil {
-			return nil, false
-		}
-		out[slot] = q
-		switch {
-		case len(rest) == 0:
-			return out, true
-		case rest[0] != ',' || len(rest) == 1:
-			return nil, false
-		}
-		body = rest[1:]
-	}
-	return out, true
+	s := plainjson.Scanner{Data: b}
+	out, ok := scanSlots(&s)
+	return out, ok && s.End()
 }
 
-// plainString reads a JSON string without escapes at the start of b and
-// returns its content and what follows it.
-func plainString(b []byte) (s, rest []byte, ok bool) {
-	if len(b) < 2 || b[0] != '"' {
-		return nil, nil, false
-	}
-	end := bytes.IndexByte(b[1:], '"')
-	if end < 0 {
-		return nil, nil, false
-	}
-	s = b[1 : 1+end]
-	for _, c := range s {
-		if c == '\\' || c < 0x20 || c >= 0x80 {
-			return nil, nil, false
+// scanSlots reads, at the scanner, slots as parsePlainSlots takes them.
+func scanSlots(s *plainjson.Scanner) (Slots, bool) {
+	out := Slots{}
+	ok := s.Object(func(key []byte) bool {
+		slot := SlotName(internString(key))
+		t, known := SlotTypeOf(slot)
+		if !known {
+			return false
 		}
-	}
-	return s, b[2+end:], true
+		if _, dup := out[slot]; dup {
+			return false
+		}
+		amount, ok := s.Str()
+		if !ok {
+			return false
+		}
+		q, err := parseAmount(amount, t)
+		if err != nil {
+			return false
+		}
+		out[slot] = q
+		return true
+	})
+	return out, ok
 }
 
 // ParseSlots parses slot amounts given as JSON strings or numbers. Errors

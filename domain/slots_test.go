@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"maps"
+	"math"
 	"testing"
 )
 
@@ -56,7 +57,9 @@ func TestParseQuantity(t *testing.T) {
 }
 
 func TestQuantityString(t *testing.T) {
-	for q, want := range map[Quantity]string{4000: "4", 500: "0.5", 250: "0.25", 1: "0.001", -1500: "-1.5", 0: "0"} {
+	for q, want := range map[Quantity]string{4000: "4", 500: "0.5", 250: "0.25", 1: "0.001", -1500: "-1.5", 0: "0",
+		10: "0.01", 1050: "1.05", 1001: "1.001", -7: "-0.007", math.MaxInt64: "9223372036854775.807", math.MinInt64: "-9223372036854775.808",
+	} {
 		if got := q.String(); got != want {
 			t.Errorf("%d.String() = %q, want %q", int64(q), got, want)
 		}
@@ -190,4 +193,20 @@ func TestSlotsRoundTripFast(t *testing.T) {
 	if !ok || !maps.Equal(got, in) {
 		t.Fatalf("%s: fast path %v, %v", b, got, ok)
 	}
+}
+
+// FuzzParseAmount: parseAmount is ParseQuantity, amount and error.
+func FuzzParseAmount(f *testing.F) {
+	for _, s := range []string{"0", "4", "0.5", "0.25", "0.001", "0.0005", "1.", ".5", "007", "1.0", "123456789012345", "1234567890123456",
+		"9223372036854775807", "64m", " 1", "-1", "+1", "1e3", "0x10", "1.5a", "", "1.2345"} {
+		f.Add(s, uint8(0))
+	}
+	f.Fuzz(func(t *testing.T, s string, typ uint8) {
+		st := SlotType(typ % 3)
+		got, err := parseAmount([]byte(s), st)
+		want, wantErr := ParseQuantity(s, st)
+		if got != want || (err == nil) != (wantErr == nil) || (err != nil && err.Error() != wantErr.Error()) {
+			t.Fatalf("parseAmount(%q, %d) = %d, %v; ParseQuantity: %d, %v", s, st, got, err, want, wantErr)
+		}
+	})
 }

@@ -1,10 +1,10 @@
 package audit
 
 import (
-	"encoding/json"
 	"strconv"
 	"time"
-	"unicode/utf8"
+
+	"github.com/cairnhq/cairn/domain/internal/plainjson"
 )
 
 // The audit trail encodes and decodes every access record several times
@@ -51,22 +51,7 @@ func appendField(b []byte, key, s string, omitEmpty bool) []byte {
 	if omitEmpty && s == "" {
 		return b
 	}
-	return appendString(append(b, key...), s)
-}
-
-// appendString quotes s as encoding/json does; strings of plain ASCII
-// (the usual case) are copied, anything else is left to encoding/json
-// (its HTML-safe, U+2028 and invalid UTF-8 escapes).
-func appendString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			q, _ := json.Marshal(s) // a string always encodes
-			return append(b, q...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
+	return plainjson.AppendString(append(b, key...), s)
 }
 
 func appendHex(b []byte, h Hash) []byte {
@@ -87,151 +72,35 @@ func appendHex(b []byte, h Hash) []byte {
 // instance with escaped strings) or report why not.
 func ScanJSON(data []byte, r *Record, extraKey string, extra *uint64) (end int, ok bool) {
 	*r = Record{}
-	s := scanner{data: data}
-	s.space()
-	if !s.byte('{') {
+	s := plainjson.Scanner{Data: data}
+	s.Space()
+	if !s.Object(func(key []byte) bool { return field(&s, r, key, extraKey, extra) }) {
 		return 0, false
 	}
-	s.space()
-	if s.byte('}') {
-		return s.i, true
-	}
-	for {
-		key, ok := s.str()
-		if !ok {
-			return 0, false
-		}
-		s.space()
-		if !s.byte(':') {
-			return 0, false
-		}
-		s.space()
-		if !s.field(r, key, extraKey, extra) {
-			return 0, false
-		}
-		s.space()
-		if s.byte('}') {
-			return s.i, true
-		}
-		if !s.byte(',') {
-			return 0, false
-		}
-		s.space()
-	}
-}
-
-// scanner reads the simple JSON of records; every method reports false
-// for anything outside the fast path.
-type scanner struct {
-	data []byte
-	i    int
-}
-
-func (s *scanner) space() {
-	for s.i < len(s.data) {
-		switch s.data[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return
-		}
-	}
-}
-
-func (s *scanner) byte(c byte) bool {
-	if s.i < len(s.data) && s.data[s.i] == c {
-		s.i++
-		return true
-	}
-	return false
-}
-
-// str reads a string without escapes; its bytes alias data.
-func (s *scanner) str() ([]byte, bool) {
-	if !s.byte('"') {
-		return nil, false
-	}
-	return s.strRest()
-}
-
-// strRest reads the rest of a string whose opening quote was read.
-func (s *scanner) strRest() ([]byte, bool) {
-	start, ascii := s.i, true
-	for ; s.i < len(s.data); s.i++ {
-		switch c := s.data[s.i]; {
-		case c == '"':
-			v := s.data[start:s.i]
-			s.i++
-			return v, ascii || utf8.Valid(v)
-		case c == '\\' || c < 0x20:
-			return nil, false
-		case c >= 0x80:
-			ascii = false
-		}
-	}
-	return nil, false
-}
-
-// integer reads an optionally negative integer in JSON's syntax (no
-// leading zeros, no fraction or exponent).
-func (s *scanner) integer() ([]byte, bool) {
-	start := s.i
-	s.byte('-')
-	digits := s.i
-	for s.i < len(s.data) && s.data[s.i] >= '0' && s.data[s.i] <= '9' {
-		s.i++
-	}
-	n := s.i - digits
-	if n == 0 || (n > 1 && s.data[digits] == '0') {
-		return nil, false
-	}
-	if s.i < len(s.data) {
-		if c := s.data[s.i]; c == '.' || c == 'e' || c == 'E' {
-			return nil, false
-		}
-	}
-	return s.data[start:s.i], true
-}
-
-func (s *scanner) int(bits int) (int64, bool) {
-	tok, ok := s.integer()
-	if !ok {
-		return 0, false
-	}
-	v, err := strconv.ParseInt(string(tok), 10, bits)
-	return v, err == nil
-}
-
-func (s *scanner) uint() (uint64, bool) {
-	tok, ok := s.integer()
-	if !ok || tok[0] == '-' {
-		return 0, false
-	}
-	v, err := strconv.ParseUint(string(tok), 10, 64)
-	return v, err == nil
+	return s.I, true
 }
 
 // field reads the value of key into r.
-func (s *scanner) field(r *Record, key []byte, extraKey string, extra *uint64) bool {
+func field(s *plainjson.Scanner, r *Record, key []byte, extraKey string, extra *uint64) bool {
 	var ok bool
 	switch string(key) {
 	case "v":
 		var v int64
-		v, ok = s.int(strconv.IntSize)
+		v, ok = s.Int(strconv.IntSize)
 		r.Version = int(v)
 	case "seq":
-		r.Seq, ok = s.uint()
+		r.Seq, ok = s.Uint()
 	case "status":
 		var v int64
-		v, ok = s.int(strconv.IntSize)
+		v, ok = s.Int(strconv.IntSize)
 		r.Status = int(v)
 	case "duration_ns":
 		var v int64
-		v, ok = s.int(64)
+		v, ok = s.Int(64)
 		r.Duration = time.Duration(v)
 	case "time":
 		var v []byte
-		if v, ok = s.str(); ok {
+		if v, ok = s.Str(); ok {
 			ok = r.Time.UnmarshalText(v) == nil
 		}
 	case "prev_hash", "hash":
@@ -240,7 +109,7 @@ func (s *scanner) field(r *Record, key []byte, extraKey string, extra *uint64) b
 			h = &r.PrevHash
 		}
 		var v []byte
-		if v, ok = s.str(); ok {
+		if v, ok = s.Str(); ok {
 			ok = h.UnmarshalText(v) == nil
 		}
 	default:
@@ -249,11 +118,11 @@ func (s *scanner) field(r *Record, key []byte, extraKey string, extra *uint64) b
 			if extraKey == "" || string(key) != extraKey {
 				return false
 			}
-			*extra, ok = s.uint()
+			*extra, ok = s.Uint()
 			return ok
 		}
 		var v []byte
-		if v, ok = s.str(); ok {
+		if v, ok = s.Str(); ok {
 			*dst = string(v)
 		}
 	}
@@ -317,48 +186,48 @@ func PackRecords(records [][]byte, max int) [][]byte {
 // reports false, having maybe called each for some records, when data is
 // not of that shape: encoding/json then decides.
 func ScanRecords(data []byte, extraKey string, each func(raw []byte, r Record, extra uint64)) bool {
-	s := scanner{data: data}
-	s.space()
-	if !s.byte('{') || !s.byte('"') {
+	s := plainjson.Scanner{Data: data}
+	s.Space()
+	if !s.Byte('{') || !s.Byte('"') {
 		return false
 	}
-	if key, ok := s.strRest(); !ok || string(key) != "records" {
+	if key, ok := s.StrRest(); !ok || string(key) != "records" {
 		return false
 	}
-	s.space()
-	if !s.byte(':') {
+	s.Space()
+	if !s.Byte(':') {
 		return false
 	}
-	s.space()
-	if !s.byte('[') {
+	s.Space()
+	if !s.Byte('[') {
 		return false
 	}
-	s.space()
-	if !s.byte(']') {
+	s.Space()
+	if !s.Byte(']') {
 		var r Record
 		var extra uint64
 		for {
 			extra = 0
-			end, ok := ScanJSON(data[s.i:], &r, extraKey, &extra)
+			end, ok := ScanJSON(data[s.I:], &r, extraKey, &extra)
 			if !ok {
 				return false
 			}
-			each(data[s.i:s.i+end], r, extra)
-			s.i += end
-			s.space()
-			if s.byte(']') {
+			each(data[s.I:s.I+end], r, extra)
+			s.I += end
+			s.Space()
+			if s.Byte(']') {
 				break
 			}
-			if !s.byte(',') {
+			if !s.Byte(',') {
 				return false
 			}
-			s.space()
+			s.Space()
 		}
 	}
-	s.space()
-	if !s.byte('}') {
+	s.Space()
+	if !s.Byte('}') {
 		return false
 	}
-	s.space()
-	return s.i == len(data)
+	s.Space()
+	return s.I == len(data)
 }
