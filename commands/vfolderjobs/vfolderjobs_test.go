@@ -52,17 +52,26 @@ func (s *storage) CloneFolder(_ context.Context, _ string, src uuid.UUID, _ stri
 }
 
 // pending is a fixed resume list as of the store's head.
+// pending is a fixed pending list as of a position: what a read model
+// answers (the jobs unfinished as of the position it has applied).
 type pending struct {
-	ids   []uuid.UUID
-	store eventstore.Store
+	ids []uuid.UUID
+	pos uint64
 }
 
-func (p pending) PendingJobs(ctx context.Context) ([]uuid.UUID, uint64, error) {
-	evs, err := p.store.ReadAll(ctx, 0, 10000)
-	if err != nil || len(evs) == 0 {
-		return p.ids, 0, err
+func (p pending) PendingJobs(context.Context) ([]uuid.UUID, uint64, error) { return p.ids, p.pos, nil }
+
+// head is the store's last position.
+func head(t *testing.T, store eventstore.Store) uint64 {
+	t.Helper()
+	evs, err := store.ReadAll(ctx, 0, 10000)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return p.ids, evs[len(evs)-1].Position, nil
+	if len(evs) == 0 {
+		return 0
+	}
+	return evs[len(evs)-1].Position
 }
 
 func appendEvents(t *testing.T, store eventstore.Store, id uuid.UUID, evs ...domain.Event) {
@@ -123,7 +132,7 @@ func TestManagerResumesAndFollows(t *testing.T) {
 		domain.VFolderTrashed{By: "alice", At: t0}, domain.VFolderDeleteStarted{By: "alice", At: t0})
 
 	st := &storage{failSrc: bad}
-	m, err := vfolderjobs.New(vfolderjobs.Config{Logger: discard}, store, pending{ids: []uuid.UUID{doomed, src}, store: store}, st, vfolderjobs.FromHandlers(h))
+	m, err := vfolderjobs.New(vfolderjobs.Config{Logger: discard}, store, pending{ids: []uuid.UUID{doomed, src}, pos: head(t, store)}, st, vfolderjobs.FromHandlers(h))
 	if err != nil {
 		t.Fatal(err)
 	}
