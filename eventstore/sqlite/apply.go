@@ -45,6 +45,16 @@ func (tx *batchTx) applyRequest(ctx context.Context, req *appendRequest) (result
 	if _, err := c.savepointMany.ExecContext(ctx); err != nil {
 		return nil, nil, translate("savepoint", err)
 	}
+	results, ok, err := tx.applyMany(ctx, req)
+	if err != nil {
+		return nil, nil, err
+	}
+	if ok {
+		if _, err := c.releaseMany.ExecContext(ctx); err != nil {
+			return nil, nil, translate("release savepoint", err)
+		}
+		return results, nil, nil
+	}
 	start, kept := tx.next, len(tx.recorded)
 	results = make([]eventstore.AppendResult, len(req.parts))
 	for i := range req.parts {

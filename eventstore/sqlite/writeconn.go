@@ -32,6 +32,9 @@ type writeConn struct {
 	findID       *sql.Stmt
 	storedRange  *sql.Stmt
 	insert       *sql.Stmt
+	// An AppendMany's statements (applyMany).
+	lastRevisions *sql.Stmt
+	insertMany    *sql.Stmt
 }
 
 func (c *writeConn) statements() []struct {
@@ -57,6 +60,8 @@ func (c *writeConn) statements() []struct {
 		{&c.storedRange, `SELECT id, position FROM events WHERE stream = ? AND revision >= ? AND revision < ? ORDER BY revision`},
 		{&c.insert, `INSERT INTO events (position, id, stream, revision, type, version, data, metadata, recorded_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+		{&c.lastRevisions, lastRevisionsQuery},
+		{&c.insertMany, insertManyQuery},
 	}
 }
 
