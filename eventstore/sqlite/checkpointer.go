@@ -13,7 +13,7 @@ import (
 // once more holding the write gate, so that the next write transaction
 // starts the WAL over instead of growing it.
 const (
-	checkpointInterval = 200 * time.Millisecond
+	checkpointInterval = time.Second
 	resetFrames        = 4096
 )
 
