@@ -73,6 +73,40 @@ func TestAppendJSONIsEncodingJSON(t *testing.T) {
 	}
 }
 
+// TestAppendUnsealedJSON: an unsealed record's JSON leaves out the zero
+// chain fields, and both decoders give the record back; a chain field
+// that is set is written as AppendJSON writes it.
+func TestAppendUnsealedJSON(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := range 2000 {
+		r := randomRecord(rng)
+		if i%4 != 0 { // mostly records before Seal: every chain field zero
+			r.Version, r.Seq, r.PrevHash, r.Hash = 0, 0, Hash{}, Hash{}
+		}
+		got, full := AppendUnsealedJSON(nil, &r), AppendJSON(nil, &r)
+		var want, ref Record
+		if err := json.Unmarshal(full, &want); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(got, &ref); err != nil {
+			t.Fatalf("json.Unmarshal(%s): %v", got, err)
+		}
+		if !equal(ref, want) {
+			t.Fatalf("AppendUnsealedJSON %s decodes to %+v, AppendJSON's bytes to %+v", got, ref, want)
+		}
+		var back Record
+		if end, ok := ScanJSON(got, &back, "", nil); ok && (end != len(got) || !equal(back, want)) {
+			t.Fatalf("ScanJSON(%s) = %+v", got, back)
+		}
+		if r.Version != 0 && r.Seq != 0 && r.PrevHash != (Hash{}) && r.Hash != (Hash{}) && string(got) != string(full) {
+			t.Fatalf("a sealed record: AppendUnsealedJSON %s, AppendJSON %s", got, full)
+		}
+		if r.Seq == 0 && r.PrevHash == (Hash{}) && r.Hash == (Hash{}) && len(got) >= len(full)-150 {
+			t.Fatalf("an unsealed record is %d bytes, AppendJSON's %d: the zero chain fields were written", len(got), len(full))
+		}
+	}
+}
+
 func equal(a, b Record) bool {
 	return a.Time.Equal(b.Time) && a.Time.Location().String() == b.Time.Location().String() &&
 		a.Time.Format(time.RFC3339Nano) == b.Time.Format(time.RFC3339Nano) && func() bool { a.Time, b.Time = time.Time{}, time.Time{}; return a == b }()

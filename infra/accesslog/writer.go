@@ -218,7 +218,7 @@ func (w *Writer) append(ctx context.Context, batch []audit.Record) error {
 	buf := make([]byte, 0, 512*len(batch))
 	for i := range batch {
 		start := len(buf)
-		buf = audit.AppendJSON(buf, &batch[i])
+		buf = audit.AppendUnsealedJSON(buf, &batch[i])
 		encoded[i] = buf[start:len(buf):len(buf)]
 	}
 	// One event per group commit (several when it is large), in one
