@@ -23,7 +23,7 @@
 // crash or a lost lease neither skips nor repeats a record. Run it under
 // the leader lease (infra/lease).
 //
-// Under load it appends at most once per Config.Interval (50ms): each
+// Under load it appends at most once per Config.Interval (200ms): each
 // append then seals the interval's records, so the chain costs a few
 // appends a second however busy the API is.
 package auditseq
@@ -48,8 +48,12 @@ import (
 const DefaultBatch = 4096
 
 // DefaultInterval is the shortest time between two appends of sealed
-// records.
-const DefaultInterval = 50 * time.Millisecond
+// records. It trades how soon a record shows in the audit queries (the
+// records are durable in their batch already) for the cost of sealing:
+// under the API benchmark (SQLite), 200ms instead of 50ms took the
+// throughput with the audit on from about 0.73 to about 0.80 of the
+// throughput with it off.
+const DefaultInterval = 200 * time.Millisecond
 
 // Store is what the sequencer needs of the event store.
 type Store interface {
