@@ -21,53 +21,26 @@ import (
 // by json.Unmarshal from the start, whose result and errors stand. Fuzz
 // tests hold the fast path to encoding/json.
 
-func (e *SessionRequested) decodeSelf(b []byte) error {
-	s := plainjson.Scanner{Data: b}
-	s.Space()
-	if e.scan(&s) && s.End() {
-		return nil
-	}
-	*e = SessionRequested{}
-	return json.Unmarshal(b, e)
-}
+func (e *SessionRequested) decodeSelf(b []byte) error      { return decodePlain(e, b) }
+func (e *SessionPendingUpdated) decodeSelf(b []byte) error { return decodePlain(e, b) }
+func (e *SessionScheduled) decodeSelf(b []byte) error      { return decodePlain(e, b) }
+func (e *AgentRegistered) decodeSelf(b []byte) error       { return decodePlain(e, b) }
+func (e *AgentAllocated) decodeSelf(b []byte) error        { return decodePlain(e, b) }
 
-func (e *SessionPendingUpdated) decodeSelf(b []byte) error {
+// decodePlain decodes b into e through its fast path (scan) when b is
+// the plain shape it reads whole, else, from a zero value, through
+// json.Unmarshal.
+func decodePlain[E any, P interface {
+	*E
+	scan(*plainjson.Scanner) bool
+}](e P, b []byte) error {
 	s := plainjson.Scanner{Data: b}
 	s.Space()
 	if e.scan(&s) && s.End() {
 		return nil
 	}
-	*e = SessionPendingUpdated{}
-	return json.Unmarshal(b, e)
-}
-
-func (e *SessionScheduled) decodeSelf(b []byte) error {
-	s := plainjson.Scanner{Data: b}
-	s.Space()
-	if e.scan(&s) && s.End() {
-		return nil
-	}
-	*e = SessionScheduled{}
-	return json.Unmarshal(b, e)
-}
-
-func (e *AgentRegistered) decodeSelf(b []byte) error {
-	s := plainjson.Scanner{Data: b}
-	s.Space()
-	if e.scan(&s) && s.End() {
-		return nil
-	}
-	*e = AgentRegistered{}
-	return json.Unmarshal(b, e)
-}
-
-func (e *AgentAllocated) decodeSelf(b []byte) error {
-	s := plainjson.Scanner{Data: b}
-	s.Space()
-	if e.scan(&s) && s.End() {
-		return nil
-	}
-	*e = AgentAllocated{}
+	var zero E
+	*e = zero
 	return json.Unmarshal(b, e)
 }
 
