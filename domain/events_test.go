@@ -248,7 +248,7 @@ func TestPackRecords(t *testing.T) {
 		records, encoded = append(records, r), append(encoded, b)
 	}
 	for _, max := range []int{1, 100, 300, 1000, 1 << 20} {
-		payloads := audit.PackRecords(encoded, max)
+		payloads := audit.PackRecords(len(encoded), max, func(b []byte, i int) []byte { return append(b, encoded[i]...) })
 		var got []audit.Record
 		for _, p := range payloads {
 			if len(p) > max && bytes.Count(p, []byte(`"action"`)) > 1 {
@@ -267,7 +267,7 @@ func TestPackRecords(t *testing.T) {
 			t.Errorf("max %d: %d payloads, want 1", max, len(payloads))
 		}
 	}
-	if got := audit.PackRecords(nil, 100); len(got) != 0 {
+	if got := audit.PackRecords(0, 100, nil); len(got) != 0 {
 		t.Errorf("no records packed into %d payloads", len(got))
 	}
 }

@@ -301,14 +301,9 @@ func (s *Sequencer) seal(ctx context.Context, tip *Tip, srcs []source) error {
 	if err != nil {
 		return fmt.Errorf("auditseq: seal records after seq %d: %w", tip.Head.Seq, err)
 	}
-	encoded := make([][]byte, len(sealed))
-	buf := make([]byte, 0, 640*len(sealed))
-	for i := range sealed {
-		start := len(buf)
-		buf = domain.AppendSealedJSON(buf, &domain.SealedRecord{Record: sealed[i], SourcePosition: positions[i]})
-		encoded[i] = buf[start:len(buf):len(buf)]
-	}
-	payloads := audit.PackRecords(encoded, domain.AuditPayloadBytes)
+	payloads := audit.PackRecords(len(sealed), domain.AuditPayloadBytes, func(b []byte, i int) []byte {
+		return domain.AppendSealedJSON(b, &domain.SealedRecord{Record: sealed[i], SourcePosition: positions[i]})
+	})
 	data := make([]eventstore.EventData, len(payloads))
 	for i, p := range payloads {
 		data[i] = eventstore.EventData{ID: eventstore.NewEventID(), Type: domain.TypeAuditSealed, Version: domain.SchemaVersion,

@@ -178,25 +178,30 @@ func (r *Record) stringField(key []byte) *string {
 	return nil
 }
 
-// PackRecords lays out JSON-encoded records as the payloads of batch
-// events ({"records":[...]}, what encoding/json writes for a struct whose
-// one field, records, holds them), in order, each payload at most max
-// bytes unless one record alone is larger.
-func PackRecords(records [][]byte, max int) [][]byte {
+// PackRecords lays out n records as the payloads of batch events
+// ({"records":[...]}, what encoding/json writes for a struct whose one
+// field, records, holds them), in order, each payload at most max bytes
+// unless one record alone is larger. appendRecord appends the JSON of
+// record i to b (AppendJSON, AppendUnsealedJSON...): records are encoded
+// in place, in the payload they land in.
+func PackRecords(n, max int, appendRecord func(b []byte, i int) []byte) [][]byte {
 	const open, close = `{"records":[`, `]}`
+	fresh := func() []byte { return append(make([]byte, 0, min(max, 64<<10)), open...) }
 	var out [][]byte
 	var cur []byte
-	for _, r := range records {
-		if cur != nil && len(cur)+1+len(r)+len(close) > max {
-			out = append(out, append(cur, close...))
-			cur = nil
-		}
+	for i := range n {
 		if cur == nil {
-			cur = append(make([]byte, 0, min(max, 64<<10)), open...)
-		} else {
-			cur = append(cur, ',')
+			cur = appendRecord(fresh(), i)
+			continue
 		}
-		cur = append(cur, r...)
+		mark := len(cur)
+		cur = appendRecord(append(cur, ','), i)
+		if len(cur)+len(close) > max {
+			// The record does not fit: it opens the next payload.
+			next := append(fresh(), cur[mark+1:]...)
+			out = append(out, append(cur[:mark], close...))
+			cur = next
+		}
 	}
 	if cur != nil {
 		out = append(out, append(cur, close...))

@@ -214,16 +214,11 @@ func (w *Writer) appendRetrying(ctx context.Context, batch []audit.Record) error
 }
 
 func (w *Writer) append(ctx context.Context, batch []audit.Record) error {
-	encoded := make([][]byte, len(batch))
-	buf := make([]byte, 0, 512*len(batch))
-	for i := range batch {
-		start := len(buf)
-		buf = audit.AppendUnsealedJSON(buf, &batch[i])
-		encoded[i] = buf[start:len(buf):len(buf)]
-	}
 	// One event per group commit (several when it is large), in one
 	// append: all of the batch is stored or none of it.
-	payloads := audit.PackRecords(encoded, domain.AuditPayloadBytes)
+	payloads := audit.PackRecords(len(batch), domain.AuditPayloadBytes, func(b []byte, i int) []byte {
+		return audit.AppendUnsealedJSON(b, &batch[i])
+	})
 	data := make([]eventstore.EventData, len(payloads))
 	for i, p := range payloads {
 		data[i] = eventstore.EventData{ID: eventstore.NewEventID(), Type: domain.TypeAccessBatchLogged, Version: domain.SchemaVersion,
