@@ -3,6 +3,7 @@ package domain
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"testing"
 	"time"
 )
@@ -63,24 +64,7 @@ func BenchmarkDecodeHotEvents(b *testing.B) {
 // jsonUnmarshalLike decodes data with json.Unmarshal into a new value of
 // e's type.
 func jsonUnmarshalLike(e Event, data []byte) error {
-	switch e.(type) {
-	case SessionRequested:
-		var v SessionRequested
-		return json.Unmarshal(data, &v)
-	case SessionPendingUpdated:
-		var v SessionPendingUpdated
-		return json.Unmarshal(data, &v)
-	case SessionScheduled:
-		var v SessionScheduled
-		return json.Unmarshal(data, &v)
-	case AgentRegistered:
-		var v AgentRegistered
-		return json.Unmarshal(data, &v)
-	case AgentAllocated:
-		var v AgentAllocated
-		return json.Unmarshal(data, &v)
-	}
-	return fmt.Errorf("%T is not a hot event", e)
+	return json.Unmarshal(data, reflect.New(reflect.TypeOf(e)).Interface())
 }
 
 // BenchmarkEncodeHotEvents: MarshalEvent against json.Marshal, per event

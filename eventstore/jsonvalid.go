@@ -188,20 +188,8 @@ func (v *validator) object() bool {
 		if !v.value() {
 			return false
 		}
-		v.space()
-		if v.i >= len(v.data) {
-			return false
-		}
-		switch v.data[v.i] {
-		case ',':
-			v.i++
-			v.space()
-		case '}':
-			v.i++
-			v.depth--
-			return true
-		default:
-			return false
+		if more, ok := v.after('}'); !more {
+			return ok
 		}
 	}
 }
@@ -220,20 +208,29 @@ func (v *validator) array() bool {
 		if !v.value() {
 			return false
 		}
-		v.space()
-		if v.i >= len(v.data) {
-			return false
-		}
-		switch v.data[v.i] {
-		case ',':
-			v.i++
-			v.space()
-		case ']':
-			v.i++
-			v.depth--
-			return true
-		default:
-			return false
+		if more, ok := v.after(']'); !more {
+			return ok
 		}
 	}
+}
+
+// after reads what follows a member or an element: a comma (more, ok:
+// another follows, spaces skipped) or end (ok: the container is closed).
+// Anything else is invalid (neither).
+func (v *validator) after(end byte) (more, ok bool) {
+	v.space()
+	if v.i >= len(v.data) {
+		return false, false
+	}
+	switch v.data[v.i] {
+	case ',':
+		v.i++
+		v.space()
+		return true, true
+	case end:
+		v.i++
+		v.depth--
+		return false, true
+	}
+	return false, false
 }
