@@ -118,6 +118,43 @@ func TestOpenCreatesMissingSchema(t *testing.T) {
 	}
 }
 
+// Event payloads are compressed with lz4 (migration 0005) wherever the
+// server has it; a server without it must really refuse lz4.
+func TestPayloadsUseLZ4(t *testing.T) {
+	t.Parallel()
+	url, schema := pgtest.Schema(t)
+	openStoreAt(t, url, Options{Schema: schema})
+	conn := connect(t, url)
+	ctx := t.Context()
+	rows, err := conn.Query(ctx, `SELECT attname, attcompression::text FROM pg_attribute
+WHERE attrelid = to_regclass($1) AND attname IN ('data', 'metadata') ORDER BY attname`, quoteIdent(schema)+".events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for rows.Next() {
+		var name, method string
+		if err := rows.Scan(&name, &method); err != nil {
+			t.Fatal(err)
+		}
+		got[name] = method
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if got["data"] == "l" && got["metadata"] == "l" {
+		return
+	}
+	_, err = conn.Exec(ctx, `CREATE TEMPORARY TABLE lz4_probe (b bytea COMPRESSION lz4)`)
+	if err == nil {
+		t.Fatalf("payload compression %v, want lz4 (l): the server supports it", got)
+	}
+	if !strings.Contains(err.Error(), "not supported") {
+		t.Fatalf("payload compression %v; the server refuses lz4 with an unexpected error: %v", got, err)
+	}
+	t.Logf("this server has no lz4 (%v): payloads keep the default compression", err)
+}
+
 func mustMigrations(t *testing.T) []migration {
 	t.Helper()
 	ms, err := loadMigrations()

@@ -8,10 +8,6 @@ import (
 	"github.com/cairnhq/cairn/eventstore"
 )
 
-// maxPreallocated bounds the events a read allocates room for up front: a
-// large limit on a short log must not cost memory.
-const maxPreallocated = 8192
-
 // ReadAll implements eventstore.Store: events after the given position and
 // below the transaction horizon (see the package documentation), in
 // position order. limit <= 0 reads Options.ReadAllLimit events.
@@ -37,7 +33,7 @@ func (s *Store) queryAll(ctx context.Context, after uint64, limit int) ([]events
 	if err != nil {
 		return nil, s.translate(ctx, "read all", err)
 	}
-	events, err := collect(rows, min(limit, maxPreallocated))
+	events, err := collect(rows, limit)
 	if err != nil {
 		return nil, s.translate(ctx, "read all", err)
 	}
@@ -89,15 +85,15 @@ func (s *Store) ReadStream(ctx context.Context, stream string, opts eventstore.R
 }
 
 func (s *Store) queryStream(ctx context.Context, query, stream string, from int64, limit *int64) ([]eventstore.RecordedEvent, error) {
-	capacity := 16
+	most := 0 // no limit
 	if limit != nil {
-		capacity = int(min(*limit, maxPreallocated))
+		most = int(*limit)
 	}
 	rows, err := s.pool.Query(ctx, query, stream, from, limit)
 	if err != nil {
 		return nil, s.translate(ctx, "read stream", err)
 	}
-	events, err := collect(rows, capacity)
+	events, err := collect(rows, most)
 	if err != nil {
 		return nil, s.translate(ctx, "read stream", err)
 	}

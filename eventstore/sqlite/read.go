@@ -87,11 +87,11 @@ func (s *Store) ReadAll(ctx context.Context, after uint64, limit int) ([]eventst
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	events, ok := s.tail.read(after, limit)
+	events, ok, complete := s.tail.read(after, limit)
 	switch {
 	case !ok:
 		return s.readAll(ctx, nil, after, limit)
-	case len(events) == limit:
+	case len(events) == limit || complete:
 		return events, nil
 	}
 	// The tail ran out before the limit: the database may hold newer
@@ -110,6 +110,7 @@ func (s *Store) readAll(ctx context.Context, events []eventstore.RecordedEvent, 
 	if limit == 0 {
 		return events, nil
 	}
+	s.databaseReads.Add(1)
 	if limit >= splitRead && s.opts.ReadConns >= 2 && after < math.MaxInt64-uint64(limit) {
 		return s.readHalves(ctx, events, after, limit)
 	}

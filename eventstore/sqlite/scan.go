@@ -4,7 +4,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/cairnhq/cairn/eventstore"
@@ -14,9 +13,6 @@ const (
 	// Bounds of the per-read caches of eventScanner.
 	maxInterned    = 1024
 	maxCachedMetas = 256
-	// Sizing of a read's result, see growEvents.
-	smallRead   = 16
-	maxPresized = 1 << 16
 )
 
 // eventScanner turns rows of eventColumns into RecordedEvents. It is made
@@ -54,7 +50,7 @@ func scanEvents(rows *sql.Rows, limit int) (_ []eventstore.RecordedEvent, err er
 	sc := newEventScanner()
 	for rows.Next() {
 		if len(events) == cap(events) {
-			events = growEvents(events, limit)
+			events = eventstore.GrowEvents(events, limit)
 		}
 		if err := rows.Scan(sc.dest...); err != nil {
 			return nil, err
@@ -69,28 +65,6 @@ func scanEvents(rows *sql.Rows, limit int) (_ []eventstore.RecordedEvent, err er
 		return nil, err
 	}
 	return events, nil
-}
-
-// growEvents makes room in events for more rows. Nothing is allocated
-// before the first row (an idle subscription's poll reads nothing); the
-// first rows go into a small slice (a live subscription reads a few events
-// per poll); a read that goes beyond it is a bulk read, so it gets room for
-// its whole limit at once rather than the dozen copies of append's growth
-// (large slices grow by a quarter). Without a limit, capacity doubles.
-func growEvents(events []eventstore.RecordedEvent, limit int) []eventstore.RecordedEvent {
-	var more int
-	switch {
-	case cap(events) == 0:
-		more = smallRead
-	case limit > 0 && limit <= maxPresized:
-		more = limit - len(events)
-	default:
-		more = cap(events)
-	}
-	if limit > 0 {
-		more = min(more, limit-len(events))
-	}
-	return slices.Grow(events, max(more, 1))
 }
 
 // event builds the event of the row just scanned.

@@ -21,15 +21,17 @@ const driverName = "sqlite"
 
 // Store is the SQLite event store. It is safe for concurrent use.
 type Store struct {
-	path     string
-	opts     Options
-	log      *slog.Logger
-	writeDB  *sql.DB
-	readDB   *sql.DB
-	reads    *readStmts
-	writer   *writer
-	tail     *tail
-	notifier *eventstore.Notifier
+	path    string
+	opts    Options
+	log     *slog.Logger
+	writeDB *sql.DB
+	readDB  *sql.DB
+	reads   *readStmts
+	writer  *writer
+	tail    *tail
+	// databaseReads counts ReadAll's queries (tests: what the tail spared).
+	databaseReads atomic.Uint64
+	notifier      *eventstore.Notifier
 	// gate orders this process's write transactions on the file (see
 	// LockWrites).
 	gate *gate

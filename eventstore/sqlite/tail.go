@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"sync"
+	"time"
 
 	"github.com/cairnhq/cairn/eventstore"
 )
@@ -9,6 +10,14 @@ import (
 // DefaultTailEvents is how many of the latest events a Store keeps in
 // memory for ReadAll (Options.TailEvents).
 const DefaultTailEvents = 8192
+
+// tailTrust is how long after this store's last commit the tail answers
+// that nothing follows its run without asking the database. Only another
+// Store on the file (another process) can have written after it, and the
+// subscriptions poll the database for that anyway (eventstore.PollOptions
+// Interval, 250ms by default): its events reach this store's readers
+// within tailTrust of their commit, as they did within a poll interval.
+const tailTrust = 250 * time.Millisecond
 
 // maxTailBytes bounds the data the tail holds: the oldest events leave
 // first, and an event larger than the whole bound is never kept.
@@ -34,22 +43,28 @@ type tail struct {
 	n     int
 	first uint64
 	bytes int
+	// confirmed is when the writer last committed: the database's log
+	// ended where the run ends. trust is tailTrust (tests change it).
+	confirmed time.Time
+	trust     time.Duration
 }
 
 func newTail(size int) *tail {
 	if size <= 0 {
 		return nil
 	}
-	return &tail{ring: make([]eventstore.RecordedEvent, size)}
+	return &tail{ring: make([]eventstore.RecordedEvent, size), trust: tailTrust}
 }
 
-// add appends events just committed, positions consecutive.
+// add appends events just committed, positions consecutive: the last one
+// ends the log as of the commit.
 func (t *tail) add(events []eventstore.RecordedEvent) {
 	if t == nil || len(events) == 0 {
 		return
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.confirmed = time.Now()
 	if events[0].Position != t.first+uint64(t.n) {
 		t.restart(events[0].Position)
 	}
@@ -78,17 +93,25 @@ func (t *tail) restart(first uint64) {
 }
 
 // read returns up to limit events after position after, when the run
-// holds position after+1 (ok false: ask the database). The events' data
+// holds position after+1 (ok false: ask the database). complete says that
+// the database holds nothing after them either: they reach the end of the
+// run within tailTrust of the writer's last commit (then ok is true even
+// with no events, for a reader at the end of the run). The events' data
 // is shared, read-only (see eventstore.Store.ReadAll): the tail holds the
 // writer's own copies, and nothing ever writes to them.
-func (t *tail) read(after uint64, limit int) (events []eventstore.RecordedEvent, ok bool) {
+func (t *tail) read(after uint64, limit int) (events []eventstore.RecordedEvent, ok, complete bool) {
 	if t == nil {
-		return nil, false
+		return nil, false, false
 	}
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	if t.n == 0 || after+1 < t.first || after+1 >= t.first+uint64(t.n) {
-		return nil, false
+	if t.n == 0 || after+1 < t.first {
+		return nil, false, false
+	}
+	end := t.first + uint64(t.n) // the position after the run
+	fresh := time.Since(t.confirmed) < t.trust
+	if after+1 >= end {
+		return nil, after+1 == end && fresh, after+1 == end && fresh
 	}
 	from := int(after + 1 - t.first)
 	count := min(t.n-from, limit)
@@ -96,5 +119,5 @@ func (t *tail) read(after uint64, limit int) (events []eventstore.RecordedEvent,
 	for i := range count {
 		events[i] = t.ring[(t.start+from+i)%len(t.ring)]
 	}
-	return events, true
+	return events, true, fresh && after+uint64(count)+1 == end
 }
