@@ -9,7 +9,9 @@ type Store interface {
 	// the last event. Appending zero events checks expected and returns the
 	// stream's current revision (position 0 when nothing was written).
 	// Re-appending events whose ids are already stored, in the same order, in
-	// that stream returns the original result without writing.
+	// that stream returns the original result without writing. Nothing of
+	// the events' Data or Metadata is kept once Append (or AppendMany)
+	// returns: callers may reuse their buffers.
 	Append(ctx context.Context, stream string, expected ExpectedRevision, events ...EventData) (AppendResult, error)
 
 	// AppendMany makes several appends, to distinct streams, as one: every

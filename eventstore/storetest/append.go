@@ -18,6 +18,34 @@ var appendTests = []suiteTest{
 	{"Invalid", testInvalidAppend},
 	{"IdempotentRetry", testIdempotentRetry},
 	{"DuplicateID", testDuplicateID},
+	{"CallerBuffers", testCallerBuffers},
+}
+
+// testCallerBuffers: Append and AppendMany keep nothing of the caller's
+// buffers once they return (the audit trail encodes its batches into
+// buffers it reuses): overwriting them changes nothing stored or read.
+func testCallerBuffers(t *testing.T, h *harness) {
+	ctx := h.context(t)
+	s := h.store(t, ctx)
+	buf := []byte(`{"tag":"first","n":0}{"tag":"other","n":1}`)
+	md := eventstore.Metadata{Actor: "user:buffers"}
+	ev := eventstore.EventData{ID: eventstore.NewEventID(), Type: eventType, Version: 1, Data: buf[:21:21], Metadata: md}
+	res := mustAppend(t, ctx, s, "buffers-a", eventstore.NoStream, ev)
+	ev2 := eventstore.EventData{ID: eventstore.NewEventID(), Type: eventType, Version: 1, Data: buf[21:], Metadata: md}
+	many, err := s.AppendMany(ctx, eventstore.StreamAppend{Stream: "buffers-b", Expected: eventstore.NoStream, Events: []eventstore.EventData{ev2}})
+	if err != nil {
+		t.Fatalf("AppendMany: %v", err)
+	}
+	copy(buf, `{"tag":"XXXXX","n":9}{"tag":"YYYYY","n":8}`)
+	log := readLogAfter(t, ctx, s, res.Position-1, many[0].Position, 10)
+	if len(log) != 2 || string(log[0].Data) != `{"tag":"first","n":0}` || string(log[1].Data) != `{"tag":"other","n":1}` {
+		t.Fatalf("after the caller reused its buffer, the log holds %s", diffEvents(log, nil))
+	}
+	for _, stream := range []string{"buffers-a", "buffers-b"} {
+		if got := streamEvents(t, ctx, s, stream); len(got) != 1 || !strings.HasPrefix(string(got[0].Data), `{"tag":"`) || strings.Contains(string(got[0].Data), "X") || strings.Contains(string(got[0].Data), "Y") {
+			t.Fatalf("after the caller reused its buffer, %s holds %s", stream, diffEvents(got, nil))
+		}
+	}
 }
 
 // testExpectedRevision covers every expectation on a new and an existing

@@ -159,6 +159,9 @@ func (s *memStore) apply(stream string, expected eventstore.ExpectedRevision, ev
 			return res, false, err
 		}
 		data := slices.Clone(p.Data)
+		if s.bug == "keeps caller buffers" {
+			data = p.Data
+		}
 		if s.bug == "compact data" {
 			data = compact(data)
 		}

@@ -61,6 +61,7 @@ func TestSuiteCatchesBugs(t *testing.T) {
 		{"read all ignores limit", false, "Read/ReadAllPaging"},
 		{"local time", false, "Read/RoundTrip"},
 		{"compact data", false, "Read/RoundTrip"},
+		{"keeps caller buffers", false, "Append/CallerBuffers"},
 		{"caught up twice", false, "Subscribe/CatchUpThenLive"},
 		{"positions before commit", false, "Concurrency/Writers"},
 		{"positions before commit, per stream in order", false, "Concurrency/Writers"},
