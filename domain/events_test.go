@@ -247,8 +247,16 @@ func TestPackRecords(t *testing.T) {
 		}
 		records, encoded = append(records, r), append(encoded, b)
 	}
-	for _, max := range []int{1, 100, 300, 1000, 1 << 20} {
-		payloads := audit.PackRecords(len(encoded), max, func(b []byte, i int) []byte { return append(b, encoded[i]...) })
+	// One Packer for every limit, largest first: each Pack reuses the
+	// memory of the one before and must give what PackRecords gives.
+	var packer audit.Packer
+	for _, max := range []int{1 << 20, 1, 100, 300, 1000} {
+		appendEncoded := func(b []byte, i int) []byte { return append(b, encoded[i]...) }
+		payloads := audit.PackRecords(len(encoded), max, appendEncoded)
+		reused := packer.Pack(len(encoded), max, appendEncoded)
+		if !slices.EqualFunc(reused, payloads, bytes.Equal) {
+			t.Errorf("max %d: a reused Packer laid out %d payloads unlike PackRecords' %d", max, len(reused), len(payloads))
+		}
 		var got []audit.Record
 		for _, p := range payloads {
 			if len(p) > max && bytes.Count(p, []byte(`"action"`)) > 1 {

@@ -90,6 +90,14 @@ type Sequencer struct {
 	sealed  prometheus.Counter
 	head    prometheus.Gauge
 	batches prometheus.Histogram
+
+	// Memory each seal reuses (the store keeps nothing of an append's
+	// payloads once it returns).
+	records   []audit.Record
+	positions []uint64
+	chained   []audit.Record
+	packer    audit.Packer
+	data      []eventstore.EventData
 }
 
 // New builds a sequencer over store.
@@ -289,26 +297,29 @@ func (s *Sequencer) run(ctx context.Context) error {
 // audit stream, in one append of as many audit.sealed events as their size
 // needs, expecting tip's revision; tip moves only once they are stored.
 func (s *Sequencer) seal(ctx context.Context, tip *Tip, srcs []source) error {
-	var records []audit.Record
-	var positions []uint64
+	records, positions := s.records[:0], s.positions[:0]
 	for _, src := range srcs {
 		records = append(records, src.records...)
 		for range src.records {
 			positions = append(positions, src.event.Position)
 		}
 	}
-	sealed, next, err := audit.SealAll(tip.Head, records)
+	sealed, next, err := audit.SealAppend(s.chained[:0], tip.Head, records)
+	clear(records) // drop the strings until the next seal
+	s.records, s.positions, s.chained = records[:0], positions, sealed
 	if err != nil {
 		return fmt.Errorf("auditseq: seal records after seq %d: %w", tip.Head.Seq, err)
 	}
-	payloads := audit.PackRecords(len(sealed), domain.AuditPayloadBytes, func(b []byte, i int) []byte {
+	defer clear(sealed)
+	payloads := s.packer.Pack(len(sealed), domain.AuditPayloadBytes, func(b []byte, i int) []byte {
 		return domain.AppendSealedJSON(b, &domain.SealedRecord{Record: sealed[i], SourcePosition: positions[i]})
 	})
-	data := make([]eventstore.EventData, len(payloads))
-	for i, p := range payloads {
-		data[i] = eventstore.EventData{ID: eventstore.NewEventID(), Type: domain.TypeAuditSealed, Version: domain.SchemaVersion,
-			Data: p, Metadata: eventstore.Metadata{Actor: "system:audit"}}
+	data := s.data[:0]
+	for _, p := range payloads {
+		data = append(data, eventstore.EventData{ID: eventstore.NewEventID(), Type: domain.TypeAuditSealed, Version: domain.SchemaVersion,
+			Data: p, Metadata: eventstore.Metadata{Actor: "system:audit"}})
 	}
+	s.data = data
 	res, err := s.store.Append(ctx, domain.AuditStream, eventstore.Exact(tip.Revision), data...)
 	if err != nil {
 		if errors.Is(err, eventstore.ErrWrongExpectedRevision) {

@@ -24,14 +24,22 @@ func Seal(prev Head, r Record) (Record, error) {
 // SealAll seals records in order after prev and returns them with the new
 // head. It is all or nothing: one invalid record seals none.
 func SealAll(prev Head, records []Record) ([]Record, Head, error) {
-	out := make([]Record, len(records))
+	return SealAppend(make([]Record, 0, len(records)), prev, records)
+}
+
+// SealAppend is SealAll appending the sealed records to dst (a writer that
+// seals again and again reuses dst's memory). On error it returns dst as
+// it was: nothing is sealed.
+func SealAppend(dst []Record, prev Head, records []Record) ([]Record, Head, error) {
+	out := dst
 	head := prev
 	for i, r := range records {
 		sealed, err := Seal(head, r)
 		if err != nil {
-			return nil, prev, fmt.Errorf("record %d: %w", i, err)
+			clear(out[len(dst):])
+			return dst, prev, fmt.Errorf("record %d: %w", i, err)
 		}
-		out[i], head = sealed, sealed.Head()
+		out, head = append(out, sealed), sealed.Head()
 	}
 	return out, head, nil
 }

@@ -213,3 +213,31 @@ func TestChainConcurrentAppends(t *testing.T) {
 		t.Fatalf("head %+v, chain head %+v", head, c.Head())
 	}
 }
+
+// SealAppend appends to dst what SealAll returns, and on an invalid
+// record leaves dst as it was.
+func TestSealAppend(t *testing.T) {
+	var in []Record
+	for i := range 5 {
+		in = append(in, sample(i))
+	}
+	want, wantHead, err := SealAll(Genesis, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := make([]Record, 0, 2)
+	got, head, err := SealAppend(dst, Genesis, in)
+	if err != nil || head != wantHead || !slices.Equal(got, want) {
+		t.Fatalf("SealAppend = %d records, head %v, %v; want SealAll's %d, head %v", len(got), head, err, len(want), wantHead)
+	}
+	// Reusing the memory: a second run after the first head.
+	more, head2, err := SealAppend(got[:0], head, in[:2])
+	if err != nil || len(more) != 2 || more[0].Seq != 6 || more[0].PrevHash != head.Hash || head2 != more[1].Head() {
+		t.Fatalf("SealAppend after the head = %+v, %v, %v", more, head2, err)
+	}
+	bad := append(append([]Record(nil), in[:3]...), Record{})
+	kept, headBad, err := SealAppend(more, head2, bad)
+	if !errors.Is(err, ErrInvalidRecord) || len(kept) != len(more) || headBad != head2 {
+		t.Fatalf("SealAppend of an invalid record = %d records, head %v, %v; want the %d before, head %v, ErrInvalidRecord", len(kept), headBad, err, len(more), head2)
+	}
+}

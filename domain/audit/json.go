@@ -95,17 +95,55 @@ func appendHex(b []byte, h Hash) []byte {
 // object must be decoded with encoding/json, which may accept it (for
 // instance with escaped strings) or report why not.
 func ScanJSON(data []byte, r *Record, extraKey string, extra *uint64) (end int, ok bool) {
+	return scanJSON(data, r, extraKey, extra, nil)
+}
+
+// scanJSON is ScanJSON taking its strings from in (nil: none shared).
+func scanJSON(data []byte, r *Record, extraKey string, extra *uint64, in *interner) (end int, ok bool) {
 	*r = Record{}
 	s := plainjson.Scanner{Data: data}
 	s.Space()
-	if !s.Object(func(key []byte) bool { return field(&s, r, key, extraKey, extra) }) {
+	if !s.Object(func(key []byte) bool { return field(&s, r, key, extraKey, extra, in) }) {
 		return 0, false
 	}
 	return s.I, true
 }
 
+// interner shares the strings that repeat from record to record of a
+// batch (actions, user ids, access keys, client addresses, outcomes): the
+// records of one batch are mostly the same few users calling the same few
+// routes, so a batch costs one string per distinct value instead of one
+// per record and field. Request ids, unique, are not shared.
+type interner struct {
+	m map[string]string
+}
+
+// Bounds of an interner: the values kept, and the longest one.
+const (
+	maxInterned    = 256
+	maxInternedLen = 128
+)
+
+// string returns v as a string, the same one for the same bytes.
+func (in *interner) string(v []byte) string {
+	if in == nil || len(v) > maxInternedLen {
+		return string(v)
+	}
+	if s, ok := in.m[string(v)]; ok {
+		return s
+	}
+	s := string(v)
+	if in.m == nil {
+		in.m = make(map[string]string, 16)
+	}
+	if len(in.m) < maxInterned {
+		in.m[s] = s
+	}
+	return s
+}
+
 // field reads the value of key into r.
-func field(s *plainjson.Scanner, r *Record, key []byte, extraKey string, extra *uint64) bool {
+func field(s *plainjson.Scanner, r *Record, key []byte, extraKey string, extra *uint64, in *interner) bool {
 	var ok bool
 	switch string(key) {
 	case "v":
@@ -147,7 +185,11 @@ func field(s *plainjson.Scanner, r *Record, key []byte, extraKey string, extra *
 		}
 		var v []byte
 		if v, ok = s.Str(); ok {
-			*dst = string(v)
+			if dst == &r.RequestID {
+				*dst = string(v)
+			} else {
+				*dst = in.string(v)
+			}
 		}
 	}
 	return ok
@@ -183,29 +225,52 @@ func (r *Record) stringField(key []byte) *string {
 // field, records, holds them), in order, each payload at most max bytes
 // unless one record alone is larger. appendRecord appends the JSON of
 // record i to b (AppendJSON, AppendUnsealedJSON...): records are encoded
-// in place, in the payload they land in.
+// in place, in the payload they land in. A writer that packs again and
+// again uses a Packer instead, which reuses its memory.
 func PackRecords(n, max int, appendRecord func(b []byte, i int) []byte) [][]byte {
+	var p Packer
+	return p.Pack(n, max, appendRecord)
+}
+
+// Packer packs records as PackRecords does, into memory it keeps from one
+// Pack to the next: the payloads of a Pack (and the slice holding them)
+// are valid until the next Pack. The access-log writer and the audit
+// sequencer pack every batch this way and hand the payloads to the event
+// store, which keeps nothing of them once the append returns. A Packer is
+// not safe for concurrent use; its zero value is ready.
+type Packer struct {
+	buf     []byte   // the payloads, one after the other
+	payload [][]byte // what Pack returns
+	moved   []byte   // a record that opens the next payload, on its way
+}
+
+// Pack lays out n records (see PackRecords).
+func (p *Packer) Pack(n, max int, appendRecord func(b []byte, i int) []byte) [][]byte {
 	const open, close = `{"records":[`, `]}`
-	fresh := func() []byte { return append(make([]byte, 0, min(max, 64<<10)), open...) }
-	var out [][]byte
-	var cur []byte
+	b, out := p.buf[:0], p.payload[:0]
+	start := -1 // where the open payload begins, -1 while none is
 	for i := range n {
-		if cur == nil {
-			cur = appendRecord(fresh(), i)
+		if start < 0 {
+			start = len(b)
+			b = appendRecord(append(b, open...), i)
 			continue
 		}
-		mark := len(cur)
-		cur = appendRecord(append(cur, ','), i)
-		if len(cur)+len(close) > max {
+		mark := len(b)
+		b = appendRecord(append(b, ','), i)
+		if len(b)-start+len(close) > max {
 			// The record does not fit: it opens the next payload.
-			next := append(fresh(), cur[mark+1:]...)
-			out = append(out, append(cur[:mark], close...))
-			cur = next
+			p.moved = append(p.moved[:0], b[mark+1:]...)
+			b = append(b[:mark], close...)
+			out = append(out, b[start:len(b):len(b)])
+			start = len(b)
+			b = append(append(b, open...), p.moved...)
 		}
 	}
-	if cur != nil {
-		out = append(out, append(cur, close...))
+	if start >= 0 {
+		b = append(b, close...)
+		out = append(out, b[start:len(b):len(b)])
 	}
+	p.buf, p.payload = b, out
 	return out
 }
 
@@ -235,9 +300,10 @@ func ScanRecords(data []byte, extraKey string, each func(raw []byte, r Record, e
 	if !s.Byte(']') {
 		var r Record
 		var extra uint64
+		var in interner
 		for {
 			extra = 0
-			end, ok := ScanJSON(data[s.I:], &r, extraKey, &extra)
+			end, ok := scanJSON(data[s.I:], &r, extraKey, &extra, &in)
 			if !ok {
 				return false
 			}

@@ -2,10 +2,12 @@ package audit
 
 import (
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // strs are strings that take every path of the codec: plain ASCII,
@@ -173,4 +175,38 @@ func FuzzScanJSON(f *testing.F) {
 			t.Fatal("empty object accepted")
 		}
 	})
+}
+
+// ScanRecords shares the strings that repeat across a batch's records;
+// every record still reads back exactly, past the interner's bounds too
+// (more distinct values than it keeps, values longer than it shares).
+func TestScanRecordsSharesRepeatedStrings(t *testing.T) {
+	var in []Record
+	for i := range 2*maxInterned + 10 {
+		r := sample(i)
+		r.UserID = fmt.Sprintf("user-%d", i%3)
+		r.Action = fmt.Sprintf("GET /v1/things/%d", i) // distinct: past maxInterned
+		r.ClientIP = strings.Repeat("a", maxInternedLen+i%2)
+		in = append(in, r)
+	}
+	payloads := PackRecords(len(in), 1<<30, func(b []byte, i int) []byte { return AppendUnsealedJSON(b, &in[i]) })
+	if len(payloads) != 1 {
+		t.Fatalf("%d payloads, want 1", len(payloads))
+	}
+	var got []Record
+	if !ScanRecords(payloads[0], "", func(_ []byte, r Record, _ uint64) { got = append(got, r) }) {
+		t.Fatal("ScanRecords refused its own batch")
+	}
+	if len(got) != len(in) {
+		t.Fatalf("%d records read back, want %d", len(got), len(in))
+	}
+	for i := range in {
+		want := in[i].normalize()
+		if got[i].UserID != want.UserID || got[i].Action != want.Action || got[i].ClientIP != want.ClientIP || got[i].RequestID != want.RequestID || !got[i].Time.Equal(want.Time) {
+			t.Fatalf("record %d read back as %+v, want %+v", i, got[i], want)
+		}
+	}
+	if unsafe.StringData(got[0].UserID) != unsafe.StringData(got[3].UserID) {
+		t.Error("the same user id in two records of a batch is two strings: not shared")
+	}
 }

@@ -79,6 +79,9 @@ type Writer struct {
 	written prometheus.Counter
 	batches prometheus.Histogram
 	failed  prometheus.Counter
+	// packer lays out every append's payloads in memory it reuses (Run's
+	// goroutine only; the store keeps nothing once the append returns).
+	packer audit.Packer
 }
 
 // NewWriter builds a Writer; Run appends.
@@ -216,7 +219,7 @@ func (w *Writer) appendRetrying(ctx context.Context, batch []audit.Record) error
 func (w *Writer) append(ctx context.Context, batch []audit.Record) error {
 	// One event per group commit (several when it is large), in one
 	// append: all of the batch is stored or none of it.
-	payloads := audit.PackRecords(len(batch), domain.AuditPayloadBytes, func(b []byte, i int) []byte {
+	payloads := w.packer.Pack(len(batch), domain.AuditPayloadBytes, func(b []byte, i int) []byte {
 		return audit.AppendUnsealedJSON(b, &batch[i])
 	})
 	data := make([]eventstore.EventData, len(payloads))
