@@ -76,7 +76,10 @@
 // keeps path-wal and path-shm next to it; copy the three together, or use
 // SQLite's backup API. Two Stores (or processes) on one file stay correct
 // (every check runs inside the write transaction), but their writers
-// contend for the lock instead of grouping: open one Store per file.
+// contend for the lock instead of grouping, and a Store's readers see the
+// other's appends up to 250ms late (its ReadAll answers reads at the head
+// from the events it committed itself for that long): open one Store per
+// file.
 //
 // # Schema
 //
