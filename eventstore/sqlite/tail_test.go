@@ -144,12 +144,7 @@ func TestTailReadsShareCappedData(t *testing.T) {
 func TestTailMatchesTheDatabase(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "cairn.db")
-	s := openStoreAt(t, path, Options{TailEvents: 64})
-	other := openStoreAt(t, path, Options{TailEvents: -1})
-	if other.tail != nil {
-		t.Fatal("TailEvents -1 made a tail")
-	}
+	s, other := storeAndOtherProcess(t)
 	withMD := func(ev eventstore.EventData, i int) eventstore.EventData {
 		if i%2 == 0 {
 			ev.Metadata = eventstore.Metadata{Actor: fmt.Sprintf("u%d", i), RequestID: "r", ClientIP: "127.0.0.1"}
@@ -225,9 +220,7 @@ func distrust(tl *tail) {
 func TestTailSeesAnotherStoreWithinTrust(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "cairn.db")
-	s := openStoreAt(t, path, Options{TailEvents: 64})
-	other := openStoreAt(t, path, Options{TailEvents: -1})
+	s, other := storeAndOtherProcess(t)
 	s.tail.trust = time.Hour
 	mustAppend(t, s, "a", eventstore.Any, event("x", 1), event("x", 2))
 
@@ -268,4 +261,18 @@ func TestTailSeesAnotherStoreWithinTrust(t *testing.T) {
 	if n := s.databaseReads.Load() - before; n == 0 {
 		t.Fatal("no read went to the database: the test tests nothing")
 	}
+}
+
+// storeAndOtherProcess opens two stores on one new file: s with a tail of
+// 64 events, and other without one (the database's answers, and appends
+// s's writer does not make, as another process's would be).
+func storeAndOtherProcess(t *testing.T) (s, other *Store) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "cairn.db")
+	s = openStoreAt(t, path, Options{TailEvents: 64})
+	other = openStoreAt(t, path, Options{TailEvents: -1})
+	if other.tail != nil {
+		t.Fatal("TailEvents -1 made a tail")
+	}
+	return s, other
 }
