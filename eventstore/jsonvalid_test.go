@@ -1,7 +1,9 @@
 package eventstore
 
 import (
+	"encoding/binary"
 	"encoding/json"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -54,4 +56,37 @@ func BenchmarkValidJSON(b *testing.B) {
 			json.Valid(data)
 		}
 	})
+}
+
+// special8 flags every word holding a byte that is not plain, whatever its
+// place, and no word of eight plain bytes.
+func TestSpecial8(t *testing.T) {
+	for pos := range 8 {
+		for c := range 256 {
+			for _, fill := range []byte{'a', 0x20, 0x7f, 0x80, 0xff, '!', '#', '[', ']'} {
+				var w [8]byte
+				for i := range w {
+					w[i] = fill
+				}
+				w[pos] = byte(c)
+				got := special8(binary.LittleEndian.Uint64(w[:])) != 0
+				if want := !plain[c]; got != want {
+					t.Fatalf("byte %#x at %d among %#x: flagged %v, want %v", c, pos, fill, got, want)
+				}
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 100000 {
+		x := rng.Uint64()
+		var w [8]byte
+		binary.LittleEndian.PutUint64(w[:], x)
+		allPlain := true
+		for _, c := range w {
+			allPlain = allPlain && plain[c]
+		}
+		if (special8(x) == 0) != allPlain {
+			t.Fatalf("%x: special8 %x, all plain %v", w, special8(x), allPlain)
+		}
+	}
 }
