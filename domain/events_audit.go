@@ -70,7 +70,7 @@ type AuditSealed struct {
 
 // UnmarshalJSON decodes the records and keeps each one's stored bytes.
 func (e *AuditSealed) UnmarshalJSON(b []byte) error {
-	e.Records = nil
+	e.Records = make([]SealedRecord, 0, audit.RecordsHint(b))
 	if audit.ScanRecords(b, sourcePositionKey, func(raw []byte, r audit.Record, source uint64) {
 		e.Records = append(e.Records, SealedRecord{Record: r, SourcePosition: source, Raw: raw})
 	}) {
@@ -95,7 +95,7 @@ func (e *AuditSealed) UnmarshalJSON(b []byte) error {
 // UnmarshalJSON decodes the records (audit.ScanJSON's fast path, or
 // encoding/json for what it does not take).
 func (e *AccessBatchLogged) UnmarshalJSON(b []byte) error {
-	e.Records = nil
+	e.Records = make([]audit.Record, 0, audit.RecordsHint(b))
 	if audit.ScanRecords(b, "", func(_ []byte, r audit.Record, _ uint64) { e.Records = append(e.Records, r) }) {
 		return nil
 	}

@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"bytes"
 	"strconv"
 	"time"
 
@@ -272,6 +273,17 @@ func (p *Packer) Pack(n, max int, appendRecord func(b []byte, i int) []byte) [][
 	}
 	p.buf, p.payload = b, out
 	return out
+}
+
+// RecordsHint estimates how many records a batch payload holds, to size
+// the slice they are decoded into: records are laid out as {...},{...},
+// so it counts the "},{" between them (a string holding those three bytes
+// counts one more: it is only a hint).
+func RecordsHint(data []byte) int {
+	if len(data) < len(`{"records":[{}]}`) {
+		return 0
+	}
+	return bytes.Count(data, []byte("},{")) + 1
 }
 
 // ScanRecords reads a batch payload, {"records":[...]}, in the shape

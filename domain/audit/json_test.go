@@ -210,3 +210,21 @@ func TestScanRecordsSharesRepeatedStrings(t *testing.T) {
 		t.Error("the same user id in two records of a batch is two strings: not shared")
 	}
 }
+
+// RecordsHint counts the records of the payloads PackRecords lays out.
+func TestRecordsHint(t *testing.T) {
+	for _, n := range []int{0, 1, 2, 37} {
+		var in []Record
+		for i := range n {
+			in = append(in, sample(i))
+		}
+		for _, p := range PackRecords(n, 1<<20, func(b []byte, i int) []byte { return AppendUnsealedJSON(b, &in[i]) }) {
+			if got := RecordsHint(p); got != n {
+				t.Errorf("%d records: hint %d", n, got)
+			}
+		}
+	}
+	if got := RecordsHint([]byte(`{"records":[]}`)); got != 0 {
+		t.Errorf("no records: hint %d", got)
+	}
+}
