@@ -19,11 +19,12 @@ import (
 )
 
 type benchAPIConfig struct {
-	Backends    []string
-	PostgresURL string
-	Append      string
-	CPUProfile  string
-	Bench       apibench.Config
+	Backends      []string
+	PostgresURL   string
+	Append        string
+	CPUProfile    string
+	AllocsProfile string
+	Bench         apibench.Config
 }
 
 func (c benchAPIConfig) Validate() error {
@@ -88,6 +89,8 @@ is set (unless --backends says otherwise).`,
 	f.DurationVar(&b.CatchUp, "catch-up", b.CatchUp, "longest wait for the sequencer to seal a round's records")
 	f.DurationVar(&b.Settle, "settle", b.Settle, "pause after each round")
 	f.StringVar(&cfg.CPUProfile, "cpu-profile", "", "write CPU profiles of the first measured round of each mode to PREFIX-<backend>-on.pprof and PREFIX-<backend>-off.pprof")
+	f.StringVar(&cfg.AllocsProfile, "allocs-profile", "", "write the process's allocation profile as the first measured round of each mode starts and ends, to PREFIX-<backend>-<mode>-start.pprof and -end.pprof "+
+		"(what the round allocated: go tool pprof -sample_index=alloc_space -diff_base=...-start.pprof ...-end.pprof)")
 	return cmd
 }
 
@@ -179,9 +182,17 @@ func benchAPIOn(ctx context.Context, backend string, cfg benchAPIConfig) (res ap
 		}
 	}()
 	slog.Info("API benchmark: serving", "audited", srv.AuditedURL, "unaudited", srv.UnauditedURL, "access_key", srv.User.AccessKey)
-	if cfg.CPUProfile != "" {
+	if cfg.CPUProfile != "" || cfg.AllocsProfile != "" {
 		cfg.Bench.Profile = func(m apibench.Mode) func() {
-			return cpuProfile(fmt.Sprintf("%s-%s-%s.pprof", cfg.CPUProfile, backend, strings.TrimPrefix(m.String(), "audit ")))
+			mode := strings.TrimPrefix(m.String(), "audit ")
+			stopCPU, stopAllocs := func() {}, func() {}
+			if cfg.AllocsProfile != "" {
+				stopAllocs = allocsProfile(fmt.Sprintf("%s-%s-%s", cfg.AllocsProfile, backend, mode))
+			}
+			if cfg.CPUProfile != "" {
+				stopCPU = cpuProfile(fmt.Sprintf("%s-%s-%s.pprof", cfg.CPUProfile, backend, mode))
+			}
+			return func() { stopCPU(); stopAllocs() }
 		}
 	}
 	return apibench.Run(ctx, srv, cfg.Bench)
@@ -207,6 +218,25 @@ func cpuProfile(path string) (stop func()) {
 		}
 		slog.Info("cpu profile written", "path", path)
 	}
+}
+
+// allocsProfile writes the allocation profile to prefix-start.pprof now
+// and to prefix-end.pprof at stop: their difference is what was allocated
+// in between. A profile that cannot be written is logged, not fatal.
+func allocsProfile(prefix string) (stop func()) {
+	write := func(path string) {
+		f, err := os.Create(path)
+		if err == nil {
+			err = errors.Join(pprof.Lookup("allocs").WriteTo(f, 0), f.Close())
+		}
+		if err != nil {
+			slog.Warn("allocation profile", "path", path, "error", err)
+			return
+		}
+		slog.Info("allocation profile written", "path", path)
+	}
+	write(prefix + "-start.pprof")
+	return func() { write(prefix + "-end.pprof") }
 }
 
 // withSchema adds Cairn's schema parameter to a PostgreSQL URL (see
