@@ -111,7 +111,8 @@ func (t *tail) read(after uint64, limit int) (events []eventstore.RecordedEvent,
 	end := t.first + uint64(t.n) // the position after the run
 	fresh := time.Since(t.confirmed) < t.trust
 	if after+1 >= end {
-		return nil, after+1 == end && fresh, after+1 == end && fresh
+		atEnd := after+1 == end && fresh // nothing newer, from memory
+		return nil, atEnd, atEnd
 	}
 	from := int(after + 1 - t.first)
 	count := min(t.n-from, limit)
