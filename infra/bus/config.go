@@ -78,6 +78,12 @@ type Config struct {
 	// SkipProvisioning does not create or update the streams at Connect:
 	// for servers where an operator manages them (they must exist then).
 	SkipProvisioning bool
+	// AgentID connects as that agent, with the least rights an agent's
+	// credentials have (AgentPermissions): nothing is provisioned, replies
+	// come to the agent's own inbox prefix, and Handle binds to the
+	// agent's consumer, which the manager creates (EnsureAgentConsumer),
+	// waiting for it if it does not exist yet. Empty for the manager.
+	AgentID string
 }
 
 // WithDefaults returns c with every zero field set to its default.
@@ -118,6 +124,11 @@ func (c Config) Validate() error {
 		}
 		if err := validateServerURL(u); err != nil {
 			add("url %q: %v", redactURL(u), err)
+		}
+	}
+	if c.AgentID != "" {
+		if err := ValidateID("agent id", c.AgentID); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if strings.ContainsAny(c.ClientName, "\r\n") {
@@ -218,5 +229,6 @@ func (c Config) logValue() slog.Value {
 		slog.Duration("report_max_age", c.ReportMaxAge),
 		slog.Duration("duplicate_window", c.DuplicateWindow),
 		slog.Bool("skip_provisioning", c.SkipProvisioning),
+		slog.String("agent_id", c.AgentID),
 	)
 }
