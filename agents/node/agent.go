@@ -178,6 +178,7 @@ func (a *Agent) setUp(ctx context.Context) error {
 	b, err := bus.Connect(ctx, bus.Config{
 		URL:             a.cfg.BusURL,
 		CredentialsFile: a.cfg.BusCredentialsFile,
+		CAFile:          a.cfg.BusCAFile,
 		ClientName:      "cairn-agent-" + a.cfg.AgentID,
 		AgentID:         a.cfg.AgentID,
 		RetryMin:        a.cfg.RetryMin,

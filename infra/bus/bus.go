@@ -151,6 +151,9 @@ func connect(ctx context.Context, cfg Config, log *slog.Logger, name string, ext
 	if cfg.CredentialsFile != "" {
 		opts = append(opts, nats.UserCredentials(cfg.CredentialsFile))
 	}
+	if cfg.CAFile != "" {
+		opts = append(opts, nats.RootCAs(cfg.CAFile))
+	}
 	if cfg.AgentID != "" {
 		opts = append(opts, nats.CustomInboxPrefix(AgentInboxPrefix(cfg.AgentID)))
 	}

@@ -242,6 +242,7 @@ func TestSecondProcessJoinsThroughTheURL(t *testing.T) {
 	srv := bustest.Start(t, log, func(o *natsembed.Options) { o.Host = "0.0.0.0" })
 	serverCfg := testConfig(srv.ClientURL())
 	serverCfg.CredentialsFile = srv.ManagerCredentials(t)
+	serverCfg.CAFile = srv.CAFile
 	server := connectBus(t, serverCfg, log)
 	if err := server.EnsureAgentConsumer(t.Context(), "remote"); err != nil {
 		t.Fatal(err)
@@ -255,6 +256,7 @@ func TestSecondProcessJoinsThroughTheURL(t *testing.T) {
 	agentCfg := testConfig(remoteURL)
 	agentCfg.ClientName = "cairn-agent-remote"
 	agentCfg.AgentID = "remote"
+	agentCfg.CAFile = srv.CAFile
 	agentCfg.CredentialsFile, _ = srv.AgentCredentials(t, "remote")
 	agent := connectBus(t, agentCfg, log)
 

@@ -41,6 +41,11 @@ type Config struct {
 	// CredentialsFile is a NATS .creds file (JWT and nkey seed), if the
 	// server requires one.
 	CredentialsFile string
+	// CAFile is a PEM file of the certificate authority that signed the
+	// server's TLS certificate, when the server uses TLS with a private CA
+	// (the embedded server listening beyond loopback: bus-keys/bus-ca.pem
+	// in its data directory).
+	CAFile string
 	// ConnectTimeout bounds the dial of each server (default 5s).
 	ConnectTimeout time.Duration
 	// PublishTimeout bounds the wait for JetStream's acknowledgement of one
@@ -219,6 +224,7 @@ func (c Config) logValue() slog.Value {
 		slog.String("url", c.redactedURL()),
 		slog.String("client_name", c.ClientName),
 		slog.Bool("credentials_file", c.CredentialsFile != ""),
+		slog.String("ca_file", c.CAFile),
 		slog.Duration("ack_wait", c.AckWait),
 		slog.Int("max_in_flight", c.MaxInFlight),
 		slog.Duration("retry_min", c.RetryMin),

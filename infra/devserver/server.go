@@ -105,6 +105,7 @@ type server struct {
 	handlers   *commands.Handlers
 	nats       *natsembed.Server
 	busKeys    *busauth.Keys
+	busCA      string // the bus's CA certificate when it uses TLS
 	bus        *bus.Bus
 	models     readmodels.Set
 	waiters    []readapi.Waiter
@@ -192,13 +193,24 @@ func (s *server) startNATS(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	ns, err := natsembed.Start(ctx, natsembed.Options{
+	opts := natsembed.Options{
 		Host:     host,
 		Port:     port,
 		StoreDir: filepath.Join(s.cfg.DataDir, natsDir),
 		Auth:     &trust,
 		Logger:   s.log,
-	})
+	}
+	if !isLoopbackHost(host) {
+		// Beyond loopback, with TLS: a CA kept in the keys directory (its
+		// certificate goes to every agent) signs a server certificate made
+		// at every start for this machine's names and addresses.
+		t, err := busauth.LoadOrCreateServerTLS(filepath.Join(s.cfg.DataDir, busKeysDir), []string{host})
+		if err != nil {
+			return err
+		}
+		opts.TLS, s.busCA = t.Config, t.CAFile
+	}
+	ns, err := natsembed.Start(ctx, opts)
 	if err != nil {
 		return err
 	}
@@ -215,7 +227,7 @@ func (s *server) startBus(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	b, err := bus.Connect(ctx, bus.Config{URL: s.nats.ClientURL(), ClientName: "cairn-dev", CredentialsFile: creds}, s.log)
+	b, err := bus.Connect(ctx, bus.Config{URL: s.nats.ClientURL(), ClientName: "cairn-dev", CredentialsFile: creds, CAFile: s.busCA}, s.log)
 	if err != nil {
 		return err
 	}
@@ -356,6 +368,7 @@ func (s *server) startAgent(context.Context) error {
 		AgentID:            s.cfg.AgentID,
 		BusURL:             s.nats.ClientURL(),
 		BusCredentialsFile: creds,
+		BusCAFile:          s.busCA,
 		PodmanURI:          s.cfg.Podman,
 		GPUs:               s.cfg.GPUs,
 		DataDir:            filepath.Join(s.cfg.DataDir, agentDir),
@@ -376,6 +389,12 @@ func (s *server) startAgent(context.Context) error {
 }
 
 // splitHostPort parses host:port with a numeric port.
+// isLoopbackHost: localhost or a loopback address.
+func isLoopbackHost(host string) bool {
+	ip := net.ParseIP(host)
+	return host == "localhost" || (ip != nil && ip.IsLoopback())
+}
+
 func splitHostPort(addr string) (string, int, error) {
 	host, p, err := net.SplitHostPort(addr)
 	if err != nil {

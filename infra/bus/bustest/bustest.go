@@ -19,7 +19,10 @@ import (
 type Server struct {
 	*natsembed.Server
 	Keys *busauth.Keys
-	dir  string
+	// CAFile verifies the server's TLS certificate, when it listens
+	// beyond loopback (and so uses TLS); empty otherwise.
+	CAFile string
+	dir    string
 }
 
 // Start starts the server in a temporary directory, on a free loopback
@@ -41,12 +44,20 @@ func Start(t testing.TB, log *slog.Logger, opts ...func(*natsembed.Options)) *Se
 	for _, f := range opts {
 		f(&o)
 	}
+	caFile := ""
+	if o.Host != "" && o.Host != "127.0.0.1" && o.TLS == nil {
+		tlsCfg, err := busauth.LoadOrCreateServerTLS(filepath.Join(dir, "keys"), []string{o.Host})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.TLS, caFile = tlsCfg.Config, tlsCfg.CAFile
+	}
 	srv, err := natsembed.Start(ctx, o)
 	if err != nil {
 		t.Fatalf("start NATS: %v", err)
 	}
 	t.Cleanup(srv.Shutdown)
-	return &Server{Server: srv, Keys: keys, dir: dir}
+	return &Server{Server: srv, Keys: keys, CAFile: caFile, dir: dir}
 }
 
 // ManagerCredentials writes a manager's credentials file and returns its

@@ -84,6 +84,9 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		NoSigs:                 true, // the process owns its signals
 		DisableJetStreamBanner: true,
 	}
+	if opts.TLS != nil {
+		sopts.TLS, sopts.TLSConfig, sopts.TLSTimeout = true, opts.TLS, 5
+	}
 	var resolver *server.MemAccResolver
 	if a := opts.Auth; a != nil {
 		resolver = &server.MemAccResolver{}

@@ -81,8 +81,12 @@ func TestStartOnAGivenAddress(t *testing.T) {
 	if err := busauth.WriteSecretFile(credsFile, creds); err != nil {
 		t.Fatal(err)
 	}
-	// Every interface: only with authentication.
-	srv, err := natsembed.Start(t.Context(), natsembed.Options{Host: "0.0.0.0", Port: port, StoreDir: t.TempDir(), Logger: quiet, Auth: &trust})
+	tlsCfg, err := busauth.LoadOrCreateServerTLS(filepath.Join(t.TempDir(), "tls"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every interface: only with authentication and TLS.
+	srv, err := natsembed.Start(t.Context(), natsembed.Options{Host: "0.0.0.0", Port: port, StoreDir: t.TempDir(), Logger: quiet, Auth: &trust, TLS: tlsCfg.Config})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,9 +99,17 @@ func TestStartOnAGivenAddress(t *testing.T) {
 		nc.Close()
 		t.Error("an anonymous client connected")
 	}
-	nc, err := nats.Connect(srv.ClientURL(), nats.UserCredentials(credsFile))
+	// Without the CA, the client does not trust the server.
+	if nc, err := nats.Connect(srv.ClientURL(), nats.UserCredentials(credsFile)); err == nil {
+		nc.Close()
+		t.Error("connected without verifying the server's certificate")
+	}
+	nc, err := nats.Connect(srv.ClientURL(), nats.UserCredentials(credsFile), nats.RootCAs(tlsCfg.CAFile))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if _, err := nc.TLSConnectionState(); err != nil {
+		t.Errorf("not a TLS connection: %v", err)
 	}
 	nc.Close()
 }
@@ -124,8 +136,8 @@ func TestOptionsValidate(t *testing.T) {
 	if err := (natsembed.Options{StoreDir: "/tmp/x"}).Validate(); err == nil || !strings.Contains(err.Error(), "auth") {
 		t.Errorf("no authentication: %v, want an error about auth", err)
 	}
-	if err := (natsembed.Options{StoreDir: "/tmp/x", Host: "0.0.0.0", Insecure: true}).Validate(); err == nil || !strings.Contains(err.Error(), "insecure") {
-		t.Errorf("insecure on every interface: %v, want an error about insecure", err)
+	if err := (natsembed.Options{StoreDir: "/tmp/x", Host: "0.0.0.0", Insecure: true}).Validate(); err == nil || !strings.Contains(err.Error(), "insecure") || !strings.Contains(err.Error(), "tls") {
+		t.Errorf("insecure on every interface: %v, want errors about insecure and tls", err)
 	}
 	err := natsembed.Options{
 		Host:       "host:4222",

@@ -1,6 +1,7 @@
 package natsembed
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -45,6 +46,11 @@ type Options struct {
 	// without credentials: for the bus's own tests only. It is refused on
 	// any Host but loopback.
 	Insecure bool
+	// TLS encrypts every client connection (busauth.LoadOrCreateServerTLS
+	// makes one). Required when Host is not loopback: credentials are
+	// never replayable (clients sign a nonce), but messages would travel
+	// in clear.
+	TLS *tls.Config
 	// Host is the interface to listen on (default 127.0.0.1, loopback only).
 	Host string
 	// Port is the client port; 0 picks a free port (see Server.ClientURL).
@@ -112,6 +118,9 @@ func (o Options) Validate() error {
 	case o.Insecure && !isLoopback(o.Host):
 		errs = append(errs, fmt.Errorf("insecure: refused on host %q: an unauthenticated bus listens on loopback only", o.Host))
 	}
+	if o.TLS == nil && !isLoopback(o.Host) {
+		errs = append(errs, fmt.Errorf("tls: required to listen on %q, beyond loopback", o.Host))
+	}
 	if o.StoreDir == "" {
 		errs = append(errs, errors.New("store dir: must be set (JetStream keeps its streams there)"))
 	}
@@ -157,5 +166,6 @@ func (o Options) logValue() slog.Value {
 		slog.Int64("max_store", o.MaxStore),
 		slog.Bool("sync_always", o.SyncAlways),
 		slog.Bool("authenticated", o.Auth != nil),
+		slog.Bool("tls", o.TLS != nil),
 	)
 }
