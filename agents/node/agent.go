@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/nats-io/nkeys"
 
 	"github.com/cairnhq/cairn/agents/accelerator"
 	"github.com/cairnhq/cairn/agents/accelerator/nvml"
@@ -29,6 +30,10 @@ type Agent struct {
 
 	ledger  *ledger
 	archive *logArchive
+	// sealKey opens the messages of the agent's topic; sealPublic is
+	// announced in agent.register.
+	sealKey    nkeys.KeyPair
+	sealPublic string
 
 	// Set by Run before any kernel is handled, read-only after; rt is also
 	// read by Logs, hence guarded.
@@ -157,6 +162,9 @@ func (a *Agent) setUp(ctx context.Context) error {
 		return err
 	}
 	if a.archive, err = openLogArchive(a.cfg.DataDir, a.cfg.LogArchiveBytes); err != nil {
+		return err
+	}
+	if a.sealKey, a.sealPublic, err = loadSealKey(a.cfg.DataDir); err != nil {
 		return err
 	}
 	if a.inv, err = nvml.Discover(a.cfg.GPUs); err != nil {

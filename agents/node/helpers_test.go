@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"github.com/containers/podman/v5/pkg/bindings"
 	"github.com/containers/podman/v5/pkg/bindings/containers"
 	"github.com/google/uuid"
+	"github.com/nats-io/nkeys"
 
 	"github.com/cairnhq/cairn/agents/node"
 	"github.com/cairnhq/cairn/agents/protocol"
@@ -24,6 +26,7 @@ import (
 	"github.com/cairnhq/cairn/agents/runtime/podman"
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/infra/bus"
+	"github.com/cairnhq/cairn/infra/bus/busauth"
 	"github.com/cairnhq/cairn/infra/bus/bustest"
 	"github.com/cairnhq/cairn/infra/podmantest"
 )
@@ -41,6 +44,7 @@ type harness struct {
 	ctx     context.Context
 	nats    *bustest.Server
 	creds   string
+	sealKey nkeys.KeyPair
 	mgr     *bus.Bus
 	rt      *podman.Runtime
 	conn    context.Context // podman bindings connection, to look deeper than the port
@@ -65,10 +69,13 @@ func newHarness(t *testing.T) *harness {
 		}
 	})
 	log := h.logger()
+	var err error
 	srv := bustest.Start(t, log)
 	h.nats = srv
 	h.creds, _ = srv.AgentCredentials(t, h.agentID)
-	var err error
+	if h.sealKey, err = protocol.NewSealKey(); err != nil {
+		t.Fatal(err)
+	}
 
 	if h.rt, err = podman.Connect(ctx, uri); err != nil {
 		t.Fatal(err)
@@ -108,12 +115,13 @@ func (h *harness) logger() *slog.Logger {
 
 // config is an agent configuration for this test.
 func (h *harness) config() node.Config {
+	dir := h.dataDir()
 	return node.Config{
 		AgentID:            h.agentID,
 		BusURL:             h.nats.ClientURL(),
 		BusCredentialsFile: h.creds,
 		PodmanURI:          h.uri,
-		DataDir:            h.t.TempDir(),
+		DataDir:            dir,
 		CDIDirs:            []string{h.t.TempDir()}, // hermetic: no CDI spec
 		HeartbeatInterval:  500 * time.Millisecond,
 		StopGrace:          time.Second, // busybox sh as pid 1 ignores SIGTERM
@@ -121,6 +129,20 @@ func (h *harness) config() node.Config {
 		RetryMax:           time.Second,
 		Version:            "test",
 	}
+}
+
+// dataDir is a new agent data directory holding the harness's sealing
+// key (every agent of the harness has the same one; publish seals to it).
+func (h *harness) dataDir() string {
+	dir := h.t.TempDir()
+	seed, err := h.sealKey.Seed()
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if err := busauth.WriteSecretFile(filepath.Join(dir, "seal.nk"), seed); err != nil {
+		h.t.Fatal(err)
+	}
+	return dir
 }
 
 // runAgent starts an agent with cfg; stop ends Run and checks that it
@@ -163,8 +185,18 @@ func (h *harness) send(m protocol.Message) *message.Message {
 	return msg
 }
 
+// publish seals msg to the agent, as the manager does, and publishes it.
 func (h *harness) publish(msg *message.Message) {
 	h.t.Helper()
+	pub, err := h.sealKey.PublicKey()
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if msg.Metadata.Get(protocol.MetaSealed) == "" { // a message sent again is sealed already
+		if err := protocol.Seal(msg, pub); err != nil {
+			h.t.Fatal(err)
+		}
+	}
 	topic, err := bus.AgentTopic(h.agentID)
 	if err != nil {
 		h.t.Fatal(err)

@@ -69,6 +69,7 @@ func (a *Agent) register(ctx context.Context) error {
 		Devices:      a.inv.DomainDevices(),
 		Kernels:      a.containerKernels(),
 		Address:      a.address,
+		SealKey:      a.sealPublic,
 		Version:      a.cfg.Version,
 		StartedAt:    a.startedAt,
 		At:           time.Now().UTC(),

@@ -36,6 +36,10 @@ func (c *Consumer) register(ctx context.Context, md commands.Metadata, msg *mess
 	if err != nil {
 		return bus.Permanent(err)
 	}
+	// Sealed as every message to an agent is (see commands/forwarder).
+	if err := protocol.Seal(out, agent.SealKey()); err != nil {
+		return bus.Permanent(err)
+	}
 	topic, err := bus.AgentTopic(m.AgentID)
 	if err != nil {
 		return bus.Permanent(err)

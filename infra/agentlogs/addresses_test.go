@@ -81,6 +81,9 @@ func TestAddressBookRefuses(t *testing.T) {
 	}
 }
 
+// testSealKey is a public curve key (nkeys.CreateCurveKeys).
+const testSealKey = "XAL54S5FE6SRPONXRNVE4ZDAOHOT44GFIY2ZW33DHLR2U3H2HJSXXRKY"
+
 // TestAddressBookLearnsFromTheBus publishes agents' reports on a real
 // embedded NATS server and waits for the book to learn the address.
 func TestAddressBookLearnsFromTheBus(t *testing.T) {
@@ -112,11 +115,12 @@ func TestAddressBookLearnsFromTheBus(t *testing.T) {
 	publish(protocol.AgentHeartbeat{AgentID: "n1", IntervalMillis: 10000, StartedAt: t0, At: t0})
 	// Another agent claims to be n1, later: the book must not believe it.
 	publishAs("evil", protocol.AgentRegister{
-		AgentID: "n1", Architecture: "x86_64", Address: "http://evil:6001",
+		AgentID: "n1", Architecture: "x86_64", Address: "http://evil:6001", SealKey: testSealKey,
 		Capacity:  domain.Slots{domain.SlotCPU: domain.Units(2), domain.SlotMem: domain.Units(1 << 30)},
 		StartedAt: t0, At: t0.Add(time.Hour),
 	})
 	publish(protocol.AgentRegister{
+		SealKey: testSealKey,
 		AgentID: "n1", Architecture: "x86_64", Address: "http://n1:6001",
 		Capacity:  domain.Slots{domain.SlotCPU: domain.Units(2), domain.SlotMem: domain.Units(1 << 30)},
 		StartedAt: t0, At: t0,

@@ -50,6 +50,10 @@ func (e *Env) Listen(b *bus.Bus, agentID string) <-chan Received {
 	ch := make(chan Received, 256)
 	Go(e.T, "listen "+topic, func(ctx context.Context) error {
 		return b.Handle(ctx, topic, "agent-"+agentID, func(ctx context.Context, msg *message.Message) error {
+			if err := protocol.Open(msg, e.sealKeyPair(agentID)); err != nil {
+				e.T.Errorf("%s: a message the agent cannot open: %v", topic, err)
+				return bus.Permanent(err)
+			}
 			m, err := protocol.Decode(msg)
 			if err != nil {
 				e.T.Errorf("%s: undecodable message: %v", topic, err)
@@ -89,6 +93,10 @@ func (e *Env) Report(b *bus.Bus, m protocol.Message) string {
 // credentials had sent it (a forgery when sender is not m.Agent()).
 func (e *Env) ReportAs(b *bus.Bus, sender string, m protocol.Message) string {
 	e.T.Helper()
+	if r, ok := m.(protocol.AgentRegister); ok && r.SealKey == "" {
+		r.SealKey = e.SealKey(r.AgentID)
+		m = r
+	}
 	msg, err := protocol.NewMessage(m)
 	if err != nil {
 		e.T.Fatal(err)
