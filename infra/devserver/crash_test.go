@@ -237,4 +237,3 @@ func folderDirsIn(t *testing.T, dir string) []uuid.UUID {
 	}
 	return ids
 }
-
