@@ -21,6 +21,7 @@ import (
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/domain/audit"
 	"github.com/cairnhq/cairn/eventstore"
+	"github.com/cairnhq/cairn/infra/pgtest"
 	"github.com/cairnhq/cairn/infra/readmodels"
 	"github.com/cairnhq/cairn/infra/vfolders"
 	"github.com/cairnhq/cairn/infra/vfstorage"
@@ -34,6 +35,7 @@ import (
 const (
 	crashAtEnv  = "CAIRN_TEST_VFOLDER_CRASH_AT"
 	crashDirEnv = "CAIRN_TEST_VFOLDER_CRASH_DIR"
+	crashDSNEnv = "CAIRN_TEST_VFOLDER_CRASH_STORE"
 )
 
 // Steps of a create at which the child dies.
@@ -52,7 +54,7 @@ var (
 
 func TestMain(m *testing.M) {
 	if at := os.Getenv(crashAtEnv); at != "" {
-		os.Exit(crashChild(at, os.Getenv(crashDirEnv)))
+		os.Exit(crashChild(at, os.Getenv(crashDirEnv), os.Getenv(crashDSNEnv)))
 	}
 	os.Exit(m.Run())
 }
@@ -65,10 +67,14 @@ type node struct {
 	handlers *commands.Handlers
 }
 
-// open opens the store and storage in dir, as a server would, with the
-// store and storage wrapped by wrap (the child's crash points).
-func open(ctx context.Context, dir string, wrapStore func(eventstore.Store) commands.EventStore, wrapStorage func(vfstorage.Storage) vfstorage.Storage) (*node, error) {
-	store, db, err := readmodels.Open(ctx, "sqlite://"+filepath.Join(dir, "cairn.db"))
+// open opens the store (storeDSN; "" for SQLite in dir) and the storage
+// in dir, as a server would, with the store and storage wrapped by wrap
+// (the child's crash points).
+func open(ctx context.Context, dir, storeDSN string, wrapStore func(eventstore.Store) commands.EventStore, wrapStorage func(vfstorage.Storage) vfstorage.Storage) (*node, error) {
+	if storeDSN == "" {
+		storeDSN = "sqlite://" + filepath.Join(dir, "cairn.db")
+	}
+	store, db, err := readmodels.Open(ctx, storeDSN)
 	if err != nil {
 		return nil, err
 	}
@@ -151,9 +157,9 @@ func (s crashStorage) CreateFolder(ctx context.Context, ref vfstorage.Ref) error
 	return err
 }
 
-func crashChild(at, dir string) int {
+func crashChild(at, dir, storeDSN string) int {
 	ctx := context.Background()
-	n, err := open(ctx, dir,
+	n, err := open(ctx, dir, storeDSN,
 		func(s eventstore.Store) commands.EventStore { return crashStore{Store: s, at: at} },
 		func(s vfstorage.Storage) vfstorage.Storage { return crashStorage{Storage: s, at: at} })
 	if err != nil {
@@ -173,18 +179,36 @@ func crashChild(at, dir string) int {
 // the folder with its directory and its record of success, or no folder,
 // no claim of its name and no record of success, and then the orphan
 // collector sets the directory aside. A retry of the request then
-// completes it.
+// completes it. It runs on SQLite and on PostgreSQL.
 func TestCreateVFolderCrash(t *testing.T) {
 	t.Parallel()
+	t.Run("sqlite", func(t *testing.T) {
+		t.Parallel()
+		testCreateVFolderCrash(t, func(*testing.T) string { return "" })
+	})
+	t.Run("postgres", func(t *testing.T) {
+		t.Parallel()
+		testCreateVFolderCrash(t, func(t *testing.T) string {
+			url, schema := pgtest.Schema(t)
+			sep := "?"
+			if strings.Contains(url, "?") {
+				sep = "&"
+			}
+			return url + sep + "schema=" + schema
+		})
+	})
+}
+
+func testCreateVFolderCrash(t *testing.T, storeDSN func(*testing.T) string) {
 	for _, c := range []struct {
 		at      string
 		created bool
 	}{{afterMkdir, false}, {beforeAppend, false}, {afterAppend, true}, {noCrash, true}} {
 		t.Run(c.at, func(t *testing.T) {
 			t.Parallel()
-			dir := t.TempDir()
+			dir, dsn := t.TempDir(), storeDSN(t)
 			cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^$")
-			cmd.Env = append(os.Environ(), crashAtEnv+"="+c.at, crashDirEnv+"="+dir)
+			cmd.Env = append(os.Environ(), crashAtEnv+"="+c.at, crashDirEnv+"="+dir, crashDSNEnv+"="+dsn)
 			var stderr strings.Builder
 			cmd.Stderr = &stderr
 			out, err := cmd.Output()
@@ -199,7 +223,7 @@ func TestCreateVFolderCrash(t *testing.T) {
 			}
 
 			ctx := t.Context()
-			n, err := open(ctx, dir, func(s eventstore.Store) commands.EventStore { return s }, func(s vfstorage.Storage) vfstorage.Storage { return s })
+			n, err := open(ctx, dir, dsn, func(s eventstore.Store) commands.EventStore { return s }, func(s vfstorage.Storage) vfstorage.Storage { return s })
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -27,7 +27,7 @@ func TestCollectorSetsAsideOnlyOrphans(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	dir := t.TempDir()
-	n, err := open(ctx, dir, func(s eventstore.Store) commands.EventStore { return s }, func(s vfstorage.Storage) vfstorage.Storage { return s })
+	n, err := open(ctx, dir, "", func(s eventstore.Store) commands.EventStore { return s }, func(s vfstorage.Storage) vfstorage.Storage { return s })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func TestCollectorSetsAsideOnlyOrphans(t *testing.T) {
 func TestCollectorRunSweepsAtStart(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	n, err := open(t.Context(), dir, func(s eventstore.Store) commands.EventStore { return s }, func(s vfstorage.Storage) vfstorage.Storage { return s })
+	n, err := open(t.Context(), dir, "", func(s eventstore.Store) commands.EventStore { return s }, func(s vfstorage.Storage) vfstorage.Storage { return s })
 	if err != nil {
 		t.Fatal(err)
 	}
