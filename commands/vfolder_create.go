@@ -71,8 +71,10 @@ func (h createVFolderHandler) Handle(ctx context.Context, md Metadata, cmd Creat
 // (domain.VFolderCreated), so a ready folder can always be mounted. A
 // crash before 3 leaves at most an empty directory that no folder owns,
 // and no claim and no record of success; the orphan collector
-// (commands/vfolderorphans) removes such directories once they are older
-// than its grace period. Sending the same command again (same id)
+// (commands/vfolderorphans) sets such directories aside once they are
+// older than its grace period; so it does with the directory of a create
+// refused after making it (a concurrent create took the name between the
+// decision and the append). Sending the same command again (same id)
 // completes it: the directory is idempotent, and a stream that holds the
 // same folder already is success. A concurrent writer of the index makes
 // the claim be decided again.
@@ -98,7 +100,7 @@ func (d deps) createFolder(ctx context.Context, op string, md Metadata, acc VFol
 		return 0, err
 	}
 	retry := d.vfolders.indexes.retry
-	madeDir := created.Status == domain.VFolderCloning
+	madeDir := created.Status == domain.VFolderCloning // a clone's copy makes it
 	for attempt := 1; ; attempt++ {
 		claim, err := d.claimName(ctx, created, policy.MaxVFolderCount)
 		if err != nil {
@@ -113,7 +115,7 @@ func (d deps) createFolder(ctx context.Context, op string, md Metadata, acc VFol
 		parts := append([]streamWrite{{stream: stream, revision: -1, events: []domain.Event{created}}}, claim...)
 		res, err := appendBatch(ctx, d.vfolders.folders.store, md, parts)
 		if err == nil {
-			return res[0].Position, nil
+			return res[len(res)-1].Position, nil // the parts are contiguous, in order
 		}
 		switch j := conflicted(err, parts); {
 		case j == 0:

@@ -121,6 +121,9 @@ func TestCreateVFolderAccessRecordRidesWithTheFolder(t *testing.T) {
 	if folder[0].Position >= index[0].Position || index[0].Position-folder[0].Position != 2 {
 		t.Fatalf("the folder (at %d) and the claim (at %d) are not one append", folder[0].Position, index[0].Position)
 	}
+	if res.Position != index[0].Position {
+		t.Fatalf("the create answered position %d, want its last event's %d", res.Position, index[0].Position)
+	}
 }
 
 // A folder created (or cloned) without a quota gets the default; one that
