@@ -3,9 +3,9 @@ package devserver
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -81,11 +80,15 @@ func TestKilledDuringVFolderCreates(t *testing.T) {
 	}
 
 	// Four clients create folders until the server dies; once 40 creates
-	// have been answered, the server is killed.
-	var answered atomic.Int64
+	// have been answered 201, the server is killed.
+	var (
+		mu       sync.Mutex
+		answered []uuid.UUID // the folders answered 201
+		others   []int       // the statuses of other answers
+		once     sync.Once
+		wg       sync.WaitGroup
+	)
 	enough := make(chan struct{})
-	var once sync.Once
-	var wg sync.WaitGroup
 	client := &http.Client{Timeout: 30 * time.Second}
 	for w := range 4 {
 		wg.Add(1)
@@ -99,9 +102,20 @@ func TestKilledDuringVFolderCreates(t *testing.T) {
 				if err != nil {
 					return // the server is gone
 				}
-				_, _ = io.Copy(io.Discard, resp.Body)
+				var written struct {
+					ID uuid.UUID `json:"id"`
+				}
+				derr := json.NewDecoder(resp.Body).Decode(&written)
 				resp.Body.Close()
-				if answered.Add(1) == 40 {
+				mu.Lock()
+				if resp.StatusCode == http.StatusCreated && derr == nil {
+					answered = append(answered, written.ID)
+				} else {
+					others = append(others, resp.StatusCode)
+				}
+				n := len(answered)
+				mu.Unlock()
+				if n >= 40 {
 					once.Do(func() { close(enough) })
 				}
 			}
@@ -110,7 +124,7 @@ func TestKilledDuringVFolderCreates(t *testing.T) {
 	select {
 	case <-enough:
 	case <-time.After(2 * time.Minute):
-		t.Error("40 creates not answered in 2 minutes")
+		t.Error("40 creates not answered 201 in 2 minutes")
 	}
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -185,8 +199,15 @@ func TestKilledDuringVFolderCreates(t *testing.T) {
 			}
 		}
 	}
-	if len(successes) < 40 || len(folders) < 40 {
-		t.Fatalf("%d records of success and %d folders, want at least the 40 answered", len(successes), len(folders))
+	mu.Lock()
+	defer mu.Unlock()
+	for _, id := range answered {
+		if !folders[id] {
+			t.Errorf("folder %s was answered 201 and does not exist", id)
+		}
+	}
+	if len(successes) < len(answered) {
+		t.Errorf("%d records of success for %d creates answered 201", len(successes), len(answered))
 	}
 	for i, a := range successes {
 		id, err := uuid.Parse(a.EntityID)
@@ -203,8 +224,8 @@ func TestKilledDuringVFolderCreates(t *testing.T) {
 			t.Errorf("folder %s has no directory", id)
 		}
 	}
-	t.Logf("%d folders, %d records of success, %d directories, %d set aside", len(folders), len(successes), len(dirs),
-		len(folderDirsIn(t, filepath.Join(hostDir, vfstorage.LostAndFound))))
+	t.Logf("%d answered 201 (other answers: %v), %d folders, %d records of success, %d directories, %d set aside",
+		len(answered), others, len(folders), len(successes), len(dirs), len(folderDirsIn(t, filepath.Join(hostDir, vfstorage.LostAndFound))))
 }
 
 // folderDirs lists the folder directories of a host directory.
