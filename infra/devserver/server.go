@@ -285,7 +285,9 @@ func (s *server) startManagers(context.Context) error {
 	if err != nil {
 		return err
 	}
-	orphans, err := vfolderorphans.New(vfolderorphans.Config{Grace: s.cfg.VFolderOrphanGrace, Interval: s.cfg.VFolderOrphanGrace,
+	// Sweep every grace period, and no more often than once a minute
+	// (a short grace is for tests and for an operator's one-off restart).
+	orphans, err := vfolderorphans.New(vfolderorphans.Config{Grace: s.cfg.VFolderOrphanGrace, Interval: max(s.cfg.VFolderOrphanGrace, time.Minute),
 		Clock: s.cfg.Clock, Logger: s.log, Registerer: reg}, s.store, vfolders.Storage{S: s.vfstorage})
 	if err != nil {
 		return err
