@@ -22,8 +22,11 @@ const (
 	// milliseconds before its append; an hour leaves room for a store
 	// that stalls or a clock that jumps.
 	DefaultGrace = time.Hour
-	// DefaultInterval is the time between two sweeps after the first.
-	DefaultInterval = time.Hour
+	// DefaultInterval is the time between two sweeps after the first. A
+	// sweep reads the stream of every folder whose directory is older than
+	// the grace (about a minute per million folders): orphans are empty
+	// directories, collecting them twice a day is plenty.
+	DefaultInterval = 12 * time.Hour
 )
 
 // Log is what the collector reads of the event store. Every

@@ -89,8 +89,7 @@ type Config struct {
 	// VFolderOrphanGrace is how long a folder directory that no folder
 	// owns (left by a create that crashed) is left alone before the
 	// collector moves it to its host's .cairn-lost+found (default 1h).
-	// The collector runs at start and then every grace period (at most
-	// once a minute).
+	// The collector runs at start and then every 12 hours.
 	VFolderOrphanGrace time.Duration
 	// MaxWait bounds how long a query waits for the read models to reach a
 	// position it was asked to read at (default 30s).

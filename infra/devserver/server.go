@@ -285,9 +285,7 @@ func (s *server) startManagers(context.Context) error {
 	if err != nil {
 		return err
 	}
-	// Sweep every grace period, and no more often than once a minute
-	// (a short grace is for tests and for an operator's one-off restart).
-	orphans, err := vfolderorphans.New(vfolderorphans.Config{Grace: s.cfg.VFolderOrphanGrace, Interval: max(s.cfg.VFolderOrphanGrace, time.Minute),
+	orphans, err := vfolderorphans.New(vfolderorphans.Config{Grace: s.cfg.VFolderOrphanGrace,
 		Clock: s.cfg.Clock, Logger: s.log, Registerer: reg}, s.store, vfolders.Storage{S: s.vfstorage})
 	if err != nil {
 		return err
