@@ -120,6 +120,10 @@ type Options struct {
 	// (tenancy, storage, the shared-folder directory). Without them those
 	// commands fail with KindUnavailable and sessions mount nothing.
 	VFolders VFolderPorts
+	// DefaultVFolderQuota is the quota in bytes of a folder created or
+	// cloned without one (0: none; such a folder is then bounded only by
+	// its owner's quota scope, if any).
+	DefaultVFolderQuota int64
 }
 
 // WithDefaults returns o with every zero field set to its default.
@@ -154,6 +158,9 @@ func (o Options) Validate() error {
 	if o.EmailReservationGrace < 0 {
 		errs = append(errs, fmt.Errorf("e-mail reservation grace %v: must not be negative", o.EmailReservationGrace))
 	}
+	if o.DefaultVFolderQuota < 0 {
+		errs = append(errs, fmt.Errorf("default vfolder quota %d: must not be negative", o.DefaultVFolderQuota))
+	}
 	return errors.Join(errs...)
 }
 
@@ -187,6 +194,8 @@ func NewHandlers(store EventStore, clock func() time.Time, opts Options) (*Handl
 		quotas:   opts.Quotas,
 		vfolders: newVFolderRepos(store, retry),
 		vf:       opts.VFolders,
+
+		vfDefaultQuota: opts.DefaultVFolderQuota,
 	}
 	r := newRegistry()
 	h := &Handlers{
@@ -270,6 +279,8 @@ type deps struct {
 	// vfolders are the vfolder repositories, vf their outside ports.
 	vfolders vfolderRepos
 	vf       VFolderPorts
+	// vfDefaultQuota is the quota of folders created without one.
+	vfDefaultQuota int64
 }
 
 // tenancy holds the repositories of the tenancy aggregates.

@@ -14,10 +14,11 @@ import (
 // vfolder-<uuid> (domain.VFolder); the names of an owner's folders live in
 // the owner's index stream vfolder-owner-<kind>-<id> (domain.VFolderIndex),
 // which keeps them unique and counts them against max_vfolder_count. The
-// bytes live on a storage host (VFolderStorage). Commands that touch
-// several of these write them one after the other, never in one
-// transaction; each documents what a crash in between leaves and what
-// repairs it.
+// bytes live on a storage host (VFolderStorage). Creation writes the
+// folder's stream and its name's claim in one append (after making the
+// directory); other commands that touch several of these write them one
+// after the other, never in one transaction; each documents what a crash
+// in between leaves and what repairs it.
 //
 // Owners: a user folder is owned by the user's id; a project folder by the
 // project's key "<domain>/<project>" (domain.ProjectKey), which is also how

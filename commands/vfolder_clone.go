@@ -24,8 +24,9 @@ func (CloneVFolder) CommandName() string { return "vfolder.clone" }
 type cloneVFolderHandler struct{ deps }
 
 // Handle decides on the source (domain.VFolder.Clone), then writes the
-// new folder like CreateVFolder (claim the name, then vfolder.created in
-// status cloning) without making its directory: the copy makes it, and
+// new folder like CreateVFolder (the claim of the name and vfolder.created
+// in status cloning, in one append; the default quota when none is asked
+// for) without making its directory: the copy makes it, and
 // it appears only complete. A retry with the same Spec.ID completes an
 // interrupted clone.
 func (h cloneVFolderHandler) Handle(ctx context.Context, md Metadata, cmd CloneVFolder) (VFolderResult, error) {
@@ -41,6 +42,9 @@ func (h cloneVFolderHandler) Handle(ctx context.Context, md Metadata, cmd CloneV
 	spec := cmd.Spec
 	if spec.ID == uuid.Nil {
 		spec.ID = h.newID()
+	}
+	if spec.Quota == 0 {
+		spec.Quota = h.vfDefaultQuota
 	}
 	evs, err := src.agg.Clone(spec, acc.Viewer, acc.Hosts, h.now())
 	if err != nil {

@@ -1,6 +1,7 @@
 package commands_test
 
 import (
+	"context"
 	"slices"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/cairnhq/cairn/commands"
 	"github.com/cairnhq/cairn/domain"
+	"github.com/cairnhq/cairn/domain/audit"
 )
 
 func TestCreateVFolder(t *testing.T) {
@@ -52,34 +54,100 @@ func TestCreateVFolderNeedsConfiguration(t *testing.T) {
 	wantKindField(t, err, domain.KindUnavailable, "")
 }
 
-// A create that failed after claiming the name is completed by a retry
-// with the same id; another id cannot take the name meanwhile.
+// A create whose directory could not be made writes nothing: no claim,
+// no folder; a retry with the same id completes it, and repeating the
+// completed request is success.
 func TestCreateVFolderRetryCompletes(t *testing.T) {
 	t.Parallel()
 	e := newVFEnv(t)
 	id := uuid.MustParse("0195a0c0-0000-7000-8000-00000000f00d")
+	owner := commands.UserFolderOwner(vfAlice.UserID, "acme")
 	e.storage.failNext["create"] = domain.Errorf("test", domain.KindUnavailable, "disk away")
 	cmd := commands.CreateVFolder{Actor: vfAlice, Spec: domain.VFolderSpec{ID: id, Name: "data", Host: "local"}}
 	_, err := e.handlers.CreateVFolder.Handle(ctx, e.md, cmd)
 	wantKindField(t, err, domain.KindUnavailable, "")
-	if e.folder(t, id).Exists() {
-		t.Fatal("the folder exists without its directory")
+	if got, folder := e.types(t, owner.Stream()), e.types(t, domain.VFolderStream(id)); len(got) != 0 || len(folder) != 0 {
+		t.Fatalf("a failed create wrote index %v, folder %v", got, folder)
 	}
-	_, err = e.handlers.CreateVFolder.Handle(ctx, e.md, commands.CreateVFolder{Actor: vfAlice, Spec: domain.VFolderSpec{Name: "data", Host: "local"}})
-	wantKindField(t, err, domain.KindConflict, "")
 	for range 2 { // the retry, then a repeat of the completed request
 		res, err := e.handlers.CreateVFolder.Handle(ctx, e.md, cmd)
 		if err != nil || res.FolderID != id {
 			t.Fatalf("retry = %+v, %v", res, err)
 		}
 	}
-	owner := commands.UserFolderOwner(vfAlice.UserID, "acme")
 	if got := e.types(t, owner.Stream()); len(got) != 1 || !e.folder(t, id).Exists() || !e.storage.has(id) {
 		t.Fatalf("index %v, folder exists %v, directory %v", got, e.folder(t, id).Exists(), e.storage.has(id))
 	}
-	// An id reused by another owner is refused.
+	// Another id cannot take the name; an id reused by another owner is
+	// refused.
+	_, err = e.handlers.CreateVFolder.Handle(ctx, e.md, commands.CreateVFolder{Actor: vfAlice, Spec: domain.VFolderSpec{Name: "data", Host: "local"}})
+	wantKindField(t, err, domain.KindConflict, "")
 	_, err = e.handlers.CreateVFolder.Handle(ctx, e.md, commands.CreateVFolder{Actor: vfBob, Spec: domain.VFolderSpec{ID: id, Name: "x", Host: "local"}})
 	wantKindField(t, err, domain.KindConflict, "")
+}
+
+// The folder's stream and the name's claim are written in one append,
+// which carries the request's access record: the record of success is in
+// the folder's stream, and nowhere when the create failed.
+func TestCreateVFolderAccessRecordRidesWithTheFolder(t *testing.T) {
+	t.Parallel()
+	e := newVFEnv(t)
+	owner := commands.UserFolderOwner(vfAlice.UserID, "acme")
+	slot := func() context.Context {
+		return commands.WithAccessSlot(ctx, commands.NewAccessSlot(func(typ, id string) audit.Record {
+			return audit.Record{Action: "POST /v1/vfolders", EntityType: typ, EntityID: id, Outcome: audit.Success, Status: 201}
+		}))
+	}
+	e.storage.failNext["create"] = domain.Errorf("test", domain.KindUnavailable, "disk away")
+	failed := commands.CreateVFolder{Actor: vfAlice, Spec: domain.VFolderSpec{ID: uuid.New(), Name: "lost", Host: "local"}}
+	if _, err := e.handlers.CreateVFolder.Handle(slot(), e.md, failed); err == nil {
+		t.Fatal("the create succeeded")
+	}
+	if got := e.types(t, owner.Stream()); len(got) != 0 {
+		t.Fatalf("a failed create wrote %v to the index", got)
+	}
+	res, err := e.handlers.CreateVFolder.Handle(slot(), e.md, commands.CreateVFolder{Actor: vfAlice, Spec: domain.VFolderSpec{Name: "data", Host: "local"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{domain.TypeVFolderCreated, domain.TypeAccessLogged}
+	if got := e.types(t, domain.VFolderStream(res.FolderID)); !slices.Equal(got, want) {
+		t.Fatalf("folder stream %v, want %v", got, want)
+	}
+	if got := e.types(t, owner.Stream()); !slices.Equal(got, []string{domain.TypeVFolderNameClaimed}) {
+		t.Fatalf("index %v", got)
+	}
+	folder, index := e.read(t, domain.VFolderStream(res.FolderID)), e.read(t, owner.Stream())
+	if folder[0].Position >= index[0].Position || index[0].Position-folder[0].Position != 2 {
+		t.Fatalf("the folder (at %d) and the claim (at %d) are not one append", folder[0].Position, index[0].Position)
+	}
+	if res.Position != index[0].Position {
+		t.Fatalf("the create answered position %d, want its last event's %d", res.Position, index[0].Position)
+	}
+}
+
+// A folder created (or cloned) without a quota gets the default; one that
+// asks for a quota keeps it.
+func TestCreateVFolderDefaultQuota(t *testing.T) {
+	t.Parallel()
+	e := newVFEnvWith(t, commands.Options{DefaultVFolderQuota: 10 << 30})
+	plain := e.create(t, vfAlice, "plain")
+	own := e.create(t, vfAlice, "own", func(s *domain.VFolderSpec) { s.Quota = 1 << 20 })
+	clone, err := e.handlers.CloneVFolder.Handle(ctx, e.md, commands.CloneVFolder{Actor: vfAlice, SourceID: own, Spec: domain.VFolderSpec{Name: "copy"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		id   uuid.UUID
+		want int64
+	}{{plain, 10 << 30}, {own, 1 << 20}, {clone.FolderID, 10 << 30}} {
+		if got := e.folder(t, c.id).Quota(); got != c.want {
+			t.Errorf("folder %s: quota %d, want %d", c.id, got, c.want)
+		}
+	}
+	if _, err := commands.NewHandlers(e.store, stepClock(), commands.Options{DefaultVFolderQuota: -1}); err == nil {
+		t.Error("a negative default quota was accepted")
+	}
 }
 
 func TestCreateVFolderMaxCount(t *testing.T) {
@@ -450,34 +518,35 @@ func appendRaw(t testing.TB, e *env, stream string, expected int64, evs ...domai
 	}
 }
 
-// A create that stopped after claiming its name and was never retried
-// leaves an orphan claim: past the grace period another create takes the
-// name over, and the orphan can then never be created.
+// A create of an earlier version that stopped after claiming its name and
+// was never retried left an orphan claim: past the grace period another
+// create takes the name over, and the orphan can then never be created.
 func TestCreateVFolderTakesOverAnOrphanClaim(t *testing.T) {
 	t.Parallel()
 	e := newVFEnvWith(t, commands.Options{EmailReservationGrace: 2 * time.Second})
 	orphan := uuid.MustParse("0195a0c0-0000-7000-8000-00000000f00d")
-	e.storage.failNext["create"] = domain.Errorf("test", domain.KindUnavailable, "disk away")
-	first := commands.CreateVFolder{Actor: vfAlice, Spec: domain.VFolderSpec{ID: orphan, Name: "data", Host: "local"}}
-	_, err := e.handlers.CreateVFolder.Handle(ctx, e.md, first)
-	wantKindField(t, err, domain.KindUnavailable, "")
+	owner := commands.UserFolderOwner(vfAlice.UserID, "acme")
+	appendRaw(t, e.env, owner.Stream(), -1, domain.VFolderNameClaimed{FolderID: orphan, Name: "data", At: t0})
 
-	// The step clock moves a second per command: the next create is past
-	// the 2s grace only on its second try.
+	// The step clock moves a second per command, from the claim's time:
+	// a create is past the 2s grace only on its third try.
 	again := commands.CreateVFolder{Actor: vfAlice, Spec: domain.VFolderSpec{Name: "data", Host: "local"}}
-	_, err = e.handlers.CreateVFolder.Handle(ctx, e.md, again)
-	wantKindField(t, err, domain.KindConflict, "")
+	for range 2 {
+		_, err := e.handlers.CreateVFolder.Handle(ctx, e.md, again)
+		wantKindField(t, err, domain.KindConflict, "")
+	}
 	res, err := e.handlers.CreateVFolder.Handle(ctx, e.md, again)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if id, _ := e.index(t, commands.UserFolderOwner(vfAlice.UserID, "acme")).Lookup("data"); id != res.FolderID {
+	if id, _ := e.index(t, owner).Lookup("data"); id != res.FolderID {
 		t.Fatalf("the name is held by %s, want %s", id, res.FolderID)
 	}
 	if got := e.types(t, domain.VFolderStream(orphan)); !slices.Equal(got, []string{domain.TypeVFolderCreationAbandoned}) {
 		t.Fatalf("orphan stream %v", got)
 	}
 	// The orphan's create, retried late, cannot come back.
+	first := commands.CreateVFolder{Actor: vfAlice, Spec: domain.VFolderSpec{ID: orphan, Name: "data", Host: "local"}}
 	_, err = e.handlers.CreateVFolder.Handle(ctx, e.md, first)
 	wantKindField(t, err, domain.KindConflict, "")
 }

@@ -6,12 +6,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cairnhq/cairn/infra/config"
 	"github.com/cairnhq/cairn/infra/devserver"
 	"github.com/cairnhq/cairn/infra/images"
 )
 
 func newDevCommand() *cobra.Command {
 	var cfg devserver.Config
+	defaultQuota, maxUpload := config.Bytes(devserver.DefaultVFolderQuota), config.Bytes(devserver.DefaultVFolderMaxUpload)
 	cmd := &cobra.Command{
 		Use:   "dev",
 		Short: "Run all of Cairn in one process: API, scheduler, embedded NATS, a local Podman agent, SQLite",
@@ -38,6 +40,7 @@ then the managers, the bus, NATS and the store.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Version = version
+			cfg.VFolderDefaultQuota, cfg.VFolderMaxUpload = sizeLimit(defaultQuota), sizeLimit(maxUpload)
 			cfg.Logger = slog.Default()
 			cfg.Out = os.Stdout
 			return devserver.Run(cmd.Context(), cfg)
@@ -54,6 +57,18 @@ then the managers, the bus, NATS and the store.`,
 	f.StringVar(&cfg.Podman, "podman", devserver.DefaultPodman, "Podman service URI of the local agent")
 	f.StringArrayVar(&cfg.Images, "image", nil, "register an image sessions may use, besides "+images.BaseImage+" (repeatable)")
 	f.Var(&cfg.VFolderHosts, "vfolder-hosts", "storage hosts of virtual folders, name:path,... (default local:<data-dir>/vfolders); agents on other machines must see them at the same paths")
+	f.Var(&defaultQuota, "vfolder-default-quota", "quota of a virtual folder created without one, e.g. 10GiB (0: none)")
+	f.Var(&maxUpload, "vfolder-max-upload", "largest file one upload may write, whatever the quotas allow, e.g. 64GiB (0: no limit but the quotas); over it: 413")
+	f.DurationVar(&cfg.VFolderOrphanGrace, "vfolder-orphan-grace", devserver.DefaultVFolderOrphanGrace, "age after which a folder directory that no folder owns (a create that crashed) is moved to its host's .cairn-lost+found; the collector runs at start and then every 12 hours")
 	f.DurationVar(&cfg.MaxWait, "max-wait", devserver.DefaultMaxWait, "longest wait of a query for the read models to reach ?wait_for_position")
 	return cmd
+}
+
+// sizeLimit is a size flag as a devserver limit: 0 on the command line
+// means none.
+func sizeLimit(b config.Bytes) int64 {
+	if b == 0 {
+		return devserver.NoLimit
+	}
+	return int64(b)
 }

@@ -55,3 +55,22 @@ func TestRedactDSN(t *testing.T) {
 		}
 	}
 }
+
+func TestBytes(t *testing.T) {
+	for in, want := range map[string]Bytes{"0": 0, "10GiB": 10 << 30, "64g": 64 << 30, "512MiB": 512 << 20, "1000": 1000, "1.5k": 1536} {
+		var b Bytes
+		if err := b.Set(in); err != nil || b != want {
+			t.Errorf("Set(%q) = %d, %v; want %d", in, b, err, want)
+		}
+	}
+	for _, in := range []string{"", "-1", "ten", "10 parsecs"} {
+		var b Bytes
+		if err := b.Set(in); err == nil {
+			t.Errorf("Set(%q) accepted: %d", in, b)
+		}
+	}
+	b := Bytes(10 << 30)
+	if b.String() != "10GiB" {
+		t.Errorf("String = %q", b.String())
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/cairnhq/cairn/agents/accelerator/nvml"
 	"github.com/cairnhq/cairn/agents/protocol"
 	"github.com/cairnhq/cairn/agents/runtime/podman"
+	"github.com/cairnhq/cairn/commands/vfolderorphans"
 	"github.com/cairnhq/cairn/infra/config"
 	"github.com/cairnhq/cairn/infra/images"
 	"github.com/cairnhq/cairn/infra/vfstorage/localfs"
@@ -31,6 +32,16 @@ const (
 	DefaultReadyTimeout    = 2 * time.Minute
 	// DefaultVFolderHost names the default storage host of virtual folders.
 	DefaultVFolderHost = "local"
+	// DefaultVFolderQuota is the quota of a folder created without one:
+	// one ordinary user must not be able to fill a storage host.
+	DefaultVFolderQuota = 10 << 30
+	// DefaultVFolderMaxUpload bounds one uploaded file (one request).
+	DefaultVFolderMaxUpload = 64 << 30
+	// DefaultVFolderOrphanGrace is how old a folder directory no folder
+	// owns must be before the collector sets it aside.
+	DefaultVFolderOrphanGrace = vfolderorphans.DefaultGrace
+	// NoLimit, as a size limit of Config, disables it.
+	NoLimit = -1
 )
 
 // Config configures the development server. The zero value is valid:
@@ -67,6 +78,19 @@ type Config struct {
 	// machines bind-mount folders from the same paths: they must see the
 	// hosts there too (e.g. the same NFS mount).
 	VFolderHosts localfs.Hosts
+	// VFolderDefaultQuota is the quota in bytes of a folder created or
+	// cloned without one (default DefaultVFolderQuota, 10 GiB; NoLimit:
+	// none). It is recorded in the folder's vfolder.created.
+	VFolderDefaultQuota int64
+	// VFolderMaxUpload bounds one uploaded file in bytes, whatever the
+	// quotas allow (default DefaultVFolderMaxUpload, 64 GiB; NoLimit:
+	// only the quotas). Over it the upload is refused with 413.
+	VFolderMaxUpload int64
+	// VFolderOrphanGrace is how long a folder directory that no folder
+	// owns (left by a create that crashed) is left alone before the
+	// collector moves it to its host's .cairn-lost+found (default 1h).
+	// The collector runs at start and then every 12 hours.
+	VFolderOrphanGrace time.Duration
 	// MaxWait bounds how long a query waits for the read models to reach a
 	// position it was asked to read at (default 30s).
 	MaxWait time.Duration
@@ -145,6 +169,15 @@ func (c Config) WithDefaults() Config {
 	if c.Clock == nil {
 		c.Clock = time.Now
 	}
+	if c.VFolderDefaultQuota == 0 {
+		c.VFolderDefaultQuota = DefaultVFolderQuota
+	}
+	if c.VFolderMaxUpload == 0 {
+		c.VFolderMaxUpload = DefaultVFolderMaxUpload
+	}
+	if c.VFolderOrphanGrace == 0 {
+		c.VFolderOrphanGrace = DefaultVFolderOrphanGrace
+	}
 	if len(c.VFolderHosts) == 0 {
 		dir, err := filepath.Abs(filepath.Join(c.DataDir, vfolderDir))
 		if err != nil {
@@ -192,6 +225,14 @@ func (c Config) Validate() error {
 	if err := d.vfolderConfig().Validate(); err != nil {
 		add("vfolder hosts: %w", err)
 	}
+	for _, v := range []struct {
+		name string
+		n    int64
+	}{{"vfolder default quota", c.VFolderDefaultQuota}, {"vfolder max upload", c.VFolderMaxUpload}} {
+		if v.n < NoLimit {
+			add("%s %d: must be positive, or 0 for the default, or %d for none", v.name, v.n, NoLimit)
+		}
+	}
 	for _, ref := range c.Images {
 		if err := images.Validate(ref); err != nil {
 			add("image: %w", err)
@@ -200,7 +241,7 @@ func (c Config) Validate() error {
 	for _, v := range []struct {
 		name string
 		d    time.Duration
-	}{{"max wait", c.MaxWait}, {"shutdown timeout", c.ShutdownTimeout}, {"ready timeout", c.ReadyTimeout}} {
+	}{{"max wait", c.MaxWait}, {"shutdown timeout", c.ShutdownTimeout}, {"ready timeout", c.ReadyTimeout}, {"vfolder orphan grace", c.VFolderOrphanGrace}} {
 		if v.d < 0 {
 			add("%s %s: must not be negative", v.name, v.d)
 		}
@@ -242,7 +283,13 @@ func (c Config) LogValue() slog.Value {
 		slog.String("podman", c.Podman),
 		slog.Any("images", c.Images),
 		slog.String("vfolder_hosts", c.VFolderHosts.String()),
+		slog.Int64("vfolder_default_quota", c.VFolderDefaultQuota),
+		slog.Int64("vfolder_max_upload", c.VFolderMaxUpload),
+		slog.Duration("vfolder_orphan_grace", c.VFolderOrphanGrace),
 		slog.Duration("max_wait", c.MaxWait),
 		slog.Duration("shutdown_timeout", c.ShutdownTimeout),
 	)
 }
+
+// limit is a size limit of Config as its users take it: 0 for none.
+func limit(n int64) int64 { return max(n, 0) }

@@ -20,6 +20,9 @@ func TestConfigDefaults(t *testing.T) {
 			t.Errorf("%s has no default", name)
 		}
 	}
+	if c.VFolderDefaultQuota != DefaultVFolderQuota || c.VFolderMaxUpload != DefaultVFolderMaxUpload || c.VFolderOrphanGrace != DefaultVFolderOrphanGrace {
+		t.Errorf("vfolder limits %d, %d, %s: want the defaults", c.VFolderDefaultQuota, c.VFolderMaxUpload, c.VFolderOrphanGrace)
+	}
 	if c.Store != "sqlite://data/cairn.db" {
 		t.Errorf("default store %q, want SQLite in the data dir", c.Store)
 	}
@@ -43,7 +46,8 @@ func TestConfigValidateReportsEveryProblem(t *testing.T) {
 		{"unaudited on the API's address", Config{Listen: "127.0.0.1:9000", UnauditedListen: "127.0.0.1:9000"}, []string{"unaudited listen", "already taken"}},
 		{"bad gpus", Config{GPUs: "mock:nosuch"}, []string{"gpus"}},
 		{"bad image", Config{Images: []string{"has space"}}, []string{"image"}},
-		{"negative durations", Config{MaxWait: -time.Second, ShutdownTimeout: -1}, []string{"max wait", "shutdown timeout"}},
+		{"negative durations", Config{MaxWait: -time.Second, ShutdownTimeout: -1, VFolderOrphanGrace: -1}, []string{"max wait", "shutdown timeout", "vfolder orphan grace"}},
+		{"sizes below NoLimit", Config{VFolderDefaultQuota: -2, VFolderMaxUpload: -5}, []string{"vfolder default quota", "vfolder max upload"}},
 		{"all at once", Config{Listen: "x", AgentID: "a b", Images: []string{""}}, []string{"listen", "agent id", "image"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

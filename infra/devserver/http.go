@@ -182,6 +182,8 @@ func (s *server) app(reg prometheus.Registerer, auth *httpauth.Authenticator, ac
 			Folders: s.models.VFolders,
 			Tenancy: vfolders.Tenancy{RM: s.models.Tenancy, Hosts: vfolders.Storage{S: s.vfstorage}.HostNames()},
 			Storage: s.vfstorage,
+
+			MaxUploadSize: limit(s.cfg.VFolderMaxUpload),
 		},
 	}); err != nil {
 		return nil, err

@@ -22,6 +22,7 @@ import (
 	"github.com/cairnhq/cairn/commands/scheduler"
 	"github.com/cairnhq/cairn/commands/sessionlimits"
 	"github.com/cairnhq/cairn/commands/vfolderjobs"
+	"github.com/cairnhq/cairn/commands/vfolderorphans"
 	"github.com/cairnhq/cairn/eventstore"
 	"github.com/cairnhq/cairn/eventstore/dsn"
 	"github.com/cairnhq/cairn/eventstore/postgres"
@@ -166,6 +167,8 @@ func (s *server) startStore(ctx context.Context) error {
 		PasswordHasher: password.Hasher{Params: password.DefaultParams()},
 		Quotas:         occupancy.Standings{Tenancy: s.models.Tenancy, Occupancy: s.models.Occupancy},
 		VFolders:       s.vfolderPorts(),
+
+		DefaultVFolderQuota: limit(s.cfg.VFolderDefaultQuota),
 	})
 	return err
 }
@@ -313,10 +316,15 @@ func (s *server) startManagers(context.Context) error {
 	if err != nil {
 		return err
 	}
+	orphans, err := vfolderorphans.New(vfolderorphans.Config{Grace: s.cfg.VFolderOrphanGrace,
+		Clock: s.cfg.Clock, Logger: s.log, Registerer: reg}, s.store, vfolders.Storage{S: s.vfstorage})
+	if err != nil {
+		return err
+	}
 	for _, leader := range []struct {
 		name string
 		run  func(context.Context) error
-	}{{"scheduler", sched.Run}, {"audit sequencer", seq.Run}, {"session limits", limits.Run}, {"vfolder jobs", jobs.Run}} {
+	}{{"scheduler", sched.Run}, {"audit sequencer", seq.Run}, {"session limits", limits.Run}, {"vfolder jobs", jobs.Run}, {"vfolder orphans", orphans.Run}} {
 		name, run := leader.name, leader.run
 		l, err := s.lease(strings.ReplaceAll(name, " ", "-"))
 		if err != nil {

@@ -1,7 +1,8 @@
 // Package vfolders connects the virtual folder commands to the parts they
 // use through ports: Storage adapts the storage port (infra/vfstorage) to
 // commands.VFolderStorage, to the vfolder jobs' storage
-// (commands/vfolderjobs) and to the forwarder's mount sources
+// (commands/vfolderjobs), to the orphan collector's directories
+// (commands/vfolderorphans) and to the forwarder's mount sources
 // (commands/forwarder); Tenancy implements commands.VFolderTenancy over
 // the tenancy read model (projections/tenancy).
 package vfolders

@@ -10,6 +10,8 @@ import (
 	"github.com/cairnhq/cairn/commands"
 	"github.com/cairnhq/cairn/commands/forwarder"
 	"github.com/cairnhq/cairn/commands/vfolderjobs"
+	"github.com/cairnhq/cairn/commands/vfolderorphans"
+	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/infra/vfstorage"
 )
 
@@ -20,9 +22,10 @@ type Storage struct {
 }
 
 var (
-	_ commands.VFolderStorage = Storage{}
-	_ vfolderjobs.Storage     = Storage{}
-	_ forwarder.MountSources  = Storage{}
+	_ commands.VFolderStorage    = Storage{}
+	_ vfolderjobs.Storage        = Storage{}
+	_ forwarder.MountSources     = Storage{}
+	_ vfolderorphans.Directories = Storage{}
 )
 
 func ref(host string, id uuid.UUID) vfstorage.Ref { return vfstorage.Ref{Host: host, ID: id} }
@@ -71,4 +74,34 @@ func (s Storage) UsedBytes(ctx context.Context, host string, id uuid.UUID) (int6
 // MountSource is the folder's directory on this machine.
 func (s Storage) MountSource(host string, id uuid.UUID) (string, error) {
 	return s.S.MountSource(ref(host, id))
+}
+
+// collector is the backend's vfstorage.Collector; a backend without one
+// has no orphans collected.
+func (s Storage) collector(op string) (vfstorage.Collector, error) {
+	c, ok := s.S.(vfstorage.Collector)
+	if !ok {
+		return nil, domain.Errorf(op, domain.KindUnavailable, "the storage backend cannot list its folder directories")
+	}
+	return c, nil
+}
+
+// FolderDirs lists a host's folder directories.
+func (s Storage) FolderDirs(ctx context.Context, host string, fn func(vfolderorphans.Dir) error) error {
+	c, err := s.collector("vfolder.folder-dirs")
+	if err != nil {
+		return err
+	}
+	return c.FolderDirs(ctx, host, func(d vfstorage.FolderDir) error {
+		return fn(vfolderorphans.Dir{Host: d.Ref.Host, ID: d.Ref.ID, ModTime: d.ModTime})
+	})
+}
+
+// SetAside moves a folder directory to its host's lost+found.
+func (s Storage) SetAside(ctx context.Context, host string, id uuid.UUID) (string, error) {
+	c, err := s.collector("vfolder.set-aside")
+	if err != nil {
+		return "", err
+	}
+	return c.SetAside(ctx, ref(host, id))
 }

@@ -39,4 +39,10 @@
 // port: HostInfo.EnforcesQuota says which. UploadOptions carries the limits
 // an upload must respect; the caller decides them from the folder's quota
 // and any wider quota scope (user, project).
+//
+// # Orphan directories
+//
+// A backend may also implement Collector: it lists a host's folder
+// directories and sets aside (to the host's LostAndFound) those that the
+// orphan collector (commands/vfolderorphans) finds no folder for.
 package vfstorage

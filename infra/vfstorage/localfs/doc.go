@@ -11,6 +11,9 @@
 // millions of folders. <folder>/.cairn-staging (vfstorage.ReservedName)
 // holds uploads in progress; <host>/<fan-out>/.clone-<id> and
 // .delete-<id> are a clone being copied and a folder being deleted.
+// <host>/.cairn-lost+found (vfstorage.LostAndFound) receives the folder
+// directories that no folder owns (SetAside, for the orphan collector,
+// commands/vfolderorphans); FolderDirs lists a host's folder directories.
 //
 // # Safety
 //
