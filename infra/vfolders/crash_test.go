@@ -274,18 +274,36 @@ func checkCreated(t *testing.T, n *node, created bool) {
 	t.Helper()
 	ctx := t.Context()
 	stream := domain.VFolderStream(folderID)
+	// A marker appended now: once the log shows it, it shows everything
+	// committed before (PostgreSQL's reads of the log hold back events
+	// behind transactions still open elsewhere, e.g. other tests').
+	marker, err := eventstore.NewEvent("test.marker", map[string]string{}, eventstore.Metadata{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.store.Append(ctx, "test-marker-"+uuid.NewString(), eventstore.NoStream, marker); err != nil {
+		t.Fatal(err)
+	}
 	var folder, claims, successes int
 	var after uint64
-	for {
+	deadline := time.Now().Add(time.Minute)
+	for seen := false; !seen; {
 		recs, err := n.store.ReadAll(ctx, after, 1000)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(recs) == 0 {
-			break
+			if time.Now().After(deadline) {
+				t.Fatal("the marker never showed in the log")
+			}
+			time.Sleep(10 * time.Millisecond)
+			continue
 		}
 		for _, r := range recs {
 			after = r.Position
+			if r.ID == marker.ID {
+				seen = true
+			}
 			switch r.Type {
 			case domain.TypeVFolderCreated:
 				if r.Stream == stream {
