@@ -19,6 +19,7 @@ import (
 	"github.com/cairnhq/cairn/agents/runtime/podman"
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/infra/bus"
+	"github.com/cairnhq/cairn/infra/bus/busauth"
 )
 
 // Agent is a node agent. New validates its configuration; Run does the
@@ -34,6 +35,9 @@ type Agent struct {
 	// announced in agent.register.
 	sealKey    nkeys.KeyPair
 	sealPublic string
+	// verifier checks the manager's signature on HTTP requests; nil
+	// without bus credentials (every request is then refused).
+	verifier *busauth.RequestVerifier
 
 	// Set by Run before any kernel is handled, read-only after; rt is also
 	// read by Logs, hence guarded.
@@ -67,7 +71,15 @@ func New(cfg Config, logger *slog.Logger) (*Agent, error) {
 		logger = slog.Default()
 	}
 	cfg = cfg.WithDefaults()
-	return &Agent{cfg: cfg, log: logger.With("component", "agent", "agent_id", cfg.AgentID)}, nil
+	a := &Agent{cfg: cfg, log: logger.With("component", "agent", "agent_id", cfg.AgentID)}
+	if cfg.BusCredentialsFile != "" {
+		issuer, err := busauth.CredentialsIssuer(cfg.BusCredentialsFile)
+		if err != nil {
+			return nil, &domain.Error{Op: "agent.new", Kind: domain.KindInvalid, Field: "bus_credentials_file", Err: err}
+		}
+		a.verifier = &busauth.RequestVerifier{AgentID: cfg.AgentID, Issuer: issuer}
+	}
+	return a, nil
 }
 
 // Config is the agent's effective configuration.

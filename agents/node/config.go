@@ -161,6 +161,9 @@ func (c Config) Validate() error {
 		add("data dir: required")
 	}
 	if c.Listen != "" {
+		if c.BusCredentialsFile == "" {
+			add("listen %q: needs bus credentials (the endpoint answers only requests signed by the manager that issued them)", c.Listen)
+		}
 		if _, _, err := net.SplitHostPort(c.Listen); err != nil {
 			add("listen %q: %w", c.Listen, err)
 		}

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -143,6 +144,28 @@ func (h *harness) dataDir() string {
 		h.t.Fatal(err)
 	}
 	return dir
+}
+
+// signAs signs a request as the manager does for agentID.
+func (h *harness) signAs(agentID string) func(*http.Request) {
+	return func(req *http.Request) {
+		if err := h.nats.Keys.SignAgentRequest(req, agentID, time.Now()); err != nil {
+			h.t.Fatal(err)
+		}
+	}
+}
+
+// strangerSigns signs with keys of another installation.
+func (h *harness) strangerSigns() func(*http.Request) {
+	other, err := busauth.LoadOrCreateKeys(filepath.Join(h.t.TempDir(), "other"))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return func(req *http.Request) {
+		if err := other.SignAgentRequest(req, h.agentID, time.Now()); err != nil {
+			h.t.Fatal(err)
+		}
+	}
 }
 
 // runAgent starts an agent with cfg; stop ends Run and checks that it

@@ -26,18 +26,36 @@ import (
 //
 // Errors are RFC 9457 problem details (application/problem+json): 400 for
 // a bad kernel id or option, 404 for a kernel without logs here, 503 when
-// Podman does not answer. The endpoint has no authentication: the manager
-// proxies it (GET /v1/sessions/{id}/logs) and it must only be reachable
-// from the manager's network.
+// Podman does not answer. /kernels/ answers only the manager: a request
+// must carry the manager's signature (busauth.ManagerSignatureHeader, made
+// with the key that issued the agent's bus credentials), or it gets 401.
+// /healthz and /metrics tell nothing about sessions and stay open.
 func (a *Agent) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /kernels/{id}/logs", a.serveLogs)
+	mux.HandleFunc("GET /kernels/{id}/logs", a.managerOnly(a.serveLogs))
 	mux.Handle("GET /metrics", promhttp.Handler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]string{"status": "ok", "agent_id": a.cfg.AgentID, "version": a.cfg.Version})
 	})
 	return mux
+}
+
+// managerOnly lets through the requests the manager signed for this agent.
+func (a *Agent) managerOnly(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if a.verifier == nil {
+			httpapi.WriteProblem(w, r, domain.Errorf("agent.authenticate", domain.KindUnauthenticated,
+				"this agent has no bus credentials, hence no manager key to check requests with"))
+			return
+		}
+		if err := a.verifier.Verify(r); err != nil {
+			a.log.Warn("request refused", "method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr, "error", err)
+			httpapi.WriteProblem(w, r, err)
+			return
+		}
+		next(w, r)
+	}
 }
 
 func (a *Agent) serveLogs(w http.ResponseWriter, r *http.Request) {

@@ -67,17 +67,25 @@ func TestKernelLifecycle(t *testing.T) {
 		logs, err := a.Logs(h.ctx, create.KernelID, runtime.LogOptions{})
 		return err == nil && strings.Contains(string(logs), "hello\n") && strings.Contains(string(logs), "oops\n")
 	})
-	if body, status := get(t, reg.Address+"/kernels/"+create.KernelID.String()+"/logs?tail=1"); status != http.StatusOK || body != "oops\n" && body != "hello\n" {
+	if body, status := get(t, reg.Address+"/kernels/"+create.KernelID.String()+"/logs?tail=1", h.signAs(h.agentID)); status != http.StatusOK || body != "oops\n" && body != "hello\n" {
 		t.Errorf("GET logs?tail=1 = %d %q", status, body)
 	}
-	if _, status := get(t, reg.Address+"/kernels/"+uuid.NewString()+"/logs"); status != http.StatusNotFound {
+	if _, status := get(t, reg.Address+"/kernels/"+uuid.NewString()+"/logs", h.signAs(h.agentID)); status != http.StatusNotFound {
 		t.Errorf("logs of an unknown kernel: %d, want 404", status)
 	}
-	if _, status := get(t, reg.Address+"/kernels/nope/logs"); status != http.StatusBadRequest {
+	if _, status := get(t, reg.Address+"/kernels/nope/logs", h.signAs(h.agentID)); status != http.StatusBadRequest {
 		t.Errorf("logs of a bad kernel id: %d, want 400", status)
 	}
+	// Only the manager may read logs: unsigned, for another agent, or
+	// signed by another installation's key is 401.
+	logsURL := reg.Address + "/kernels/" + create.KernelID.String() + "/logs"
+	for what, sign := range map[string]func(*http.Request){"unsigned": nil, "for another agent": h.signAs("other"), "by a stranger": h.strangerSigns()} {
+		if _, status := get(t, logsURL, sign); status != http.StatusUnauthorized {
+			t.Errorf("GET logs %s: %d, want 401", what, status)
+		}
+	}
 	for _, path := range []string{"/healthz", "/metrics"} {
-		if _, status := get(t, reg.Address+path); status != http.StatusOK {
+		if _, status := get(t, reg.Address+path, nil); status != http.StatusOK {
 			t.Errorf("GET %s: %d", path, status)
 		}
 	}
@@ -118,7 +126,7 @@ func TestKernelLifecycle(t *testing.T) {
 	if err != nil || !strings.Contains(string(logs), "hello\n") {
 		t.Errorf("logs after removal = %q, %v", logs, err)
 	}
-	if body, status := get(t, reg.Address+"/kernels/"+create.KernelID.String()+"/logs"); status != http.StatusOK || !strings.Contains(body, "hello\n") {
+	if body, status := get(t, reg.Address+"/kernels/"+create.KernelID.String()+"/logs", h.signAs(h.agentID)); status != http.StatusOK || !strings.Contains(body, "hello\n") {
 		t.Errorf("GET logs after removal = %d %q", status, body)
 	}
 
@@ -245,13 +253,18 @@ func isPhase(kernel uuid.UUID, phase domain.KernelPhase) func(protocol.Message) 
 	}
 }
 
-func get(t *testing.T, url string) (string, int) {
+// get sends a GET to the agent's endpoint, signed as the manager signs
+// (sign nil: unsigned).
+func get(t *testing.T, url string, sign func(*http.Request)) (string, int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if sign != nil {
+		sign(req)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -56,7 +56,7 @@ func TestAgentProcess(t *testing.T) {
 	h.send(create)
 	running := h.status(0, create.KernelID, domain.PhaseRunning)
 	h.eventually("the kernel's logs over HTTP", func() bool {
-		body, status := get(t, reg.Address+"/kernels/"+create.KernelID.String()+"/logs")
+		body, status := get(t, reg.Address+"/kernels/"+create.KernelID.String()+"/logs", h.signAs(h.agentID))
 		return status == 200 && strings.Contains(body, "from-the-process\n")
 	})
 

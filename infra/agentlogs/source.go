@@ -41,12 +41,19 @@ type Source struct {
 	local     map[string]LocalAgent
 	addresses Addresses
 	client    *http.Client
+	sign      Signer
 }
+
+// Signer signs a request to an agent's endpoint as the manager
+// (busauth.Keys.SignAgentRequest): agents answer no one else.
+type Signer func(req *http.Request, agentID string) error
 
 // NewSource returns a source that asks the agents in local (by agent id)
 // directly and the others at the address addresses tells (nil: remote
-// agents are never asked). A nil client means one with DefaultTimeout.
-func NewSource(local map[string]LocalAgent, addresses Addresses, client *http.Client) *Source {
+// agents are never asked), signing each request with sign (nil: requests
+// go unsigned, and agents refuse them). A nil client means one with
+// DefaultTimeout.
+func NewSource(local map[string]LocalAgent, addresses Addresses, client *http.Client, sign Signer) *Source {
 	if client == nil {
 		client = &http.Client{Timeout: DefaultTimeout}
 	}
@@ -54,7 +61,7 @@ func NewSource(local map[string]LocalAgent, addresses Addresses, client *http.Cl
 	for id, a := range local {
 		l[id] = a
 	}
-	return &Source{local: l, addresses: addresses, client: client}
+	return &Source{local: l, addresses: addresses, client: client, sign: sign}
 }
 
 // KernelLogs returns the last tail lines (0: all, capped at
@@ -101,6 +108,11 @@ func (s *Source) fetch(ctx context.Context, agentID, addr string, kernelID uuid.
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return nil, &domain.Error{Op: op, Kind: domain.KindInternal, Err: fmt.Errorf("agent %s address %q: %w", agentID, addr, err)}
+	}
+	if s.sign != nil {
+		if err := s.sign(req, agentID); err != nil {
+			return nil, &domain.Error{Op: op, Kind: domain.KindInternal, Err: err}
+		}
 	}
 	resp, err := s.client.Do(req)
 	if err != nil {

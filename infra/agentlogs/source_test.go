@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,8 @@ import (
 	"github.com/cairnhq/cairn/agents/node"
 	"github.com/cairnhq/cairn/agents/runtime"
 	"github.com/cairnhq/cairn/domain"
+	"github.com/cairnhq/cairn/infra/bus/busauth"
+	"github.com/cairnhq/cairn/infra/bus/bustest"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -33,7 +36,7 @@ func (s staticAddresses) Address(id string) (string, bool) { a, ok := s[id]; ret
 
 func TestKernelLogsRefusesBadInput(t *testing.T) {
 	t.Parallel()
-	s := NewSource(nil, nil, nil)
+	s := NewSource(nil, nil, nil, nil)
 	for _, tc := range []struct {
 		name            string
 		agent, kernel   string
@@ -67,7 +70,7 @@ func TestKernelLogsAsksTheLocalAgent(t *testing.T) {
 		got = opts
 		return []byte("hello\n"), nil
 	})
-	s := NewSource(map[string]LocalAgent{"local": local}, staticAddresses{"local": "http://unused.invalid"}, nil)
+	s := NewSource(map[string]LocalAgent{"local": local}, staticAddresses{"local": "http://unused.invalid"}, nil, nil)
 	logs, err := s.KernelLogs(context.Background(), "local", kernel.String(), 5)
 	if err != nil || string(logs) != "hello\n" {
 		t.Fatalf("KernelLogs = %q, %v", logs, err)
@@ -82,13 +85,32 @@ func TestKernelLogsAsksTheLocalAgent(t *testing.T) {
 // which must come back as KindUnavailable with the agent's explanation.
 func TestKernelLogsFromARemoteAgent(t *testing.T) {
 	t.Parallel()
-	a, err := node.New(node.Config{AgentID: "remote-1", BusURL: "nats://127.0.0.1:1", DataDir: t.TempDir()}, quiet)
+	bussrv := bustest.Start(t, quiet)
+	creds, _ := bussrv.AgentCredentials(t, "remote-1")
+	a, err := node.New(node.Config{AgentID: "remote-1", BusURL: "nats://127.0.0.1:1", BusCredentialsFile: creds, DataDir: t.TempDir()}, quiet)
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(a.Handler())
 	defer srv.Close()
-	s := NewSource(nil, staticAddresses{"remote-1": srv.URL + "/"}, nil)
+
+	// Unsigned, or signed by another installation: refused.
+	for _, sign := range []Signer{nil, func(req *http.Request, agentID string) error {
+		other, err := busauth.LoadOrCreateKeys(filepath.Join(t.TempDir(), "other"))
+		if err != nil {
+			return err
+		}
+		return other.SignAgentRequest(req, agentID, time.Now())
+	}} {
+		_, err := NewSource(nil, staticAddresses{"remote-1": srv.URL}, nil, sign).KernelLogs(context.Background(), "remote-1", uuid.NewString(), 1)
+		if domain.KindOf(err) != domain.KindUnavailable || !strings.Contains(err.Error(), "401") {
+			t.Errorf("KernelLogs without the manager's signature = %v, want the agent's 401", err)
+		}
+	}
+
+	s := NewSource(nil, staticAddresses{"remote-1": srv.URL + "/"}, nil, func(req *http.Request, agentID string) error {
+		return bussrv.Keys.SignAgentRequest(req, agentID, time.Now())
+	})
 	_, err = s.KernelLogs(context.Background(), "remote-1", uuid.NewString(), 10)
 	if domain.KindOf(err) != domain.KindUnavailable || !strings.Contains(err.Error(), "not running") {
 		t.Errorf("KernelLogs = %v (kind %v), want unavailable saying the agent is not running", err, domain.KindOf(err))
@@ -113,7 +135,7 @@ func TestKernelLogsPassesTheTail(t *testing.T) {
 		_, _ = w.Write([]byte("last lines\n"))
 	}))
 	defer srv.Close()
-	s := NewSource(nil, staticAddresses{"remote-2": srv.URL}, &http.Client{Timeout: 5 * time.Second})
+	s := NewSource(nil, staticAddresses{"remote-2": srv.URL}, &http.Client{Timeout: 5 * time.Second}, nil)
 	logs, err := s.KernelLogs(context.Background(), "remote-2", kernel.String(), 7)
 	if err != nil || string(logs) != "last lines\n" {
 		t.Fatalf("KernelLogs = %q, %v", logs, err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"runtime"
 	"strconv"
 	"time"
@@ -173,11 +174,13 @@ func (s *server) app(reg prometheus.Registerer, auth *httpauth.Authenticator, ac
 		Agents:   s.models.Agents,
 		Audit:    s.models.Audit,
 		Waiter:   readapi.WaitAll(s.waiters...),
-		Logs:     agentlogs.NewSource(local, s.addresses, nil),
-		Tenancy:  s.models.Tenancy,
-		Auth:     auth.Middleware,
-		MaxWait:  s.cfg.MaxWait,
-		Clock:    s.cfg.Clock,
+		Logs: agentlogs.NewSource(local, s.addresses, nil, func(req *http.Request, agentID string) error {
+			return s.busKeys.SignAgentRequest(req, agentID, time.Now())
+		}),
+		Tenancy: s.models.Tenancy,
+		Auth:    auth.Middleware,
+		MaxWait: s.cfg.MaxWait,
+		Clock:   s.cfg.Clock,
 		VFolders: readapi.VFolderDeps{
 			Folders: s.models.VFolders,
 			Tenancy: vfolders.Tenancy{RM: s.models.Tenancy, Hosts: vfolders.Storage{S: s.vfstorage}.HostNames()},
