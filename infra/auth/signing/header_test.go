@@ -94,7 +94,7 @@ func FuzzParseAuthorization(f *testing.F) {
 			}
 			return
 		}
-		if c.AccessKey == "" || len(c.Signature) != signatureLen || !asciiEqualFold(c.Method, MethodHMACSHA256) {
+		if c.AccessKey == "" || len(c.Signature) != signatureLen || (!asciiEqualFold(c.Method, MethodHMACSHA256) && !asciiEqualFold(c.Method, MethodStrict)) {
 			t.Fatalf("%q: accepted an incomplete credential %+v", header, c)
 		}
 		back, err := ParseAuthorization(c.String())
