@@ -90,6 +90,11 @@ type Config struct {
 	// api`, which measures what the audit trail costs by alternating
 	// between the two in one process; `cairn dev` has no flag for it.
 	UnauditedListen string
+	// AuthReplayCacheSize bounds how many strict-mode request signatures
+	// the API remembers to refuse their replays (default
+	// signing.DefaultReplayCacheSize); when full, the window in which a
+	// strict request is accepted shrinks below the 15-minute skew.
+	AuthReplayCacheSize int
 	// OnReady, if set, is called once the server serves, with where it
 	// does (for callers that run it in process: benchmarks, tests).
 	OnReady func(Endpoints)
@@ -197,6 +202,9 @@ func (c Config) Validate() error {
 			add("image: %w", err)
 		}
 	}
+	if c.AuthReplayCacheSize < 0 {
+		add("auth replay cache size %d: must not be negative", c.AuthReplayCacheSize)
+	}
 	for _, v := range []struct {
 		name string
 		d    time.Duration
@@ -243,6 +251,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Any("images", c.Images),
 		slog.String("vfolder_hosts", c.VFolderHosts.String()),
 		slog.Duration("max_wait", c.MaxWait),
+		slog.Int("auth_replay_cache_size", c.AuthReplayCacheSize),
 		slog.Duration("shutdown_timeout", c.ShutdownTimeout),
 	)
 }

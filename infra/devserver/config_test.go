@@ -44,6 +44,7 @@ func TestConfigValidateReportsEveryProblem(t *testing.T) {
 		{"bad gpus", Config{GPUs: "mock:nosuch"}, []string{"gpus"}},
 		{"bad image", Config{Images: []string{"has space"}}, []string{"image"}},
 		{"negative durations", Config{MaxWait: -time.Second, ShutdownTimeout: -1}, []string{"max wait", "shutdown timeout"}},
+		{"negative replay cache size", Config{AuthReplayCacheSize: -1}, []string{"auth replay cache size"}},
 		{"all at once", Config{Listen: "x", AgentID: "a b", Images: []string{""}}, []string{"listen", "agent id", "image"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
