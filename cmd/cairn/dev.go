@@ -56,6 +56,7 @@ then the managers, the bus, NATS and the store.`,
 	f.StringArrayVar(&cfg.Images, "image", nil, "register an image sessions may use, besides "+images.BaseImage+" (repeatable)")
 	f.Var(&cfg.VFolderHosts, "vfolder-hosts", "storage hosts of virtual folders, name:path,... (default local:<data-dir>/vfolders); agents on other machines must see them at the same paths")
 	f.DurationVar(&cfg.MaxWait, "max-wait", devserver.DefaultMaxWait, "longest wait of a query for the read models to reach ?wait_for_position")
-	f.IntVar(&cfg.AuthReplayCacheSize, "auth-replay-cache-size", signing.DefaultReplayCacheSize, "strict-mode request signatures remembered to refuse replays (about 100 bytes each); when full, strict requests older than the oldest one kept are refused")
+	f.IntVar(&cfg.AuthReplayCacheSize, "auth-replay-cache-size", signing.DefaultReplayCacheSize, "strict-mode request signatures remembered to refuse replays (about 125 bytes each); when full, strict requests older than the oldest one kept are refused")
+	f.BoolVar(&cfg.AuthStrictSigningOnly, "auth-strict-signing-only", false, "refuse Backend.AI-compatible signed requests (replayable within 15 minutes); accept only strict signing (signMethod=CAIRN1-HMAC-SHA256) and bearer tokens")
 	return cmd
 }

@@ -95,6 +95,10 @@ type Config struct {
 	// signing.DefaultReplayCacheSize); when full, the window in which a
 	// strict request is accepted shrinks below the 15-minute skew.
 	AuthReplayCacheSize int
+	// AuthStrictSigningOnly refuses Backend.AI-compatible signed requests
+	// (replayable within 15 minutes): for deployments without Backend.AI
+	// clients.
+	AuthStrictSigningOnly bool
 	// OnReady, if set, is called once the server serves, with where it
 	// does (for callers that run it in process: benchmarks, tests).
 	OnReady func(Endpoints)
@@ -252,6 +256,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("vfolder_hosts", c.VFolderHosts.String()),
 		slog.Duration("max_wait", c.MaxWait),
 		slog.Int("auth_replay_cache_size", c.AuthReplayCacheSize),
+		slog.Bool("auth_strict_signing_only", c.AuthStrictSigningOnly),
 		slog.Duration("shutdown_timeout", c.ShutdownTimeout),
 	)
 }

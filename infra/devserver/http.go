@@ -143,7 +143,8 @@ func (s *server) serve(name string, app *fiber.App, ln net.Listener) {
 // both listeners (a strict request accepted on one is refused on the
 // other), its metrics in reg.
 func (s *server) authenticator(reg prometheus.Registerer) (*httpauth.Authenticator, error) {
-	cfg := httpauth.Config{Clock: s.cfg.Clock, ReplayCacheSize: s.cfg.AuthReplayCacheSize, Registerer: reg}
+	cfg := httpauth.Config{Clock: s.cfg.Clock, ReplayCacheSize: s.cfg.AuthReplayCacheSize,
+		StrictSigningOnly: s.cfg.AuthStrictSigningOnly, Registerer: reg}
 	for _, p := range s.projectors {
 		if p.Name() == s.models.Tenancy.Name() {
 			cfg.Freshness = httpauth.Freshness{Committed: p.Position, Changed: s.models.Tenancy.LastApplied}

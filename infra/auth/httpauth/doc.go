@@ -15,6 +15,7 @@
 //     is not — and each signature is accepted once: the Authenticator
 //     holds one signing.ReplayCache (Config.ReplayCacheSize), whose refusals
 //     are counted in cairn_auth_replays_refused_total.
+//     Config.StrictSigningOnly refuses Backend.AI's mode altogether.
 //   - Bearer: a login token (the Web-UI's, from POST /v1/auth/login) or a
 //     script's bearer token (POST /v1/auth/tokens), both made by
 //     infra/auth/token. Only their SHA-256 digests are stored (token.issued

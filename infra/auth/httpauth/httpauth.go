@@ -49,6 +49,10 @@ type Config struct {
 	// signing.DefaultReplayCacheSize); when it is full the accepted
 	// window shrinks (see signing.ReplayCache).
 	ReplayCacheSize int
+	// StrictSigningOnly refuses Backend.AI-compatible signatures, whose
+	// requests can be replayed: for deployments without Backend.AI
+	// clients (Cairn's own sign in strict mode).
+	StrictSigningOnly bool
 	// Registerer receives the authentication metrics (nil: none).
 	Registerer prometheus.Registerer
 }
@@ -71,11 +75,12 @@ func (c Config) Validate() error {
 // Authenticator is the authentication middleware. It is safe for
 // concurrent use.
 type Authenticator struct {
-	dir     Directory
-	maxSkew time.Duration
-	clock   func() time.Time
-	replay  *signing.ReplayCache
-	metrics *metrics
+	dir        Directory
+	maxSkew    time.Duration
+	clock      func() time.Time
+	replay     *signing.ReplayCache
+	strictOnly bool
+	metrics    *metrics
 }
 
 // New returns an Authenticator over dir.
@@ -99,7 +104,7 @@ func New(dir Directory, cfg Config) (*Authenticator, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &Authenticator{dir: dir, maxSkew: cfg.MaxSkew, clock: cfg.Clock, replay: replay}
+	a := &Authenticator{dir: dir, maxSkew: cfg.MaxSkew, clock: cfg.Clock, replay: replay, strictOnly: cfg.StrictSigningOnly}
 	if a.metrics, err = newMetrics(cfg.Registerer, a); err != nil {
 		return nil, err
 	}
@@ -152,9 +157,10 @@ func (a *Authenticator) signed(c *fiber.Ctx) (httpapi.Principal, error) {
 	ctx := c.UserContext()
 	var creds tenancy.Credentials
 	v := signing.Verifier{
-		Now:     a.clock,
-		MaxSkew: a.maxSkew,
-		Replay:  a.replay,
+		Now:        a.clock,
+		MaxSkew:    a.maxSkew,
+		Replay:     a.replay,
+		StrictOnly: a.strictOnly,
 		Lookup: func(ctx context.Context, accessKey string) (signing.Secret, bool, error) {
 			cr, err := a.dir.Credentials(ctx, accessKey)
 			switch {

@@ -179,3 +179,38 @@ func keypair(t *testing.T) (accessKey, secretKey string, rm *tenancy.ReadModel) 
 	run.WaitFor(t, kp.Position)
 	return kp.AccessKey, kp.SecretKey, rm
 }
+
+// TestStrictSigningOnly: with Config.StrictSigningOnly a Backend.AI-signed
+// request is refused (401, unsupported-method) and a strict one served.
+func TestStrictSigningOnly(t *testing.T) {
+	t.Parallel()
+	ak, sk, rm := keypair(t)
+	a, err := New(rm, Config{StrictSigningOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := fiber.New(fiber.Config{ErrorHandler: httpapi.ErrorHandler(slog.New(slog.DiscardHandler))})
+	app.Use(a.Middleware)
+	app.Get("/whoami", func(c *fiber.Ctx) error { return c.SendStatus(http.StatusNoContent) })
+	for _, tc := range []struct {
+		sign func(*http.Request, string, string, string, time.Time) error
+		want int
+	}{
+		{signing.SignHTTP, http.StatusUnauthorized},
+		{signing.SignHTTPStrict, http.StatusNoContent},
+	} {
+		req := httptest.NewRequest("GET", "/whoami", nil)
+		if err := tc.sign(req, ak, sk, "v8.20240915", time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := app.Test(req, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.want || (tc.want == http.StatusUnauthorized && !strings.Contains(string(raw), "unsupported-method")) {
+			t.Fatalf("%s: %d %s, want %d", req.Header.Get("Authorization")[:40], resp.StatusCode, raw, tc.want)
+		}
+	}
+}

@@ -10,9 +10,9 @@ import (
 )
 
 // DefaultReplayCacheSize bounds a ReplayCache when NewReplayCache is given
-// 0: 131072 signatures, about 13 MiB, which holds a full 15-minute window
-// at 145 strict requests/s; above that rate the window shrinks (see
-// ReplayCache).
+// 0: 131072 signatures, about 16 MiB (~125 bytes each), which hold a full
+// 15-minute window at 145 strict requests/s; above that rate the window
+// shrinks (see ReplayCache).
 const DefaultReplayCacheSize = 1 << 17
 
 // ReplayCache remembers the strict-mode signatures accepted within the

@@ -267,6 +267,22 @@ func TestStrictReplayIsRefusedCompatIsNot(t *testing.T) {
 	}
 }
 
+// TestVerifyStrictOnly: a server that turns Backend.AI signing off
+// refuses it before looking the key up, and still accepts strict mode.
+func TestVerifyStrictOnly(t *testing.T) {
+	t.Parallel()
+	v := strictVerifier(t, testNow, 0)
+	v.StrictOnly = true
+	date := FormatDate(testNow)
+	res, err := v.Verify(t.Context(), incoming(signed(t, testAccessKey, testSecretKey, date)))
+	if !errors.Is(err, ErrUnsupportedMethod) || res.AccessKey != testAccessKey {
+		t.Fatalf("compat under StrictOnly: %v, %+v", err, res)
+	}
+	if _, err := v.Verify(t.Context(), incoming(strictSigned(t, "GET", date, testNonce, nil))); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestVerifyStrictNeedsAReplayCache(t *testing.T) {
 	t.Parallel()
 	v := verifier(testNow, map[string]Secret{testAccessKey: {SecretKey: testSecretKey, Active: true}})

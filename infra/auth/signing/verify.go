@@ -65,6 +65,10 @@ type Verifier struct {
 	Now     func() time.Time
 	MaxSkew time.Duration
 	Replay  *ReplayCache
+	// StrictOnly refuses Backend.AI-compatible signatures
+	// (unsupported-method): for servers without Backend.AI clients, so
+	// that no replayable signature is accepted.
+	StrictOnly bool
 }
 
 // Verify authenticates in. Checks run cheapest first and the first failing
@@ -87,7 +91,10 @@ func (v *Verifier) Verify(ctx context.Context, in Incoming) (Result, error) {
 	}
 	// A copy: with fiber, header strings point into buffers reused after
 	// the handler returns, and the caller may keep the key (audit records).
-	res := Result{AccessKey: strings.Clone(cred.AccessKey)}
+	res := Result{AccessKey: strings.Clone(cred.AccessKey), Mode: cred.Mode()}
+	if v.StrictOnly && res.Mode != ModeStrict {
+		return res, refuse(ReasonUnsupportedMethod, "this server accepts only strict signing: signMethod="+MethodStrict)
+	}
 
 	rawDate := in.Header(HeaderDate)
 	if rawDate == "" {
@@ -121,7 +128,6 @@ func (v *Verifier) Verify(ctx context.Context, in Incoming) (Result, error) {
 		Date:        rawDate,
 		Version:     version,
 	}
-	res.Mode = cred.Mode()
 	if res.Mode == ModeStrict {
 		req.Nonce = in.Header(HeaderNonce)
 		if err := checkNonce(req.Nonce); err != nil {
