@@ -3,6 +3,7 @@ package readapi_test
 import (
 	"bytes"
 	"crypto/rand"
+	"fmt"
 	"io"
 	"io/fs"
 	"net/http"
@@ -89,10 +90,15 @@ func TestStrictSignedRequests(t *testing.T) {
 	good := []byte(`{"name":"second"}`)
 	req := strictRequest(t, "POST", "/v1/vfolders", alice, good, forged, json, now)
 	refused(t, e.send(t, again(t, req, forged)), "body-mismatch")
-	if r := e.send(t, again(t, req, good)); r.status != http.StatusCreated {
+	r = e.send(t, again(t, req, good))
+	if r.status != http.StatusCreated {
 		t.Fatalf("the genuine request after a forged one: %d %s", r.status, r.body)
 	}
-	if r := e.do(t, "GET", "/v1/vfolders", vfAlice, ""); r.status != http.StatusOK || strings.Contains(string(r.body), "forged") ||
+	var created struct {
+		Position uint64 `json:"position"`
+	}
+	r.decode(t, &created)
+	if r := e.do(t, "GET", fmt.Sprintf("/v1/vfolders?wait_for_position=%d", created.Position), vfAlice, ""); r.status != http.StatusOK || strings.Contains(string(r.body), "forged") ||
 		!strings.Contains(string(r.body), `"second"`) {
 		t.Fatalf("folders: %d %s", r.status, r.body)
 	}
