@@ -8,6 +8,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/cairnhq/cairn/domain"
+	"github.com/cairnhq/cairn/infra/httpapi"
 	"github.com/cairnhq/cairn/infra/vfstorage"
 )
 
@@ -20,7 +21,8 @@ type uploadResponse struct {
 // uploadVFolderFile handles PUT /v1/vfolders/{id}/files/content?path=
 // &overwrite=: the body is the file's bytes, streamed to the storage host
 // (never held whole in memory: the server streams this route's body, see
-// StreamsBody). The file appears complete or not at all; over
+// StreamsBody; it is read through httpapi.BodyStream, so that a strict
+// signature's body hash is checked before the file is committed). The file appears complete or not at all; over
 // VFolderDeps.MaxUploadSize the answer is 413, over the folder's quota or
 // its owner's quota scope 403 (kind quota-exceeded), and nothing is left
 // behind. overwrite=false refuses to replace an existing file (409).
@@ -60,7 +62,7 @@ func (a *api) uploadVFolderFile(c *fiber.Ctx) error {
 		}
 	}
 	opts.Quota = g.Quota
-	body := c.Context().RequestBodyStream()
+	body := httpapi.BodyStream(c)
 	if body == nil {
 		body = bytes.NewReader(c.Body())
 	}

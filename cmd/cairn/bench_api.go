@@ -50,8 +50,8 @@ directory, or a fresh PostgreSQL schema) serving the API twice: as cairn dev
 does, every request recorded in the audit trail (access-log middleware,
 writer, sequencer), and without the access-log middleware. It provisions a
 user with a keypair through the API, then --clients concurrent clients (in
-this process: the load generator shares the cores) send Backend.AI-signed
-GETs of --path over keep-alive connections, in rounds of --duration that
+this process: the load generator shares the cores) send signed GETs
+(Cairn's strict mode; --compat-signing for Backend.AI's) of --path over keep-alive connections, in rounds of --duration that
 alternate between the two. It reports requests/s and client-side p50/p99
 per mode, the access records appended and sealed per second, how long the
 sequencer took to seal a round's last record, and issue #4's targets:
@@ -86,6 +86,7 @@ is set (unless --backends says otherwise).`,
 	f.IntVar(&b.Rounds, "rounds", b.Rounds, "measured rounds per mode (audit on, audit off), alternating")
 	f.DurationVar(&b.Warmup, "warmup", b.Warmup, "unmeasured round per mode before the measured ones")
 	f.StringVar(&b.Path, "path", b.Path, "route to GET (a cheap authenticated one)")
+	f.BoolVar(&b.CompatSigning, "compat-signing", false, "sign as Backend.AI's clients do instead of in Cairn's strict mode (body hash, nonce, replay cache)")
 	f.DurationVar(&b.CatchUp, "catch-up", b.CatchUp, "longest wait for the sequencer to seal a round's records")
 	f.DurationVar(&b.Settle, "settle", b.Settle, "pause after each round")
 	f.StringVar(&cfg.CPUProfile, "cpu-profile", "", "write CPU profiles of the first measured round of each mode to PREFIX-<backend>-on.pprof and PREFIX-<backend>-off.pprof")
@@ -113,7 +114,7 @@ func runBenchAPI(ctx context.Context, cfg benchAPIConfig) error {
 			"Made by `cairn bench api` on %s, %s, %d CPUs, %s; load average %s before, %s after (1, 5, 15 min).\n"+
 			"A `cairn dev` in the benchmark's process (%s, no local agent) serves the API twice: as `cairn dev` does (audit on:\n"+
 			"access-log middleware, writer, sequencer, every projector following the log) and without the access-log middleware\n"+
-			"(audit off). %d clients in the same process (the load generator shares the %d cores) send Backend.AI-signed\n"+
+			"(audit off). %d clients in the same process (the load generator shares the %d cores) send %s-signed\n"+
 			"`GET %s` over keep-alive connections, each signed anew, in %d measured rounds of %s per mode\n"+
 			"alternating on/off, after %s of warm-up each. Latencies are the clients' (signing to last byte read), over every\n"+
 			"request of the mode. CPU µs/req is the process's CPU time (server and clients) per request. Records: the access-log\n"+
@@ -121,7 +122,7 @@ func runBenchAPI(ctx context.Context, cfg benchAPIConfig) error {
 			"was sealed (every record is checked sealed). Targets (issue #4): ≥ %d signed req/s with the audit on, p99 ≤ %s, on/off ≥ %.1fx.\n"+
 			"The machine is shared: read the ratio first.",
 			backend, time.Now().UTC().Format("2006-01-02"), runtime.GOOS+"/"+runtime.GOARCH, runtime.NumCPU(), runtime.Version(),
-			loadBefore, loadAfter, backendDescription(backend), b.Clients, runtime.NumCPU(), b.Path, b.Rounds, b.Duration, b.Warmup,
+			loadBefore, loadAfter, backendDescription(backend), b.Clients, runtime.NumCPU(), signingDescription(b.CompatSigning), b.Path, b.Rounds, b.Duration, b.Warmup,
 			apibench.TargetPerSecond, apibench.TargetP99, apibench.TargetRatio)
 		if err := apibench.WriteMarkdown(&md, res, header); err != nil {
 			return err
@@ -253,4 +254,12 @@ func withSchema(pgURL, schema string) (string, error) {
 	q.Set("schema", schema)
 	u.RawQuery = q.Encode()
 	return u.String(), nil
+}
+
+// signingDescription names the signing mode of the report's requests.
+func signingDescription(compat bool) string {
+	if compat {
+		return "Backend.AI"
+	}
+	return "strict-mode (body hash, nonce, replay cache)"
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cairnhq/cairn/infra/auth/signing"
 	"github.com/cairnhq/cairn/infra/config"
 	"github.com/cairnhq/cairn/infra/devserver"
 	"github.com/cairnhq/cairn/infra/images"
@@ -61,6 +62,8 @@ then the managers, the bus, NATS and the store.`,
 	f.Var(&maxUpload, "vfolder-max-upload", "largest file one upload may write, whatever the quotas allow, e.g. 64GiB (0: no limit but the quotas); over it: 413")
 	f.DurationVar(&cfg.VFolderOrphanGrace, "vfolder-orphan-grace", devserver.DefaultVFolderOrphanGrace, "age after which a folder directory that no folder owns (a create that crashed) is moved to its host's .cairn-lost+found; the collector runs at start and then every 12 hours")
 	f.DurationVar(&cfg.MaxWait, "max-wait", devserver.DefaultMaxWait, "longest wait of a query for the read models to reach ?wait_for_position")
+	f.IntVar(&cfg.AuthReplayCacheSize, "auth-replay-cache-size", signing.DefaultReplayCacheSize, "strict-mode request signatures remembered to refuse replays (about 125 bytes each); when full, strict requests older than the oldest one kept are refused")
+	f.BoolVar(&cfg.AuthStrictSigningOnly, "auth-strict-signing-only", false, "refuse Backend.AI-compatible signed requests (replayable within 15 minutes); accept only strict signing (signMethod=CAIRN1-HMAC-SHA256) and bearer tokens")
 	return cmd
 }
 

@@ -1,5 +1,5 @@
 // Package apibench measures the HTTP API under load, for `cairn bench
-// api` (issue #4's benchmark): Backend.AI-signed requests per second on a
+// api` (issue #4's benchmark): signed requests per second on a
 // cheap authenticated GET, with their client-side p50 and p99 latency,
 // and what the audit trail costs.
 //
@@ -17,8 +17,10 @@
 //
 // Run drives Config.Clients concurrent clients, each a goroutine of this
 // process (the load generator shares the machine's cores with the
-// server, as issue #4 asks), that sign every request anew
-// (signing.SignHTTP) and send it over keep-alive connections. Measured
+// server, as issue #4 asks), that sign every request anew, in Cairn's
+// strict mode (signing.SignHTTPStrict: the server checks the body hash and
+// its replay cache) unless Config.CompatSigning asks for Backend.AI's
+// (signing.SignHTTP), and send it over keep-alive connections. Measured
 // rounds of Config.Duration alternate between the audited and the
 // unaudited API (ON OFF, OFF ON, ...) so that drift on a shared machine
 // falls on both. After an audited round Run waits until the sequencer

@@ -25,6 +25,9 @@ const APIVersion = "v8.20240915"
 // least one idle connection per concurrent client kept.
 type client struct {
 	http *http.Client
+	// compat signs as Backend.AI's clients do, instead of Cairn's strict
+	// mode (signing.SignHTTPStrict: body hash, nonce, accepted once).
+	compat bool
 }
 
 func newClient(conns int) *client {
@@ -40,14 +43,19 @@ func newClient(conns int) *client {
 
 func (c *client) close() { c.http.CloseIdleConnections() }
 
-// signedGet signs a GET of url with k at the current time, sends it,
-// reads the whole answer and returns its status.
+// signedGet signs a GET of url with k at the current time (strict mode
+// unless c.compat), sends it, reads the whole answer and returns its
+// status.
 func (c *client) signedGet(ctx context.Context, url string, k Keypair) (int, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return 0, err
 	}
-	if err := signing.SignHTTP(req, k.AccessKey, k.SecretKey, APIVersion, time.Now()); err != nil {
+	sign := signing.SignHTTPStrict
+	if c.compat {
+		sign = signing.SignHTTP
+	}
+	if err := sign(req, k.AccessKey, k.SecretKey, APIVersion, time.Now()); err != nil {
 		return 0, err
 	}
 	resp, err := c.http.Do(req)

@@ -43,6 +43,11 @@ type Config struct {
 	Settle time.Duration
 	// Progress, if set, receives a line per round.
 	Progress func(format string, args ...any)
+	// CompatSigning signs the requests as Backend.AI's clients do
+	// (signing.SignHTTP) instead of in Cairn's strict mode
+	// (signing.SignHTTPStrict, the default: body hash, nonce, each
+	// signature accepted once through the server's replay cache).
+	CompatSigning bool
 	// Profile, if set, is called as the first measured round of each
 	// mode starts, and what it returns as that round's load ends (e.g. a
 	// CPU profile of each mode).
@@ -173,6 +178,7 @@ func Run(ctx context.Context, srv *Server, cfg Config) (Result, error) {
 		cfg.Progress = func(string, ...any) {}
 	}
 	r := &runner{cfg: cfg, srv: srv, c: newClient(cfg.Clients + 1), latencies: map[Mode][]time.Duration{}, profiled: map[Mode]bool{}}
+	r.c.compat = cfg.CompatSigning
 	defer r.c.close()
 	if cfg.Warmup > 0 {
 		for _, m := range []Mode{AuditOn, AuditOff} {

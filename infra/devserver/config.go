@@ -114,6 +114,15 @@ type Config struct {
 	// api`, which measures what the audit trail costs by alternating
 	// between the two in one process; `cairn dev` has no flag for it.
 	UnauditedListen string
+	// AuthReplayCacheSize bounds how many strict-mode request signatures
+	// the API remembers to refuse their replays (default
+	// signing.DefaultReplayCacheSize); when full, the window in which a
+	// strict request is accepted shrinks below the 15-minute skew.
+	AuthReplayCacheSize int
+	// AuthStrictSigningOnly refuses Backend.AI-compatible signed requests
+	// (replayable within 15 minutes): for deployments without Backend.AI
+	// clients.
+	AuthStrictSigningOnly bool
 	// OnReady, if set, is called once the server serves, with where it
 	// does (for callers that run it in process: benchmarks, tests).
 	OnReady func(Endpoints)
@@ -238,6 +247,9 @@ func (c Config) Validate() error {
 			add("image: %w", err)
 		}
 	}
+	if c.AuthReplayCacheSize < 0 {
+		add("auth replay cache size %d: must not be negative", c.AuthReplayCacheSize)
+	}
 	for _, v := range []struct {
 		name string
 		d    time.Duration
@@ -287,6 +299,8 @@ func (c Config) LogValue() slog.Value {
 		slog.Int64("vfolder_max_upload", c.VFolderMaxUpload),
 		slog.Duration("vfolder_orphan_grace", c.VFolderOrphanGrace),
 		slog.Duration("max_wait", c.MaxWait),
+		slog.Int("auth_replay_cache_size", c.AuthReplayCacheSize),
+		slog.Bool("auth_strict_signing_only", c.AuthStrictSigningOnly),
 		slog.Duration("shutdown_timeout", c.ShutdownTimeout),
 	)
 }

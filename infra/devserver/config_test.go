@@ -48,6 +48,7 @@ func TestConfigValidateReportsEveryProblem(t *testing.T) {
 		{"bad image", Config{Images: []string{"has space"}}, []string{"image"}},
 		{"negative durations", Config{MaxWait: -time.Second, ShutdownTimeout: -1, VFolderOrphanGrace: -1}, []string{"max wait", "shutdown timeout", "vfolder orphan grace"}},
 		{"sizes below NoLimit", Config{VFolderDefaultQuota: -2, VFolderMaxUpload: -5}, []string{"vfolder default quota", "vfolder max upload"}},
+		{"negative replay cache size", Config{AuthReplayCacheSize: -1}, []string{"auth replay cache size"}},
 		{"all at once", Config{Listen: "x", AgentID: "a b", Images: []string{""}}, []string{"listen", "agent id", "image"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

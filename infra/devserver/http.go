@@ -82,7 +82,7 @@ func (s *server) startHTTP(ctx context.Context) error {
 		return err
 	}
 	s.parts.goRun("access log", access.Run)
-	auth, err := s.authenticator()
+	auth, err := s.authenticator(reg)
 	if err != nil {
 		ln.Close()
 		return err
@@ -140,9 +140,12 @@ func (s *server) serve(name string, app *fiber.App, ln net.Listener) {
 }
 
 // authenticator is the /v1 routes' authentication, with the cache that
-// lasts until the tenancy read model changes.
-func (s *server) authenticator() (*httpauth.Authenticator, error) {
-	cfg := httpauth.Config{Clock: s.cfg.Clock}
+// lasts until the tenancy read model changes and one replay cache for
+// both listeners (a strict request accepted on one is refused on the
+// other), its metrics in reg.
+func (s *server) authenticator(reg prometheus.Registerer) (*httpauth.Authenticator, error) {
+	cfg := httpauth.Config{Clock: s.cfg.Clock, ReplayCacheSize: s.cfg.AuthReplayCacheSize,
+		StrictSigningOnly: s.cfg.AuthStrictSigningOnly, Registerer: reg}
 	for _, p := range s.projectors {
 		if p.Name() == s.models.Tenancy.Name() {
 			cfg.Freshness = httpauth.Freshness{Committed: p.Position, Changed: s.models.Tenancy.LastApplied}

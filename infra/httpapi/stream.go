@@ -36,3 +36,29 @@ func limitBody(limit int, streams func(c *fiber.Ctx) bool) fiber.Handler {
 		return c.Next()
 	}
 }
+
+const bodyWrapKey = "cairn.body_wrap"
+
+// WrapBodyStream has BodyStream hand the handler a streamed request body
+// through wrap: middleware that must see the body as it streams
+// (httpauth checks a strict signature's body hash) registers it.
+func WrapBodyStream(c *fiber.Ctx, wrap func(io.Reader) io.Reader) {
+	c.Locals(bodyWrapKey, wrap)
+}
+
+// BodyStream is the request body of a route that streams it
+// (Config.StreamRequestBody), through the middleware's wrap if any; nil
+// when the body was read whole (c.Body()). Handlers of streamed routes
+// read the body through it, never c.Body() or the fasthttp stream, so
+// that what middleware checks while streaming is checked; they call it
+// once.
+func BodyStream(c *fiber.Ctx) io.Reader {
+	r := c.Context().RequestBodyStream()
+	if r == nil {
+		return nil
+	}
+	if wrap, ok := c.Locals(bodyWrapKey).(func(io.Reader) io.Reader); ok {
+		return wrap(r)
+	}
+	return r
+}

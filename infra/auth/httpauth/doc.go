@@ -8,7 +8,14 @@
 //   - BackendAI: a request signed with a keypair (infra/auth/signing),
 //     verified against the secret key the tenancy read model holds for the
 //     access key. The raw request target and the Host header are used as
-//     received. The keypair must be active and its owner active.
+//     received. The keypair must be active and its owner active. In strict
+//     mode (signMethod=CAIRN1-HMAC-SHA256) the body must be the signed one
+//     — a body read whole is checked here, a streamed upload as the handler
+//     reads it through httpapi.BodyStream, the request answered 401 if it
+//     is not — and each signature is accepted once: the Authenticator
+//     holds one signing.ReplayCache (Config.ReplayCacheSize), whose refusals
+//     are counted in cairn_auth_replays_refused_total.
+//     Config.StrictSigningOnly refuses Backend.AI's mode altogether.
 //   - Bearer: a login token (the Web-UI's, from POST /v1/auth/login) or a
 //     script's bearer token (POST /v1/auth/tokens), both made by
 //     infra/auth/token. Only their SHA-256 digests are stored (token.issued
@@ -18,6 +25,7 @@
 //
 // Each refusal is a 401 problem+json whose detail says why (missing or
 // malformed header, bad signature, unknown or inactive key, clock skew,
+// body mismatch, replayed signature,
 // unknown, revoked or expired token, inactive user). The access key a
 // refused signed request claimed is handed to the audit trail
 // (accesslog.ClaimAccessKey), so the record of a denied request names it.

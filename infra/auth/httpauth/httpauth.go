@@ -3,12 +3,15 @@ package httpauth
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/infra/accesslog"
@@ -41,14 +44,43 @@ type Config struct {
 	Freshness Freshness
 	// CacheSize bounds the cache (default DefaultCacheSize entries).
 	CacheSize int
+	// ReplayCacheSize bounds how many strict-mode signatures are
+	// remembered to refuse their replays (default
+	// signing.DefaultReplayCacheSize); when it is full the accepted
+	// window shrinks (see signing.ReplayCache).
+	ReplayCacheSize int
+	// StrictSigningOnly refuses Backend.AI-compatible signatures, whose
+	// requests can be replayed: for deployments without Backend.AI
+	// clients (Cairn's own sign in strict mode).
+	StrictSigningOnly bool
+	// Registerer receives the authentication metrics (nil: none).
+	Registerer prometheus.Registerer
+}
+
+// Validate reports every problem at once.
+func (c Config) Validate() error {
+	var errs []error
+	if c.MaxSkew < 0 {
+		errs = append(errs, fmt.Errorf("httpauth: max skew %v must not be negative", c.MaxSkew))
+	}
+	if c.CacheSize < 0 {
+		errs = append(errs, fmt.Errorf("httpauth: cache size %d must not be negative", c.CacheSize))
+	}
+	if c.ReplayCacheSize < 0 {
+		errs = append(errs, fmt.Errorf("httpauth: replay cache size %d must not be negative", c.ReplayCacheSize))
+	}
+	return errors.Join(errs...)
 }
 
 // Authenticator is the authentication middleware. It is safe for
 // concurrent use.
 type Authenticator struct {
-	dir     Directory
-	maxSkew time.Duration
-	clock   func() time.Time
+	dir        Directory
+	maxSkew    time.Duration
+	clock      func() time.Time
+	replay     *signing.ReplayCache
+	strictOnly bool
+	metrics    *metrics
 }
 
 // New returns an Authenticator over dir.
@@ -56,8 +88,8 @@ func New(dir Directory, cfg Config) (*Authenticator, error) {
 	if dir == nil {
 		return nil, errors.New("httpauth: no directory")
 	}
-	if cfg.MaxSkew < 0 {
-		return nil, errors.New("httpauth: negative max skew")
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
 	if cfg.MaxSkew == 0 {
 		cfg.MaxSkew = signing.DefaultMaxSkew
@@ -68,19 +100,42 @@ func New(dir Directory, cfg Config) (*Authenticator, error) {
 	if cfg.Freshness.Committed != nil && cfg.Freshness.Changed != nil {
 		dir = newCachingDirectory(dir, cfg.Freshness, cfg.CacheSize)
 	}
-	return &Authenticator{dir: dir, maxSkew: cfg.MaxSkew, clock: cfg.Clock}, nil
+	replay, err := signing.NewReplayCache(cfg.ReplayCacheSize)
+	if err != nil {
+		return nil, err
+	}
+	a := &Authenticator{dir: dir, maxSkew: cfg.MaxSkew, clock: cfg.Clock, replay: replay, strictOnly: cfg.StrictSigningOnly}
+	if a.metrics, err = newMetrics(cfg.Registerer, a); err != nil {
+		return nil, err
+	}
+	return a, nil
 }
 
 // Middleware authenticates the request and records its principal
-// (httpapi.CurrentPrincipal), or refuses it with a 401.
+// (httpapi.CurrentPrincipal), or refuses it with a 401. A strict-mode
+// request whose streamed body turns out not to be the signed one is
+// answered 401 (body-mismatch) whatever the handler answered; the handler
+// read it through httpapi.BodyStream, which failed at its end, so it
+// committed nothing.
 func (a *Authenticator) Middleware(c *fiber.Ctx) error {
 	p, err := a.Authenticate(c)
 	if err != nil {
+		if c.Request().IsBodyStream() {
+			// The streamed body (an upload) is not read: close the
+			// connection rather than drain it or parse it as a request.
+			c.Context().SetConnectionClose()
+		}
 		return err
 	}
 	httpapi.SetPrincipal(c, p)
-	return c.Next()
+	err = c.Next()
+	if br, ok := c.Locals(bodyReaderKey).(*signing.BodyReader); ok && br.Err() != nil {
+		return br.Err()
+	}
+	return err
 }
+
+const bodyReaderKey = "cairn.auth.body_reader"
 
 // Authenticate resolves the principal of a request without serving it.
 func (a *Authenticator) Authenticate(c *fiber.Ctx) (httpapi.Principal, error) {
@@ -97,13 +152,15 @@ func (a *Authenticator) Authenticate(c *fiber.Ctx) (httpapi.Principal, error) {
 	return httpapi.Principal{}, refuse("unsupported Authorization scheme; use BackendAI (signed requests) or Bearer <token>")
 }
 
-// signed verifies a Backend.AI signature.
+// signed verifies a signed request (either mode).
 func (a *Authenticator) signed(c *fiber.Ctx) (httpapi.Principal, error) {
 	ctx := c.UserContext()
 	var creds tenancy.Credentials
 	v := signing.Verifier{
-		Now:     a.clock,
-		MaxSkew: a.maxSkew,
+		Now:        a.clock,
+		MaxSkew:    a.maxSkew,
+		Replay:     a.replay,
+		StrictOnly: a.strictOnly,
 		Lookup: func(ctx context.Context, accessKey string) (signing.Secret, bool, error) {
 			cr, err := a.dir.Credentials(ctx, accessKey)
 			switch {
@@ -116,20 +173,41 @@ func (a *Authenticator) signed(c *fiber.Ctx) (httpapi.Principal, error) {
 			return signing.Secret{SecretKey: cr.SecretKey, Active: cr.IsActive}, true, nil
 		},
 	}
-	res, err := v.Verify(ctx, signing.Incoming{
-		Method:    c.Method(),
-		PathQuery: string(c.Request().RequestURI()),
-		Host:      string(c.Request().Header.Host()),
-		Header:    func(name string) string { return c.Get(name) },
-	})
+	// A streamed body (a file upload) is still to be read: a strict
+	// signature is checked over the hash it claims, and the body against
+	// that hash as the handler reads it. Any other body was read whole
+	// before this middleware and is checked now, as received (c.Body()
+	// would undo a Content-Encoding).
+	streamed := c.Request().IsBodyStream()
+	in := signing.Incoming{
+		Method:       c.Method(),
+		PathQuery:    string(c.Request().RequestURI()),
+		Host:         string(c.Request().Header.Host()),
+		Header:       func(name string) string { return c.Get(name) },
+		BodyStreamed: streamed,
+	}
+	if !streamed {
+		in.Body = c.Request().Body()
+	}
+	res, err := v.Verify(ctx, in)
 	if res.AccessKey != "" {
 		accesslog.ClaimAccessKey(c, res.AccessKey)
 	}
 	if err != nil {
-		if signing.ReasonOf(err) == signing.ReasonNone {
+		reason := signing.ReasonOf(err)
+		if reason == signing.ReasonNone {
 			return httpapi.Principal{}, &domain.Error{Op: "auth", Kind: domain.KindUnavailable, Message: "cannot check the access key now", Err: err}
 		}
+		a.metrics.refused(reason)
 		return httpapi.Principal{}, err
+	}
+	if res.Mode == signing.ModeStrict && streamed {
+		sum := res.ContentSHA256
+		httpapi.WrapBodyStream(c, func(r io.Reader) io.Reader {
+			br := signing.VerifyBody(r, sum)
+			c.Locals(bodyReaderKey, br)
+			return br
+		})
 	}
 	if creds.UserStatus != domain.UserActive {
 		return httpapi.Principal{}, refuse("the owner of access key " + res.AccessKey + " is not an active user")
@@ -186,4 +264,15 @@ func (a *Authenticator) principal(ctx context.Context, p httpapi.Principal, user
 
 func refuse(msg string) error {
 	return &domain.Error{Op: "auth", Kind: domain.KindUnauthenticated, Message: msg}
+}
+
+// replayWindow is how old a strict-mode request may be: the skew window,
+// or less when the replay cache's floor is inside it.
+func (a *Authenticator) replayWindow() time.Duration {
+	floor := a.replay.Floor()
+	now := a.clock()
+	if floor.IsZero() || now.Sub(floor) > a.maxSkew {
+		return a.maxSkew
+	}
+	return max(0, now.Sub(floor))
 }

@@ -1,8 +1,10 @@
-// Package signing implements Backend.AI-compatible HMAC request signing,
+// Package signing implements HMAC request signing in two modes, chosen by
+// the client with signMethod: Backend.AI-compatible signing (ModeCompat),
 // so that existing Backend.AI clients (the Python SDK and CLI, the Web-UI's
-// JavaScript client) can sign requests to Cairn with their keypairs.
+// JavaScript client) can sign requests to Cairn with their keypairs, and
+// Cairn's strict mode (ModeStrict), which Cairn's own clients use.
 //
-// A signed request carries
+// A Backend.AI-signed request carries
 //
 //	Authorization: BackendAI signMethod=HMAC-SHA256, credential=<ACCESS_KEY>:<SIGNATURE>
 //	Date: 2024-05-01T12:34:56.789012+00:00    (or X-BackendAI-Date)
@@ -14,12 +16,27 @@
 //	string to sign = METHOD\n<path with query>\n<date as sent>\nhost:<host>\n
 //	                 content-type:<type>\nx-backendai-version:<version>\n<hex SHA-256 of "">
 //
-// Sign and SignHTTP build signatures (clients, tests); Verifier.Verify
+// Its signature covers no body and nothing unique: anyone who sees a
+// signed request may send it again, with another body, until its date is
+// 15 minutes old. Strict mode closes both:
+//
+//	Authorization: BackendAI signMethod=CAIRN1-HMAC-SHA256, credential=<ACCESS_KEY>:<SIGNATURE>
+//	Date, X-BackendAI-Version                 as above
+//	X-Cairn-Nonce: <16 to 64 of A-Za-z0-9-_, fresh for every request>
+//	X-Cairn-Content-SHA256: <lower-case hex SHA-256 of the body as sent>
+//
+// with the same signing key and StringToSignStrict's string (a first line
+// naming the mode, then the lines above plus the nonce and the body hash).
+// The server checks the body against the hash (a streamed body as it is
+// read: BodyReader) and accepts each signature once (ReplayCache).
+//
+// Sign and SignHTTP (SignStrict and SignHTTPStrict) build signatures
+// (clients, tests); Verifier.Verify
 // checks them on the server from plain values (method, raw path and query,
 // host, a header getter, a secret lookup), so it works with fiber and
 // net/http alike. Each refusal is an *Error with a Reason (bad signature,
 // unknown or inactive key, date skew, missing or invalid date, malformed
-// header...), of kind domain.KindUnauthenticated.
+// header, body mismatch, replayed...), of kind domain.KindUnauthenticated.
 //
 // # What the reference implementation does, and what Cairn follows
 //

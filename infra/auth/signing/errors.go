@@ -14,25 +14,31 @@ import (
 type Reason uint8
 
 const (
-	ReasonNone              Reason = iota // not a signing error
-	ReasonMissingHeader                   // no Authorization header
-	ReasonMalformedHeader                 // the header does not parse
-	ReasonUnsupportedScheme               // not "BackendAI ..." (e.g. a Bearer token)
-	ReasonUnsupportedMethod               // signMethod is not HMAC-SHA256
-	ReasonMissingCredential               // no credential=<access key>:<signature>
-	ReasonMissingDate                     // neither Date nor X-BackendAI-Date
-	ReasonInvalidDate                     // the date does not parse
-	ReasonDateSkew                        // the date is 15 minutes or more away from the server's clock
-	ReasonMissingVersion                  // no X-BackendAI-Version
-	ReasonUnknownKey                      // no such access key
-	ReasonInactiveKey                     // the key exists and the signature is right, but the key is deactivated
-	ReasonBadSignature                    // the signature does not match
+	ReasonNone               Reason = iota // not a signing error
+	ReasonMissingHeader                    // no Authorization header
+	ReasonMalformedHeader                  // the header does not parse
+	ReasonUnsupportedScheme                // not "BackendAI ..." (e.g. a Bearer token)
+	ReasonUnsupportedMethod                // signMethod is not HMAC-SHA256
+	ReasonMissingCredential                // no credential=<access key>:<signature>
+	ReasonMissingDate                      // neither Date nor X-BackendAI-Date
+	ReasonInvalidDate                      // the date does not parse
+	ReasonDateSkew                         // the date is 15 minutes or more away from the server's clock
+	ReasonMissingVersion                   // no X-BackendAI-Version
+	ReasonUnknownKey                       // no such access key
+	ReasonInactiveKey                      // the key exists and the signature is right, but the key is deactivated
+	ReasonBadSignature                     // the signature does not match
+	ReasonMissingContentHash               // strict mode without X-Cairn-Content-SHA256
+	ReasonBodyMismatch                     // strict mode: the body's SHA-256 is not the signed one
+	ReasonMissingNonce                     // strict mode without X-Cairn-Nonce
+	ReasonReplayed                         // strict mode: this signature was already accepted
+	ReasonReplayWindow                     // strict mode: older than the oldest signature the server still remembers
 )
 
 var reasonNames = [...]string{
 	"none", "missing-header", "malformed-header", "unsupported-scheme", "unsupported-method",
 	"missing-credential", "missing-date", "invalid-date", "date-skew", "missing-version",
-	"unknown-key", "inactive-key", "bad-signature",
+	"unknown-key", "inactive-key", "bad-signature", "missing-content-sha256", "body-mismatch",
+	"missing-nonce", "replayed", "replay-window",
 }
 
 // String is the reason's stable wire name (e.g. "bad-signature").
@@ -53,18 +59,23 @@ type Error struct {
 
 // Sentinels for errors.Is: errors.Is(err, signing.ErrBadSignature).
 var (
-	ErrMissingHeader     = &Error{Reason: ReasonMissingHeader}
-	ErrMalformedHeader   = &Error{Reason: ReasonMalformedHeader}
-	ErrUnsupportedScheme = &Error{Reason: ReasonUnsupportedScheme}
-	ErrUnsupportedMethod = &Error{Reason: ReasonUnsupportedMethod}
-	ErrMissingCredential = &Error{Reason: ReasonMissingCredential}
-	ErrMissingDate       = &Error{Reason: ReasonMissingDate}
-	ErrInvalidDate       = &Error{Reason: ReasonInvalidDate}
-	ErrDateSkew          = &Error{Reason: ReasonDateSkew}
-	ErrMissingVersion    = &Error{Reason: ReasonMissingVersion}
-	ErrUnknownKey        = &Error{Reason: ReasonUnknownKey}
-	ErrInactiveKey       = &Error{Reason: ReasonInactiveKey}
-	ErrBadSignature      = &Error{Reason: ReasonBadSignature}
+	ErrMissingHeader      = &Error{Reason: ReasonMissingHeader}
+	ErrMalformedHeader    = &Error{Reason: ReasonMalformedHeader}
+	ErrUnsupportedScheme  = &Error{Reason: ReasonUnsupportedScheme}
+	ErrUnsupportedMethod  = &Error{Reason: ReasonUnsupportedMethod}
+	ErrMissingCredential  = &Error{Reason: ReasonMissingCredential}
+	ErrMissingDate        = &Error{Reason: ReasonMissingDate}
+	ErrInvalidDate        = &Error{Reason: ReasonInvalidDate}
+	ErrDateSkew           = &Error{Reason: ReasonDateSkew}
+	ErrMissingVersion     = &Error{Reason: ReasonMissingVersion}
+	ErrUnknownKey         = &Error{Reason: ReasonUnknownKey}
+	ErrInactiveKey        = &Error{Reason: ReasonInactiveKey}
+	ErrBadSignature       = &Error{Reason: ReasonBadSignature}
+	ErrMissingContentHash = &Error{Reason: ReasonMissingContentHash}
+	ErrBodyMismatch       = &Error{Reason: ReasonBodyMismatch}
+	ErrMissingNonce       = &Error{Reason: ReasonMissingNonce}
+	ErrReplayed           = &Error{Reason: ReasonReplayed}
+	ErrReplayWindow       = &Error{Reason: ReasonReplayWindow}
 )
 
 func (e *Error) Error() string {

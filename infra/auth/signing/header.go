@@ -9,9 +9,12 @@ import (
 const (
 	// Scheme is the Authorization scheme of signed requests.
 	Scheme = "BackendAI"
-	// MethodHMACSHA256 is the only signMethod Cairn accepts (compared
-	// without regard to ASCII case, as Backend.AI does).
+	// MethodHMACSHA256 is Backend.AI's signMethod (compared without
+	// regard to ASCII case, as Backend.AI does): ModeCompat.
 	MethodHMACSHA256 = "HMAC-SHA256"
+	// MethodStrict is the signMethod of Cairn's strict mode (ModeStrict):
+	// the signature covers the body and a nonce, and is accepted once.
+	MethodStrict = "CAIRN1-HMAC-SHA256"
 
 	maxHeaderLen    = 1024 // far above any real header; refuses junk early
 	maxAccessKeyLen = 128
@@ -22,7 +25,7 @@ const (
 //
 //	Authorization: BackendAI signMethod=HMAC-SHA256, credential=<ACCESS_KEY>:<SIGNATURE>
 type Credential struct {
-	Method    string // signMethod as sent (HMAC-SHA256 in any ASCII case)
+	Method    string // signMethod as sent (HMAC-SHA256 or CAIRN1-HMAC-SHA256, in any ASCII case)
 	AccessKey string
 	Signature string // 64 hex digits as sent
 }
@@ -31,6 +34,14 @@ type Credential struct {
 // every c that ParseAuthorization returned.
 func (c Credential) String() string {
 	return Scheme + " signMethod=" + c.Method + ", credential=" + c.AccessKey + ":" + c.Signature
+}
+
+// Mode is the signing mode the credential's signMethod names.
+func (c Credential) Mode() Mode {
+	if asciiEqualFold(c.Method, MethodStrict) {
+		return ModeStrict
+	}
+	return ModeCompat
 }
 
 // HasScheme reports whether an Authorization header value uses the
@@ -45,7 +56,7 @@ func HasScheme(header string) bool {
 // order; unknown parameters are ignored (as Backend.AI does), a repeated
 // one is refused. Every failure is an *Error whose Reason says what is
 // wrong: missing header, malformed header, unsupported scheme or method,
-// missing credential.
+// missing credential. The signMethod chooses the mode (Credential.Mode).
 func ParseAuthorization(header string) (Credential, error) {
 	header = strings.TrimSpace(header)
 	if header == "" {
@@ -74,8 +85,8 @@ func ParseAuthorization(header string) (Credential, error) {
 	if !ok {
 		return Credential{}, refuse(ReasonMalformedHeader, "no signMethod parameter")
 	}
-	if !asciiEqualFold(method, MethodHMACSHA256) {
-		return Credential{}, refuse(ReasonUnsupportedMethod, fmt.Sprintf("signMethod %s; use %s", quote(method), MethodHMACSHA256))
+	if !asciiEqualFold(method, MethodHMACSHA256) && !asciiEqualFold(method, MethodStrict) {
+		return Credential{}, refuse(ReasonUnsupportedMethod, fmt.Sprintf("signMethod %s; use %s or %s", quote(method), MethodStrict, MethodHMACSHA256))
 	}
 	cred, ok := params["credential"]
 	if !ok {

@@ -22,6 +22,9 @@ func TestParseAuthorization(t *testing.T) {
 			want: Credential{Method: "hmac-sha256", AccessKey: "AKIAIOSFODNN7EXAMPLE", Signature: sig64}},
 		{header: "BackendAI signMethod=HMAC-SHA256, credential=AK=1:" + strings.ToUpper(sig64),
 			want: Credential{Method: "HMAC-SHA256", AccessKey: "AK=1", Signature: strings.ToUpper(sig64)}},
+		{header: "BackendAI signMethod=CAIRN1-HMAC-SHA256, credential=AKIAIOSFODNN7EXAMPLE:" + sig64,
+			want: Credential{Method: "CAIRN1-HMAC-SHA256", AccessKey: "AKIAIOSFODNN7EXAMPLE", Signature: sig64}},
+		{header: "BackendAI signMethod=CAIRN1-HMAC-SHA1, credential=AK:" + sig64, reason: ReasonUnsupportedMethod},
 		{header: "", reason: ReasonMissingHeader},
 		{header: "   ", reason: ReasonMissingHeader},
 		{header: "Bearer abc", reason: ReasonUnsupportedScheme},
@@ -57,6 +60,9 @@ func TestParseAuthorization(t *testing.T) {
 		}
 		if err != nil || got != tc.want {
 			t.Errorf("%.60q: got %+v, %v; want %+v", tc.header, got, err, tc.want)
+		}
+		if wantMode := map[bool]Mode{true: ModeStrict, false: ModeCompat}[strings.Contains(tc.header, "CAIRN1")]; got.Mode() != wantMode {
+			t.Errorf("%.60q: mode %v, want %v", tc.header, got.Mode(), wantMode)
 		}
 	}
 }
@@ -94,8 +100,11 @@ func FuzzParseAuthorization(f *testing.F) {
 			}
 			return
 		}
-		if c.AccessKey == "" || len(c.Signature) != signatureLen || !asciiEqualFold(c.Method, MethodHMACSHA256) {
+		if c.AccessKey == "" || len(c.Signature) != signatureLen || (!asciiEqualFold(c.Method, MethodHMACSHA256) && !asciiEqualFold(c.Method, MethodStrict)) {
 			t.Fatalf("%q: accepted an incomplete credential %+v", header, c)
+		}
+		if (c.Mode() == ModeStrict) != asciiEqualFold(c.Method, MethodStrict) {
+			t.Fatalf("%q: method %q but mode %v", header, c.Method, c.Mode())
 		}
 		back, err := ParseAuthorization(c.String())
 		if err != nil {

@@ -37,6 +37,9 @@ type Request struct {
 	ContentType string // the Content-Type header as sent; "" when absent
 	Date        string // the Date (or X-BackendAI-Date) header as sent
 	Version     string // the X-BackendAI-Version header, e.g. "v8.20240915"
+	// Strict mode only (StringToSignStrict); compat mode ignores them.
+	Nonce         string // the X-Cairn-Nonce header
+	ContentSHA256 string // the X-Cairn-Content-SHA256 header: hex SHA-256 of the body
 }
 
 // StringToSign builds the canonical string:
@@ -96,8 +99,12 @@ func signingKey(secretKey, day, host string) []byte {
 // signature computes the raw HMAC of r's string to sign, day being the
 // yyyymmdd the key is derived from.
 func signature(secretKey, day string, r Request) []byte {
-	m := hmac.New(sha256.New, signingKey(secretKey, day, r.Host))
-	m.Write([]byte(StringToSign(r)))
+	return hmacSHA256(signingKey(secretKey, day, r.Host), StringToSign(r))
+}
+
+func hmacSHA256(key []byte, msg string) []byte {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(msg))
 	return m.Sum(nil)
 }
 
