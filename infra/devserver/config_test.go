@@ -42,6 +42,7 @@ func TestConfigValidateReportsEveryProblem(t *testing.T) {
 		{"unaudited without port", Config{UnauditedListen: "localhost"}, []string{"unaudited listen"}},
 		{"unaudited on the API's address", Config{Listen: "127.0.0.1:9000", UnauditedListen: "127.0.0.1:9000"}, []string{"unaudited listen", "already taken"}},
 		{"bad gpus", Config{GPUs: "mock:nosuch"}, []string{"gpus"}},
+		{"bad kernel userns", Config{KernelUserNS: "auto"}, []string{"kernel userns"}},
 		{"bad image", Config{Images: []string{"has space"}}, []string{"image"}},
 		{"negative durations", Config{MaxWait: -time.Second, ShutdownTimeout: -1}, []string{"max wait", "shutdown timeout"}},
 		{"all at once", Config{Listen: "x", AgentID: "a b", Images: []string{""}}, []string{"listen", "agent id", "image"}},

@@ -1,6 +1,7 @@
 package podman
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -314,5 +315,31 @@ func buildEUID(t *testing.T, out string) {
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build testdata/euid: %v\n%s", err, b)
+	}
+}
+
+// Rootless tells the rootful service install-podman.sh starts from a
+// rootless one.
+func TestRootless(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	rootless, err := h.rt.Rootless(h.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.uri == DefaultURI && rootless {
+		t.Errorf("the service at %s says it is rootless", h.uri)
+	}
+}
+
+func TestCheckCapabilities(t *testing.T) {
+	t.Parallel()
+	if err := CheckCapabilities(append([]string{"net_bind_service", "CAP_SYS_PTRACE"}, runtime.DefaultCapabilities...)); err != nil {
+		t.Errorf("known names: %v", err)
+	}
+	for _, bad := range [][]string{{"CAP_NOPE"}, {"all"}, {"CHOWN", "SETUID "}} {
+		if err := CheckCapabilities(bad); !errors.Is(err, runtime.ErrInvalid) {
+			t.Errorf("%q: %v, want ErrInvalid", bad, err)
+		}
 	}
 }
