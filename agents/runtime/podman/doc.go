@@ -21,8 +21,9 @@
 //     every capability dropped but the spec's (runtime.DefaultCapabilities
 //     unless it names others), its bind mounts nosuid and nodev, and, when
 //     the spec has a runtime.IDMap, in a private user namespace with that
-//     one mapping for uids and gids (Podman's IDMappings; Podman keeps an
-//     id-shifted copy of each image's layers per mapping).
+//     one mapping for uids and gids (Podman's IDMappings; containers/storage
+//     shifts the image's layers with idmapped mounts where the kernel has
+//     them, as here, and with a chowned copy where it does not).
 //   - Errors: binding errors are translated to the port's sentinels by type
 //     and HTTP status (*errorhandling.ErrorModel with 404, 400, 503;
 //     transport failures are runtime.ErrUnavailable), never by message text.
