@@ -1,6 +1,7 @@
 package node
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -21,14 +22,15 @@ import (
 // The walk goes through os.Root and never follows a symbolic link out of
 // the folder, so a kernel that swaps a directory for a link while another
 // of its kernels starts cannot make the agent chown anything outside. It
-// stats every entry of a read-write folder at each kernel creation.
-func claimMounts(mounts []runtime.Mount, m runtime.IDMap) (int, error) {
+// stats every entry of a read-write folder at each kernel creation, and
+// stops when ctx ends (a destroy interrupts it).
+func claimMounts(ctx context.Context, mounts []runtime.Mount, m runtime.IDMap) (int, error) {
 	total := 0
 	for _, mt := range mounts {
 		if mt.ReadOnly {
 			continue
 		}
-		n, err := claimTree(mt.Source, m)
+		n, err := claimTree(ctx, mt.Source, m)
 		total += n
 		if err != nil {
 			return total, fmt.Errorf("mount %s: give it to the kernel's user namespace (host id %d): %w", mt.Source, m.HostID, err)
@@ -37,7 +39,7 @@ func claimMounts(mounts []runtime.Mount, m runtime.IDMap) (int, error) {
 	return total, nil
 }
 
-func claimTree(dir string, m runtime.IDMap) (int, error) {
+func claimTree(ctx context.Context, dir string, m runtime.IDMap) (int, error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return 0, err
@@ -45,6 +47,9 @@ func claimTree(dir string, m runtime.IDMap) (int, error) {
 	defer root.Close()
 	claimed := 0
 	err = fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
 		if err != nil {
 			// A running kernel sharing the folder removed it meanwhile.
 			if errors.Is(err, fs.ErrNotExist) && p != "." {

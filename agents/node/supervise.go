@@ -135,7 +135,7 @@ func (a *Agent) createKernel(ctx context.Context, k *kernel) (runtime.Container,
 		return runtime.Container{}, a.fail(ctx, k, err)
 	}
 	if spec.UserNS != nil {
-		n, err := claimMounts(spec.Mounts, *spec.UserNS)
+		n, err := claimMounts(ctx, spec.Mounts, *spec.UserNS)
 		mountEntriesClaimed.Add(float64(n))
 		if err != nil {
 			return runtime.Container{}, a.fail(ctx, k, err)
