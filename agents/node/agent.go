@@ -32,12 +32,13 @@ type Agent struct {
 
 	// Set by Run before any kernel is handled, read-only after; rt is also
 	// read by Logs, hence guarded.
-	inv       accelerator.Inventory
-	cdi       accelerator.CDIInfo
-	capacity  domain.Slots
-	bus       *bus.Bus
-	startedAt time.Time
-	address   string
+	inv         accelerator.Inventory
+	cdi         accelerator.CDIInfo
+	capacity    domain.Slots
+	bus         *bus.Bus
+	reportTopic string
+	startedAt   time.Time
+	address     string
 
 	// kernelCtx is the context of kernel supervisors: it ends when Run
 	// stops.
@@ -180,7 +181,9 @@ func (a *Agent) setUp(ctx context.Context) error {
 	b, err := bus.Connect(ctx, bus.Config{
 		URL:             a.cfg.BusURL,
 		CredentialsFile: a.cfg.BusCredentialsFile,
+		CAFile:          a.cfg.BusCAFile,
 		ClientName:      "cairn-agent-" + a.cfg.AgentID,
+		AgentID:         a.cfg.AgentID,
 		RetryMin:        a.cfg.RetryMin,
 		RetryMax:        max(a.cfg.RetryMin, a.cfg.RetryMax),
 	}, a.log)
@@ -188,6 +191,9 @@ func (a *Agent) setUp(ctx context.Context) error {
 		return fmt.Errorf("agent: %w", err)
 	}
 	a.bus = b
+	if a.reportTopic, err = bus.ReportTopic(a.cfg.AgentID); err != nil {
+		return err
+	}
 	a.mu.Lock()
 	a.rt = rt
 	a.mu.Unlock()

@@ -24,7 +24,7 @@ import (
 	"github.com/cairnhq/cairn/agents/runtime/podman"
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/infra/bus"
-	"github.com/cairnhq/cairn/infra/bus/natsembed"
+	"github.com/cairnhq/cairn/infra/bus/bustest"
 	"github.com/cairnhq/cairn/infra/podmantest"
 )
 
@@ -39,7 +39,8 @@ const waitTimeout = 45 * time.Second
 type harness struct {
 	t       *testing.T
 	ctx     context.Context
-	nats    *natsembed.Server
+	nats    *bustest.Server
+	creds   string
 	mgr     *bus.Bus
 	rt      *podman.Runtime
 	conn    context.Context // podman bindings connection, to look deeper than the port
@@ -64,12 +65,10 @@ func newHarness(t *testing.T) *harness {
 		}
 	})
 	log := h.logger()
-	srv, err := natsembed.Start(ctx, natsembed.Options{StoreDir: t.TempDir(), Logger: log})
-	if err != nil {
-		t.Fatalf("start NATS: %v", err)
-	}
-	t.Cleanup(srv.Shutdown)
+	srv := bustest.Start(t, log)
 	h.nats = srv
+	h.creds, _ = srv.AgentCredentials(t, h.agentID)
+	var err error
 
 	if h.rt, err = podman.Connect(ctx, uri); err != nil {
 		t.Fatal(err)
@@ -79,8 +78,13 @@ func newHarness(t *testing.T) *harness {
 	}
 	t.Cleanup(h.removeAll)
 
-	h.mgr, err = bus.Connect(ctx, bus.Config{URL: srv.ClientURL(), ClientName: "test-manager", RetryMin: 20 * time.Millisecond, RetryMax: 200 * time.Millisecond}, log)
+	h.mgr, err = bus.Connect(ctx, bus.Config{URL: srv.ClientURL(), CredentialsFile: srv.ManagerCredentials(t), ClientName: "test-manager", RetryMin: 20 * time.Millisecond, RetryMax: 200 * time.Millisecond}, log)
 	if err != nil {
+		t.Fatal(err)
+	}
+	// The manager makes the agent's consumer when it registers
+	// (commands/reports); this test's manager makes it at once.
+	if err := h.mgr.EnsureAgentConsumer(ctx, h.agentID); err != nil {
 		t.Fatal(err)
 	}
 	hctx, stop := context.WithCancel(ctx)
@@ -105,16 +109,17 @@ func (h *harness) logger() *slog.Logger {
 // config is an agent configuration for this test.
 func (h *harness) config() node.Config {
 	return node.Config{
-		AgentID:           h.agentID,
-		BusURL:            h.nats.ClientURL(),
-		PodmanURI:         h.uri,
-		DataDir:           h.t.TempDir(),
-		CDIDirs:           []string{h.t.TempDir()}, // hermetic: no CDI spec
-		HeartbeatInterval: 500 * time.Millisecond,
-		StopGrace:         time.Second, // busybox sh as pid 1 ignores SIGTERM
-		RetryMin:          50 * time.Millisecond,
-		RetryMax:          time.Second,
-		Version:           "test",
+		AgentID:            h.agentID,
+		BusURL:             h.nats.ClientURL(),
+		BusCredentialsFile: h.creds,
+		PodmanURI:          h.uri,
+		DataDir:            h.t.TempDir(),
+		CDIDirs:            []string{h.t.TempDir()}, // hermetic: no CDI spec
+		HeartbeatInterval:  500 * time.Millisecond,
+		StopGrace:          time.Second, // busybox sh as pid 1 ignores SIGTERM
+		RetryMin:           50 * time.Millisecond,
+		RetryMax:           time.Second,
+		Version:            "test",
 	}
 }
 

@@ -40,6 +40,10 @@ func (c *Consumer) register(ctx context.Context, md commands.Metadata, msg *mess
 	if err != nil {
 		return bus.Permanent(err)
 	}
+	// The agent may only bind to its consumer; the manager makes it.
+	if err := c.bus.EnsureAgentConsumer(ctx, m.AgentID); err != nil {
+		return err
+	}
 	if err := c.bus.Publish(ctx, topic, out); err != nil {
 		return err
 	}
