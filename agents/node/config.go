@@ -262,7 +262,7 @@ func (c Config) Validate() error {
 		add("kernel userns %q: want %s or %s", c.UserNS, UserNSPrivate, UserNSHost)
 	}
 	if err := podman.CheckCapabilities(c.Capabilities); err != nil {
-		add("kernel %w", err)
+		add("kernel capabilities: %w", err)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("agent: invalid config: %w", err)
@@ -321,9 +321,17 @@ func (c Config) LogValue() slog.Value {
 		slog.String("cpu_override", c.CPU.String()),
 		slog.Int64("memory_override", c.MemoryBytes),
 		slog.String("kernel_userns", c.UserNS),
-		slog.Any("kernel_idmap", c.idMap()),
+		slog.String("kernel_idmap", idMapString(c.idMap())),
 		slog.Any("kernel_capabilities", c.Capabilities),
 	)
+}
+
+// idMapString shows a mapping as host id+size, or "none".
+func idMapString(m *runtime.IDMap) string {
+	if m == nil {
+		return "none"
+	}
+	return fmt.Sprintf("%d+%d", m.HostID, m.Size)
 }
 
 // redactURL hides the user information (a password or a token) of a

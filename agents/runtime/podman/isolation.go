@@ -18,11 +18,11 @@ import (
 func CheckCapabilities(caps []string) error {
 	for _, c := range caps {
 		if strings.EqualFold(c, capabilities.All) {
-			return fmt.Errorf("%w: capabilities: name them; ALL is not a set a kernel may keep", runtime.ErrInvalid)
+			return fmt.Errorf("%w: name them; ALL is not a set a kernel may keep", runtime.ErrInvalid)
 		}
 	}
 	if _, err := capabilities.NormalizeCapabilities(caps); err != nil {
-		return fmt.Errorf("%w: capabilities: %w", runtime.ErrInvalid, err)
+		return fmt.Errorf("%w: %w", runtime.ErrInvalid, err)
 	}
 	return nil
 }
