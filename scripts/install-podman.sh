@@ -2,8 +2,11 @@
 # install-podman.sh — make this machine able to run Cairn's containers:
 # podman + runc (crun refuses hybrid cgroup layouts), containers.conf with
 # lowered rlimits (the sandbox lacks CAP_SYS_RESOURCE), the podman REST API
-# service on unix:///run/podman/podman.sock, and the local base image
-# localhost/cairn/base:latest built from Debian's busybox-static.
+# service on unix:///run/podman/podman.sock, the local base image
+# localhost/cairn/base:latest built from Debian's busybox-static, and the
+# host ids kernels' user namespaces map to (`cairn agent --kernel-userns`,
+# default 1000000000+65536) reserved in /etc/subuid and /etc/subgid for the
+# user "cairn", so useradd never hands them to anyone else.
 #
 # Idempotent; safe to run on every `make run` / `make test`. Needs root for the
 # apt-get and /etc steps; as non-root it only checks and reports.
@@ -11,6 +14,9 @@ set -euo pipefail
 
 SOCK=${CAIRN_PODMAN_SOCKET:-/run/podman/podman.sock}
 IMAGE=${CAIRN_BASE_IMAGE:-localhost/cairn/base:latest}
+# The agent reads the same variables (--kernel-userns-host-id, -size).
+USERNS_HOST_ID=${CAIRN_KERNEL_USERNS_HOST_ID:-1000000000}
+USERNS_SIZE=${CAIRN_KERNEL_USERNS_SIZE:-65536}
 
 log() { echo "install-podman: $*" >&2; }
 
@@ -44,6 +50,26 @@ default_ulimits = ["nofile=1024:1024", "nproc=1024:1024"]
 runtime = "runc"
 CONF
   fi
+fi
+
+# Reserve the kernels' host ids: a cairn line in /etc/subuid and /etc/subgid
+# (one is left as it is if present), and say so if another user's range
+# overlaps them.
+reserve_ids() {
+  local file=$1
+  if ! grep -q '^cairn:' "$file" 2>/dev/null; then
+    log "reserving host ids $USERNS_HOST_ID+$USERNS_SIZE for kernels in $file"
+    echo "cairn:$USERNS_HOST_ID:$USERNS_SIZE" >>"$file"
+  fi
+  awk -F: -v lo="$USERNS_HOST_ID" -v n="$USERNS_SIZE" \
+    '$1 != "cairn" && NF == 3 && $2 < lo + n && lo < $2 + $3 { print "install-podman: WARNING: " FILENAME ": " $1 "'"'"'s ids " $2 "+" $3 " overlap the kernels'"'"' " lo "+" n }' "$file" >&2
+}
+if [[ $(id -u) -eq 0 ]]; then
+  reserve_ids /etc/subuid
+  reserve_ids /etc/subgid
+fi
+if [[ $(cat /proc/sys/user/max_user_namespaces 2>/dev/null || echo 1) -eq 0 ]]; then
+  log "WARNING: user namespaces are disabled (user.max_user_namespaces=0): cairn agent refuses to start unless run with --kernel-userns=host"
 fi
 
 # ping the API service (curl when present, else podman's own remote client)

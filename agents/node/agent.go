@@ -195,6 +195,9 @@ func (a *Agent) setUp(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("agent: %w", err)
 	}
+	if err := a.checkUserNS(ctx, rt); err != nil {
+		return err
+	}
 	b, err := bus.Connect(ctx, bus.Config{
 		URL:             a.cfg.BusURL,
 		CredentialsFile: a.cfg.BusCredentialsFile,

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/url"
 	goruntime "runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -35,6 +36,18 @@ const (
 
 	// durablePrefix + agent id is the agent's durable consumer.
 	durablePrefix = "agent-"
+)
+
+// User namespace modes (Config.UserNS).
+const (
+	// UserNSPrivate runs every kernel in its own user namespace, its ids
+	// mapped to Config.UserNSHostID and up on the host: a kernel's root is
+	// an unprivileged id there. The default.
+	UserNSPrivate = "private"
+	// UserNSHost shares the host's user namespace: a kernel's root is the
+	// host's root (capabilities still dropped). For hosts that cannot give
+	// kernels a user namespace.
+	UserNSHost = "host"
 )
 
 // Config configures an agent. AgentID, BusURL and DataDir are required;
@@ -88,6 +101,18 @@ type Config struct {
 	StopGrace time.Duration
 	// Rlimits are the kernels' POSIX limits (zero: runtime.DefaultRlimit).
 	Rlimits runtime.Rlimits
+	// UserNS is UserNSPrivate (default) or UserNSHost.
+	UserNS string
+	// UserNSHostID and UserNSSize are the host ids a kernel's ids map to
+	// under UserNSPrivate: container id i is host id UserNSHostID+i, for i
+	// below UserNSSize (defaults runtime.DefaultIDMap). Every agent whose
+	// kernels share storage should use the same mapping: it decides who
+	// owns their files.
+	UserNSHostID uint32
+	UserNSSize   uint32
+	// Capabilities are the only capabilities kernels keep (nil:
+	// runtime.DefaultCapabilities; empty: none).
+	Capabilities []string
 	// RetryMin and RetryMax bound the backoff of retried calls to Podman
 	// and the bus while they are unavailable.
 	RetryMin time.Duration
@@ -128,7 +153,28 @@ func (c Config) WithDefaults() Config {
 	if c.Version == "" {
 		c.Version = "dev"
 	}
+	if c.UserNS == "" {
+		c.UserNS = UserNSPrivate
+	}
+	if c.UserNSHostID == 0 {
+		c.UserNSHostID = runtime.DefaultIDMap.HostID
+	}
+	if c.UserNSSize == 0 {
+		c.UserNSSize = runtime.DefaultIDMap.Size
+	}
+	if c.Capabilities == nil {
+		c.Capabilities = slices.Clone(runtime.DefaultCapabilities)
+	}
 	return c
+}
+
+// idMap is the user namespace mapping of kernels, nil under UserNSHost.
+func (c Config) idMap() *runtime.IDMap {
+	d := c.WithDefaults()
+	if d.UserNS == UserNSHost {
+		return nil
+	}
+	return &runtime.IDMap{HostID: d.UserNSHostID, Size: d.UserNSSize}
 }
 
 // Validate reports every problem at once (errors.Join). Zero fields other
@@ -209,6 +255,18 @@ func (c Config) Validate() error {
 			add("rlimit %s: soft limit %d is above the hard limit %d", rl.name, rl.v.Soft, rl.v.Hard)
 		}
 	}
+	switch c.UserNS {
+	case "", UserNSPrivate:
+		if err := c.idMap().Validate(); err != nil {
+			add("kernel userns: %w", err)
+		}
+	case UserNSHost:
+	default:
+		add("kernel userns %q: want %s or %s", c.UserNS, UserNSPrivate, UserNSHost)
+	}
+	if err := podman.CheckCapabilities(c.Capabilities); err != nil {
+		add("kernel capabilities: %w", err)
+	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("agent: invalid config: %w", err)
 	}
@@ -265,7 +323,18 @@ func (c Config) LogValue() slog.Value {
 		slog.Duration("stop_grace", c.StopGrace),
 		slog.String("cpu_override", c.CPU.String()),
 		slog.Int64("memory_override", c.MemoryBytes),
+		slog.String("kernel_userns", c.UserNS),
+		slog.String("kernel_idmap", idMapString(c.idMap())),
+		slog.Any("kernel_capabilities", c.Capabilities),
 	)
+}
+
+// idMapString shows a mapping as host id+size, or "none".
+func idMapString(m *runtime.IDMap) string {
+	if m == nil {
+		return "none"
+	}
+	return fmt.Sprintf("%d+%d", m.HostID, m.Size)
 }
 
 // redactURL hides the user information (a password or a token) of a

@@ -2,6 +2,7 @@ package node
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -22,6 +23,16 @@ func TestConfigDefaults(t *testing.T) {
 		d.StopGrace != runtime.DefaultStopGrace || d.RecordTTL != DefaultRecordTTL || d.LogArchiveBytes != DefaultLogArchiveBytes {
 		t.Errorf("defaults = %+v", d)
 	}
+	if d.UserNS != UserNSPrivate || d.UserNSHostID != runtime.DefaultIDMap.HostID || d.UserNSSize != runtime.DefaultIDMap.Size ||
+		!slices.Equal(d.Capabilities, runtime.DefaultCapabilities) {
+		t.Errorf("isolation defaults = %q %d+%d %v", d.UserNS, d.UserNSHostID, d.UserNSSize, d.Capabilities)
+	}
+	if m := c.idMap(); m == nil || *m != runtime.DefaultIDMap {
+		t.Errorf("default mapping = %+v, want %+v", m, runtime.DefaultIDMap)
+	}
+	if m := (Config{UserNS: UserNSHost}).idMap(); m != nil {
+		t.Errorf("mapping under host = %+v, want none", m)
+	}
 	if Durable("a") != "agent-a" {
 		t.Errorf("durable = %q", Durable("a"))
 	}
@@ -34,14 +45,40 @@ func TestConfigValidate(t *testing.T) {
 		AgentID: "a.b", BusURL: "http://x", PodmanURI: "http://podman", GPUs: "cuda", Listen: "nope",
 		Advertise: "ftp://x", CPU: -1, MemoryBytes: -1, HeartbeatInterval: -time.Second, RetryMin: time.Minute, RetryMax: time.Second,
 		LogArchiveBytes: -1, Rlimits: runtime.Rlimits{NoFile: runtime.Rlimit{Soft: 2, Hard: 1}},
+		UserNS: "auto", Capabilities: []string{"CHOWN", "CAP_NOPE"},
 	}.Validate()
 	if err == nil {
 		t.Fatal("a bad config validates")
 	}
 	for _, want := range []string{"agent id", "bus url", "podman uri", "gpus", "data dir", "listen", "advertise", "cpu", "memory",
-		"heartbeat interval", "retry min", "log archive bytes", "rlimit nofile"} {
+		"heartbeat interval", "retry min", "log archive bytes", "rlimit nofile", "kernel userns", "CAP_NOPE"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("%v\nwant it to mention %q", err, want)
+		}
+	}
+	ok := Config{AgentID: "a", BusURL: "nats://h:1", DataDir: "d"}
+	for _, tc := range []struct {
+		name   string
+		change func(*Config)
+		want   string
+	}{
+		{"ids past the last", func(c *Config) { c.UserNSHostID, c.UserNSSize = 4294967000, 65536 }, "kernel userns"},
+		{"all capabilities", func(c *Config) { c.Capabilities = []string{"all"} }, "ALL"},
+	} {
+		c := ok
+		tc.change(&c)
+		if err := c.Validate(); !errors.Is(err, runtime.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want ErrInvalid mentioning %q", tc.name, err, tc.want)
+		}
+	}
+	for _, c := range []Config{
+		{UserNS: UserNSHost, UserNSHostID: 4294967000, UserNSSize: 65536}, // the mapping is unused
+		{Capabilities: []string{}},
+		{Capabilities: []string{"net_bind_service", "CAP_SYS_PTRACE"}},
+	} {
+		c.AgentID, c.BusURL, c.DataDir = "a", "nats://h:1", "d"
+		if err := c.Validate(); err != nil {
+			t.Errorf("%+v: %v", c, err)
 		}
 	}
 	long := Config{AgentID: strings.Repeat("a", 125), BusURL: "nats://h:1", DataDir: "d"}

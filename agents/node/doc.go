@@ -39,6 +39,19 @@
 // unavailable is retried with backoff (Config.RetryMin to RetryMax), never
 // reported as the kernel's failure.
 //
+// # Isolation
+//
+// Every kernel runs with no-new-privileges, only Config.Capabilities
+// (runtime.DefaultCapabilities by default), its bind mounts nosuid and
+// nodev, and, under Config.UserNS private (the default), in its own user
+// namespace: its ids 0 to UserNSSize-1 are host ids UserNSHostID and up,
+// so its root is an unprivileged id on the host. Before creating such a
+// kernel's container, the agent gives the mapping's root every entry of
+// its read-write mounts that no mapped id owns (see claimMounts). At start
+// it refuses to run when the host cannot give user namespaces (disabled in
+// the kernel, a rootless Podman service); Config.UserNS host shares the
+// host's namespace instead, with a warning.
+//
 // # Idempotence and the data directory
 //
 // Commands arrive at least once and a redelivery may come after a later

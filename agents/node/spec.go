@@ -32,7 +32,8 @@ const (
 // (accelerator.ContainerDevices), and the environment: the request's,
 // then the CAIRN_* variables, then the GPU variables, later ones winning,
 // so a kernel can neither fake its identity nor see a GPU it was not
-// given. Errors are the kernel's fault: it is reported failed.
+// given; and its isolation: the agent's user namespace mapping and
+// capabilities (Config.UserNS, Config.Capabilities). Errors are the kernel's fault: it is reported failed.
 func buildSpec(cfg Config, inv accelerator.Inventory, cdi accelerator.CDIInfo, m protocol.KernelCreate) (runtime.ContainerSpec, error) {
 	devices, gpuEnv, err := accelerator.ContainerDevices(m.Devices, inv, cdi)
 	if err != nil {
@@ -60,19 +61,21 @@ func buildSpec(cfg Config, inv accelerator.Inventory, cdi accelerator.CDIInfo, m
 		mounts = append(mounts, runtime.Mount{Source: mt.Source, Target: mt.Target, ReadOnly: mt.ReadOnly})
 	}
 	spec := runtime.ContainerSpec{
-		KernelID:    m.KernelID.String(),
-		SessionID:   m.SessionID.String(),
-		AgentID:     cfg.AgentID,
-		Image:       m.Image,
-		Command:     m.Command,
-		Env:         env,
-		CPU:         cpu,
-		MemoryBytes: m.Slots[domain.SlotMem].Whole(),
-		Rlimits:     cfg.Rlimits,
-		Labels:      map[string]string{LabelAllocationRevision: strconv.FormatInt(m.AllocationRevision, 10)},
-		Devices:     devices,
-		Mounts:      mounts,
-		StopGrace:   cfg.StopGrace,
+		KernelID:     m.KernelID.String(),
+		SessionID:    m.SessionID.String(),
+		AgentID:      cfg.AgentID,
+		Image:        m.Image,
+		Command:      m.Command,
+		Env:          env,
+		CPU:          cpu,
+		MemoryBytes:  m.Slots[domain.SlotMem].Whole(),
+		Rlimits:      cfg.Rlimits,
+		Labels:       map[string]string{LabelAllocationRevision: strconv.FormatInt(m.AllocationRevision, 10)},
+		Devices:      devices,
+		Mounts:       mounts,
+		StopGrace:    cfg.StopGrace,
+		UserNS:       cfg.idMap(),
+		Capabilities: cfg.Capabilities,
 	}.WithDefaults()
 	if err := spec.Validate(); err != nil {
 		return runtime.ContainerSpec{}, err

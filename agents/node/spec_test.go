@@ -57,6 +57,16 @@ func TestBuildSpec(t *testing.T) {
 	if spec.Labels[LabelAllocationRevision] != "12" {
 		t.Errorf("labels = %v", spec.Labels)
 	}
+	// Isolation: the agent's user namespace and capabilities, by default
+	// a private namespace and the minimal set.
+	if spec.UserNS == nil || *spec.UserNS != runtime.DefaultIDMap || !slices.Equal(spec.Capabilities, runtime.DefaultCapabilities) {
+		t.Errorf("isolation: userns %+v capabilities %v", spec.UserNS, spec.Capabilities)
+	}
+	hostCfg := cfg
+	hostCfg.UserNS, hostCfg.Capabilities = UserNSHost, []string{"CHOWN"}
+	if s, err := buildSpec(hostCfg, testInventory(), accelerator.CDIInfo{}, m); err != nil || s.UserNS != nil || !slices.Equal(s.Capabilities, []string{"CHOWN"}) {
+		t.Errorf("under --kernel-userns=host: userns %+v capabilities %v, %v", s.UserNS, s.Capabilities, err)
+	}
 
 	// Whole GPUs without a CDI spec: NVIDIA_VISIBLE_DEVICES; with one: CDI names.
 	m.Devices = []domain.DeviceShare{{DeviceID: "GPU-b", Amount: domain.DeviceShareCapacity}, {DeviceID: "GPU-a", Amount: domain.DeviceShareCapacity}}

@@ -134,6 +134,16 @@ func (a *Agent) createKernel(ctx context.Context, k *kernel) (runtime.Container,
 	if err != nil {
 		return runtime.Container{}, a.fail(ctx, k, err)
 	}
+	if spec.UserNS != nil {
+		n, err := claimMounts(ctx, spec.Mounts, *spec.UserNS)
+		mountEntriesClaimed.Add(float64(n))
+		if err != nil {
+			return runtime.Container{}, a.fail(ctx, k, err)
+		}
+		if n > 0 {
+			a.log.Info("mounts given to the kernel's user namespace", "kernel_id", k.id, "entries", n, "host_id", spec.UserNS.HostID)
+		}
+	}
 	a.report(ctx, k, a.status(k, domain.PhaseCreating))
 	var c runtime.Container
 	err = a.retry(ctx, "create", func() (err error) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -50,8 +51,18 @@ type ContainerSpec struct {
 	// Devices are CDI device names, such as nvidia.com/gpu=<uuid> or a MIG
 	// device's uuid; empty for a CPU-only kernel.
 	Devices []string
-	// Mounts are bind mounts (vfolders) with their permission.
+	// Mounts are bind mounts (vfolders) with their permission. Every one
+	// is nosuid and nodev: setuid bits and device nodes on it are inert.
 	Mounts []Mount
+
+	// UserNS, when set, runs the container in its own user namespace with
+	// this mapping, so its root is an unprivileged id on the host; nil
+	// shares the host's (the container's root is the host's root).
+	UserNS *IDMap
+	// Capabilities are the only capabilities the container's processes may
+	// have (names like CHOWN or CAP_CHOWN); nil means DefaultCapabilities,
+	// empty means none. The container also runs with no-new-privileges.
+	Capabilities []string
 
 	// StopGrace is how long the kernel may take to exit after SIGTERM
 	// before it is killed; 0: DefaultStopGrace.
@@ -79,7 +90,7 @@ type Rlimits struct {
 }
 
 // WithDefaults returns a copy of s with defaults filled in for what it
-// leaves zero: the rlimits and the stop grace period.
+// leaves zero: the rlimits, the stop grace period and the capabilities.
 func (s ContainerSpec) WithDefaults() ContainerSpec {
 	if s.Rlimits.NoFile == (Rlimit{}) {
 		s.Rlimits.NoFile = DefaultRlimit
@@ -89,6 +100,9 @@ func (s ContainerSpec) WithDefaults() ContainerSpec {
 	}
 	if s.StopGrace == 0 {
 		s.StopGrace = DefaultStopGrace
+	}
+	if s.Capabilities == nil {
+		s.Capabilities = slices.Clone(DefaultCapabilities)
 	}
 	return s
 }
@@ -168,6 +182,16 @@ func (s ContainerSpec) Validate() error {
 	}
 	if s.StopGrace < 0 {
 		bad("stop grace", "%s is negative", s.StopGrace)
+	}
+	if s.UserNS != nil {
+		if err := s.UserNS.Validate(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, c := range s.Capabilities {
+		if !validCapability(c) {
+			bad("capabilities", "%q is not a capability name", c)
+		}
 	}
 	return errors.Join(errs...)
 }

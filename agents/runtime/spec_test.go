@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -58,6 +59,11 @@ func TestValidate(t *testing.T) {
 		{"root target", func(s *ContainerSpec) { s.Mounts[0].Target = "/" }, "target may not be /"},
 		{"same target twice", func(s *ContainerSpec) { s.Mounts[1].Target = "/home/work/a/" }, "mounted twice"},
 		{"negative grace", func(s *ContainerSpec) { s.StopGrace = -time.Second }, "stop grace"},
+		{"userns onto host root", func(s *ContainerSpec) { s.UserNS = &IDMap{HostID: 0, Size: 65536} }, "host id 0"},
+		{"empty userns", func(s *ContainerSpec) { s.UserNS = &IDMap{HostID: 100000} }, "size is 0"},
+		{"userns past the last id", func(s *ContainerSpec) { s.UserNS = &IDMap{HostID: 4294901760, Size: 65536} }, "go past"},
+		{"not a capability", func(s *ContainerSpec) { s.Capabilities = []string{"CHOWN", "cap chown"} }, "capability"},
+		{"all capabilities", func(s *ContainerSpec) { s.Capabilities = []string{"ALL"} }, "capability"},
 	} {
 		s := validSpec()
 		tc.change(&s)
@@ -84,6 +90,32 @@ func TestWithDefaults(t *testing.T) {
 	s := ContainerSpec{Rlimits: Rlimits{NProc: Rlimit{Soft: 10, Hard: 20}}}.WithDefaults()
 	if s.Rlimits.NoFile != DefaultRlimit || s.Rlimits.NProc != (Rlimit{10, 20}) || s.StopGrace != DefaultStopGrace {
 		t.Errorf("defaults = %+v", s)
+	}
+	if !slices.Equal(s.Capabilities, DefaultCapabilities) {
+		t.Errorf("capabilities = %v, want %v", s.Capabilities, DefaultCapabilities)
+	}
+	// An empty list is "none", not "the defaults".
+	if s := (ContainerSpec{Capabilities: []string{}}).WithDefaults(); len(s.Capabilities) != 0 {
+		t.Errorf("no capabilities became %v", s.Capabilities)
+	}
+	if s.UserNS != nil {
+		t.Errorf("a user namespace by default: %+v (the agent decides)", s.UserNS)
+	}
+}
+
+func TestIDMap(t *testing.T) {
+	t.Parallel()
+	if err := DefaultIDMap.Validate(); err != nil {
+		t.Fatalf("default mapping: %v", err)
+	}
+	m := IDMap{HostID: 1000, Size: 10}
+	for id, want := range map[uint32]bool{0: false, 999: false, 1000: true, 1009: true, 1010: false} {
+		if m.Contains(id) != want {
+			t.Errorf("Contains(%d) = %v, want %v", id, !want, want)
+		}
+	}
+	if top := (IDMap{HostID: 4294967294, Size: 1}); top.Validate() != nil || !top.Contains(4294967294) {
+		t.Errorf("the highest id: %v", top.Validate())
 	}
 }
 

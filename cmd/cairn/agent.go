@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cairnhq/cairn/agents/node"
+	"github.com/cairnhq/cairn/agents/runtime"
 	"github.com/cairnhq/cairn/agents/runtime/podman"
 	"github.com/cairnhq/cairn/domain"
 )
@@ -39,6 +41,13 @@ agent-<agent id>; the id must stay the same across restarts. Stopping the
 agent (Ctrl-C, SIGTERM) leaves every container running: at its next start it
 adopts the containers labelled with its id. --data-dir keeps its records of
 accepted commands and the logs of removed kernels.
+
+Kernels run with no-new-privileges, only --kernel-capabilities, nosuid and
+nodev mounts, and by default in a private user namespace: their root is host
+id --kernel-userns-host-id, and the agent gives each read-write mount to that
+id before the kernel starts (files it does not own become the kernel root's).
+The agent refuses to start when the host cannot do that; --kernel-userns=host
+runs kernels' root as the host's root instead.
 
 With --listen it serves the kernels' logs over HTTP for the manager:
 GET /kernels/<kernel id>/logs?tail=N&max_bytes=N (no authentication: keep it
@@ -74,6 +83,10 @@ on the manager's network). --advertise is the URL the manager reaches it at
 	f.StringVar(&flags.memory, "memory", "", "memory to offer, e.g. 48g (default: discovered)")
 	f.DurationVar(&cfg.HeartbeatInterval, "heartbeat-interval", node.DefaultHeartbeatInterval, "how often to send a heartbeat")
 	f.DurationVar(&cfg.StopGrace, "stop-grace", 10*time.Second, "how long a kernel may take to exit after SIGTERM when it is destroyed")
+	f.StringVar(&cfg.UserNS, "kernel-userns", node.UserNSPrivate, "user namespace of kernels: private (their root is host id --kernel-userns-host-id, unprivileged) or host (their root is the host's root)")
+	f.Uint32Var(&cfg.UserNSHostID, "kernel-userns-host-id", runtime.DefaultIDMap.HostID, "with --kernel-userns=private: the host id kernels' root maps to (their id i is this + i); the same on every agent sharing storage")
+	f.Uint32Var(&cfg.UserNSSize, "kernel-userns-size", runtime.DefaultIDMap.Size, "with --kernel-userns=private: how many ids kernels have (0 to size-1)")
+	f.StringSliceVar(&cfg.Capabilities, "kernel-capabilities", slices.Clone(runtime.DefaultCapabilities), "the only capabilities kernels keep, e.g. CHOWN,SETUID (empty: none); every other one is dropped")
 	return cmd
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cairnhq/cairn/agents/node"
 	"github.com/cairnhq/cairn/infra/auth/signing"
 	"github.com/cairnhq/cairn/infra/config"
 	"github.com/cairnhq/cairn/infra/devserver"
@@ -56,6 +57,7 @@ then the managers, the bus, NATS and the store.`,
 	f.StringVar(&cfg.AgentID, "agent-id", devserver.DefaultAgentID, "id of the local agent (its containers are labelled cairn.agent=<id>)")
 	f.StringVar(&cfg.GPUs, "gpus", devserver.DefaultGPUs, "GPU discovery of the local agent: none, nvml, nvml:<library path>, mock:<dgxa100|dgxh100|dgxh200|dgxb200>")
 	f.StringVar(&cfg.Podman, "podman", devserver.DefaultPodman, "Podman service URI of the local agent")
+	f.StringVar(&cfg.KernelUserNS, "kernel-userns", node.UserNSPrivate, "user namespace of the local agent's kernels: private (their root is an unprivileged host id) or host (their root is the host's root)")
 	f.StringArrayVar(&cfg.Images, "image", nil, "register an image sessions may use, besides "+images.BaseImage+" (repeatable)")
 	f.Var(&cfg.VFolderHosts, "vfolder-hosts", "storage hosts of virtual folders, name:path,... (default local:<data-dir>/vfolders); agents on other machines must see them at the same paths")
 	f.Var(&defaultQuota, "vfolder-default-quota", "quota of a virtual folder created without one, e.g. 10GiB (0: none)")

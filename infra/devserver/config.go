@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cairnhq/cairn/agents/accelerator/nvml"
+	"github.com/cairnhq/cairn/agents/node"
 	"github.com/cairnhq/cairn/agents/protocol"
 	"github.com/cairnhq/cairn/agents/runtime/podman"
 	"github.com/cairnhq/cairn/commands/vfolderorphans"
@@ -71,6 +72,9 @@ type Config struct {
 	// Podman is the Podman service of the local agent (default
 	// unix:///run/podman/podman.sock).
 	Podman string
+	// KernelUserNS is the local agent's user namespace mode for kernels
+	// (node.Config.UserNS: private, the default, or host).
+	KernelUserNS string
 	// Images are the images sessions may use besides images.BaseImage.
 	Images []string
 	// VFolderHosts are the storage hosts of virtual folders, name:path
@@ -231,6 +235,9 @@ func (c Config) Validate() error {
 	if _, err := nvml.ParseSpec(d.GPUs); err != nil {
 		add("gpus: %w", err)
 	}
+	if u := d.KernelUserNS; u != "" && u != node.UserNSPrivate && u != node.UserNSHost {
+		add("kernel userns %q: want %s or %s", u, node.UserNSPrivate, node.UserNSHost)
+	}
 	if err := d.vfolderConfig().Validate(); err != nil {
 		add("vfolder hosts: %w", err)
 	}
@@ -293,6 +300,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("agent_id", c.AgentID),
 		slog.String("gpus", c.GPUs),
 		slog.String("podman", c.Podman),
+		slog.String("kernel_userns", c.KernelUserNS),
 		slog.Any("images", c.Images),
 		slog.String("vfolder_hosts", c.VFolderHosts.String()),
 		slog.Int64("vfolder_default_quota", c.VFolderDefaultQuota),

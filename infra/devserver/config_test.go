@@ -45,6 +45,7 @@ func TestConfigValidateReportsEveryProblem(t *testing.T) {
 		{"unaudited without port", Config{UnauditedListen: "localhost"}, []string{"unaudited listen"}},
 		{"unaudited on the API's address", Config{Listen: "127.0.0.1:9000", UnauditedListen: "127.0.0.1:9000"}, []string{"unaudited listen", "already taken"}},
 		{"bad gpus", Config{GPUs: "mock:nosuch"}, []string{"gpus"}},
+		{"bad kernel userns", Config{KernelUserNS: "auto"}, []string{"kernel userns"}},
 		{"bad image", Config{Images: []string{"has space"}}, []string{"image"}},
 		{"negative durations", Config{MaxWait: -time.Second, ShutdownTimeout: -1, VFolderOrphanGrace: -1}, []string{"max wait", "shutdown timeout", "vfolder orphan grace"}},
 		{"sizes below NoLimit", Config{VFolderDefaultQuota: -2, VFolderMaxUpload: -5}, []string{"vfolder default quota", "vfolder max upload"}},

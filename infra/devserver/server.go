@@ -379,6 +379,7 @@ func (s *server) startAgent(context.Context) error {
 		BusCAFile:          s.busCA,
 		PodmanURI:          s.cfg.Podman,
 		GPUs:               s.cfg.GPUs,
+		UserNS:             s.cfg.KernelUserNS,
 		DataDir:            filepath.Join(s.cfg.DataDir, agentDir),
 		Version:            s.cfg.Version,
 	}, s.log)

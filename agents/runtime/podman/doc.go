@@ -17,6 +17,13 @@
 //   - Logs after exit: containers log through the k8s-file driver, whose
 //     file lives as long as the container, so Logs works after it exits and
 //     until Remove.
+//   - Least privilege: every container runs with no-new-privileges, with
+//     every capability dropped but the spec's (runtime.DefaultCapabilities
+//     unless it names others), its bind mounts nosuid and nodev, and, when
+//     the spec has a runtime.IDMap, in a private user namespace with that
+//     one mapping for uids and gids (Podman's IDMappings; containers/storage
+//     shifts the image's layers with idmapped mounts where the kernel has
+//     them, as here, and with a chowned copy where it does not).
 //   - Errors: binding errors are translated to the port's sentinels by type
 //     and HTTP status (*errorhandling.ErrorModel with 404, 400, 503;
 //     transport failures are runtime.ErrUnavailable), never by message text.

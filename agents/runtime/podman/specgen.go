@@ -1,9 +1,12 @@
 package podman
 
 import (
+	"strings"
 	"time"
 
 	"github.com/containers/podman/v5/pkg/specgen"
+	"github.com/containers/storage/pkg/idtools"
+	"github.com/containers/storage/types"
 	spec "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/cairnhq/cairn/agents/runtime"
@@ -35,6 +38,15 @@ func specFor(s runtime.ContainerSpec) *specgen.SpecGenerator {
 	g.LogConfiguration = &specgen.LogConfig{Driver: logDriver}
 	g.StopTimeout = ptr(graceSeconds(s.StopGrace))
 	g.NoNewPrivileges = ptr(true)
+	// Drop everything, then add back the spec's set: the result does not
+	// depend on the service's default list.
+	g.CapDrop = []string{"ALL"}
+	g.CapAdd = capabilityNames(s.Capabilities)
+	if m := s.UserNS; m != nil {
+		g.UserNS = specgen.Namespace{NSMode: specgen.Private}
+		ids := []idtools.IDMap{{ContainerID: 0, HostID: int(m.HostID), Size: int(m.Size)}}
+		g.IDMappings = &types.IDMappingOptions{UIDMap: ids, GIDMap: ids}
+	}
 	g.ResourceLimits = resourcesFor(s)
 	// Podman names rlimits like ulimit does and adds the RLIMIT_ prefix.
 	g.Rlimits = []spec.POSIXRlimit{
@@ -87,6 +99,19 @@ func mountFor(m runtime.Mount) spec.Mount {
 		Destination: m.Target,
 		Options:     []string{"rbind", perm, "nosuid", "nodev"},
 	}
+}
+
+// capabilityNames spells capabilities as Podman does, CAP_ first.
+func capabilityNames(caps []string) []string {
+	out := make([]string, 0, len(caps))
+	for _, c := range caps {
+		c = strings.ToUpper(c)
+		if !strings.HasPrefix(c, "CAP_") {
+			c = "CAP_" + c
+		}
+		out = append(out, c)
+	}
+	return out
 }
 
 // graceSeconds rounds a grace period up to whole seconds, at least one.

@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/containers/podman/v5/pkg/errorhandling"
+	"github.com/containers/podman/v5/pkg/specgen"
+	"github.com/containers/storage/pkg/idtools"
 
 	"github.com/cairnhq/cairn/agents/runtime"
 )
@@ -137,5 +140,41 @@ func TestGraceSeconds(t *testing.T) {
 		if got := graceSeconds(d); got != want {
 			t.Errorf("graceSeconds(%s) = %d, want %d", d, got, want)
 		}
+	}
+}
+
+// The spec's isolation reaches Podman's: every capability dropped but the
+// spec's, spelled CAP_*, a private user namespace with the one mapping for
+// uids and gids, and nosuid,nodev bind mounts.
+func TestSpecForIsolation(t *testing.T) {
+	t.Parallel()
+	s := runtime.ContainerSpec{
+		KernelID: "k", SessionID: "s", AgentID: "a", Image: "i",
+		Capabilities: []string{"chown", "CAP_KILL"},
+		UserNS:       &runtime.IDMap{HostID: 1 << 20, Size: 65536},
+		Mounts:       []runtime.Mount{{Source: "/data", Target: "/home/work/data", ReadOnly: true}},
+	}.WithDefaults()
+	g := specFor(s)
+	if !slices.Equal(g.CapDrop, []string{"ALL"}) || !slices.Equal(g.CapAdd, []string{"CAP_CHOWN", "CAP_KILL"}) {
+		t.Errorf("cap drop %v add %v", g.CapDrop, g.CapAdd)
+	}
+	if g.NoNewPrivileges == nil || !*g.NoNewPrivileges {
+		t.Error("no-new-privileges is not set")
+	}
+	if g.UserNS.NSMode != specgen.Private || g.IDMappings == nil {
+		t.Fatalf("userns %+v mappings %+v", g.UserNS, g.IDMappings)
+	}
+	want := []idtools.IDMap{{ContainerID: 0, HostID: 1 << 20, Size: 65536}}
+	if !slices.Equal(g.IDMappings.UIDMap, want) || !slices.Equal(g.IDMappings.GIDMap, want) || g.IDMappings.HostUIDMapping || g.IDMappings.HostGIDMapping {
+		t.Errorf("mappings = %+v, want uids and gids %v", g.IDMappings, want)
+	}
+	if len(g.Mounts) != 1 || !slices.Equal(g.Mounts[0].Options, []string{"rbind", "ro", "nosuid", "nodev"}) {
+		t.Errorf("mounts = %+v", g.Mounts)
+	}
+
+	s.UserNS, s.Capabilities = nil, []string{}
+	g = specFor(s)
+	if g.UserNS.NSMode != "" || g.IDMappings != nil || len(g.CapAdd) != 0 || !slices.Equal(g.CapDrop, []string{"ALL"}) {
+		t.Errorf("without a user namespace or capabilities: userns %+v mappings %+v add %v drop %v", g.UserNS, g.IDMappings, g.CapAdd, g.CapDrop)
 	}
 }
