@@ -5,7 +5,8 @@
 // the runtime port (agents/runtime, Podman), and hands GPUs over as
 // agents/accelerator says.
 //
-//	a, err := node.New(node.Config{AgentID: "gpu-07", BusURL: "nats://manager:4222", DataDir: "/var/lib/cairn-agent"}, logger)
+//	a, err := node.New(node.Config{AgentID: "gpu-07", BusURL: "nats://manager:4222",
+//		BusCredentialsFile: "/etc/cairn/gpu-07.creds", DataDir: "/var/lib/cairn-agent"}, logger)
 //	err = a.Run(ctx)                       // until ctx ends
 //	logs, err := a.Logs(ctx, kernelID, runtime.LogOptions{Tail: 100})
 //
@@ -93,6 +94,16 @@
 // A container without that label counts as allocated at revision -1. Until
 // a kernel.sync comes, nothing found at start is removed: leaking a
 // container is preferred to killing a kernel.
+//
+// # Identity
+//
+// The agent connects to the bus with its own credentials
+// (Config.BusCredentialsFile, issued by the manager's keys: see package
+// busauth), which allow it only an agent's work for itself. It keeps in
+// its data directory the key its messages are sealed to (seal.nk, made at
+// first start, announced in agent.register) and opens only sealed
+// messages. Its HTTP endpoint answers /kernels/ only to requests the
+// manager signed with the key that issued those credentials.
 //
 // # Logs
 //

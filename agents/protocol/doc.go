@@ -9,8 +9,9 @@
 //	topic                    producer              consumer (durable)                 messages
 //	cairn.agent.<agent id>   manager (forwarder,   the agent (agent-<agent id>)       kernel.create, kernel.destroy,
 //	  (bus.AgentTopic)         report consumer)                                         kernel.sync
-//	cairn.reports            every agent           the manager (one durable,          agent.register, agent.heartbeat,
-//	  (bus.ReportsTopic)                             shared by server replicas)         kernel.status
+//	cairn.reports.<agent id> that agent only       the manager (one durable over      agent.register, agent.heartbeat,
+//	  (bus.ReportTopic)                              cairn.reports.*, shared by         kernel.status
+//	                                                 server replicas)
 //
 // # Encoding
 //
@@ -37,15 +38,30 @@
 // several messages, so that a forwarder that republishes after a crash
 // produces the same ids.
 //
-// # Agent → manager (cairn.reports)
+// # Sealing
+//
+// Every message to an agent is sealed to the key the agent announced in
+// agent.register (SealKey; Seal, Open): the payload is a NaCl box only that
+// agent opens, marked by the metadata MetaSealed, so that what the bus
+// keeps of a kernel's environment, command and mounts is unreadable to
+// anyone else. An agent accepts only sealed messages. Who sent a message
+// is what the bus's permissions guarantee, not the box (its sender key is
+// made for each message).
+//
+// # Agent → manager (cairn.reports.<agent id>)
+//
+// A report counts only for the agent whose reports topic it arrived on
+// (bus.ReportSender); one that speaks for another agent is dropped.
 //
 // agent.register (AgentRegister): sent when the agent starts and every
 // register interval after (5 minutes by default). The manager runs
 // commands.RegisterAgent{Spec: m.Spec()} (idempotent: the same spec again
-// appends nothing; it rejoins a lost agent), then answers with a
-// kernel.sync on the agent's topic (see below). Address is where the agent
-// serves kernel logs (GET {address}/kernels/{kernel id}/logs), empty if it
-// serves none.
+// appends nothing; it rejoins a lost agent), creates the agent's consumer
+// of its topic (bus.EnsureAgentConsumer), then answers with a kernel.sync
+// on the agent's topic (see below). Address is where the agent serves
+// kernel logs (GET {address}/kernels/{kernel id}/logs, answered only to
+// requests the manager signed), empty if it serves none. SealKey is the
+// agent's public curve key that messages to it are sealed to.
 //
 // agent.heartbeat (AgentHeartbeat): every heartbeat interval (10 s by
 // default; Interval carries it). The manager's liveness check declares the

@@ -7,7 +7,7 @@
 //
 // # API
 //
-//	b, err := bus.Connect(ctx, bus.Config{URL: "nats://host:4222"}, logger)
+//	b, err := bus.Connect(ctx, bus.Config{URL: "nats://host:4222", CredentialsFile: "manager.creds"}, logger)
 //	defer b.Close()
 //
 //	topic, err := bus.AgentTopic(agentID)         // cairn.agent.<agentID>
@@ -28,8 +28,24 @@
 // updated by Connect (file storage, limits retention, discard old,
 // max_msg_size MaxMessageSize, Config.Replicas copies):
 //
-//	cairn.agent.<agent id>   stream CAIRN_AGENTS  (subjects cairn.agent.*), kept Config.AgentMaxAge (7 days)
-//	cairn.reports            stream CAIRN_REPORTS (subject cairn.reports),  kept Config.ReportMaxAge (24 hours)
+//	cairn.agent.<agent id>     stream CAIRN_AGENTS  (subjects cairn.agent.*),   kept Config.AgentMaxAge (7 days)
+//	cairn.reports.<agent id>   stream CAIRN_REPORTS (subjects cairn.reports.*), kept Config.ReportMaxAge (24 hours)
+//
+// The manager consumes every agent's reports with the filter ReportsTopic
+// (cairn.reports.*); an agent publishes on its own ReportTopic, and the
+// subject a report arrived on (MetaSubject, set on receipt) names its
+// sender: ReportSender.
+//
+// # Who may do what
+//
+// The bus is authenticated (package busauth): the manager's credentials
+// have no limits; an agent's allow exactly AgentPermissions: publishing on
+// its reports topic, binding to and acknowledging its consumer
+// (AgentDurable) of its topic, receiving that consumer's deliveries and
+// its replies (AgentInboxPrefix). A Bus connected with Config.AgentID
+// works within those rights: it provisions nothing, publishes only to its
+// reports topic and consumes only its own topic, through the consumer the
+// manager made for it (EnsureAgentConsumer; Handle waits for it).
 //
 // Agent ids and durable names are ASCII letters, digits, '-' and '_'
 // (ValidateID): an id that would change a subject's meaning (a dot, a
@@ -79,12 +95,14 @@
 //	max_payload: 4MB
 //	jetstream { store_dir: /data/nats }
 //
-// With Replicas 3 on a three-node cluster. The NATS user Cairn connects as
-// needs to publish to cairn.>, $JS.API.> (or only the stream and consumer
-// APIs of CAIRN_AGENTS and CAIRN_REPORTS) and $JS.ACK.>, and to subscribe
-// to _CAIRN.deliver.> and _INBOX.>. If an operator manages the streams, set
+// With Replicas 3 on a three-node cluster. The NATS user the manager
+// connects as needs to publish to cairn.>, $JS.API.> (or only the stream and
+// consumer APIs of CAIRN_AGENTS and CAIRN_REPORTS) and $JS.ACK.>, and to
+// subscribe to _CAIRN.deliver.> and _INBOX.>; agents need only
+// AgentPermissions. If an operator manages the streams, set
 // Config.SkipProvisioning and create them as above. One Cairn installation
-// per NATS account: the subjects and stream names are fixed.
+// per NATS account: the subjects and stream names are fixed. A server with
+// a private CA is verified with Config.CAFile.
 //
 // Package natsembed runs the embedded server of `cairn dev` with these
 // settings.
