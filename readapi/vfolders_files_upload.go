@@ -8,6 +8,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/cairnhq/cairn/domain"
+	"github.com/cairnhq/cairn/infra/httpapi"
 	"github.com/cairnhq/cairn/infra/vfstorage"
 )
 
@@ -60,7 +61,9 @@ func (a *api) uploadVFolderFile(c *fiber.Ctx) error {
 		}
 	}
 	opts.Quota = g.Quota
-	body := c.Context().RequestBodyStream()
+	// Read under the body idle timeout: a slow upload may take any time,
+	// a stalled one is cut (408).
+	body := httpapi.BodyStream(c)
 	if body == nil {
 		body = bytes.NewReader(c.Body())
 	}

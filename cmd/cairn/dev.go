@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cairnhq/cairn/infra/devserver"
+	"github.com/cairnhq/cairn/infra/httpapi"
 	"github.com/cairnhq/cairn/infra/images"
 )
 
@@ -55,5 +56,10 @@ then the managers, the bus, NATS and the store.`,
 	f.StringArrayVar(&cfg.Images, "image", nil, "register an image sessions may use, besides "+images.BaseImage+" (repeatable)")
 	f.Var(&cfg.VFolderHosts, "vfolder-hosts", "storage hosts of virtual folders, name:path,... (default local:<data-dir>/vfolders); agents on other machines must see them at the same paths")
 	f.DurationVar(&cfg.MaxWait, "max-wait", devserver.DefaultMaxWait, "longest wait of a query for the read models to reach ?wait_for_position")
+	f.IntVar(&cfg.HTTPMaxConns, "http-max-conns", 0, "most HTTP connections served at once, more are answered 503 and closed (0: the open-files limit less what the database and the bus need)")
+	f.IntVar(&cfg.HTTPMaxConnsPerIP, "http-max-conns-per-ip", 0, "most HTTP connections from one client IPv4 address, more are answered 429 and closed (0: an eighth of --http-max-conns)")
+	f.DurationVar(&cfg.HTTPReadTimeout, "http-read-timeout", httpapi.DefaultReadTimeout, "longest read of a request's header and of any body but an upload's")
+	f.DurationVar(&cfg.HTTPIdleTimeout, "http-idle-timeout", httpapi.DefaultIdleTimeout, "longest wait for the next request on a keep-alive connection")
+	f.DurationVar(&cfg.UploadIdleTimeout, "upload-idle-timeout", httpapi.DefaultBodyIdleTimeout, "a file upload with no byte for this long is cut (408); one making progress may take any time")
 	return cmd
 }

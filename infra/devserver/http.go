@@ -91,7 +91,7 @@ func (s *server) startHTTP(ctx context.Context) error {
 		ln.Close()
 		return err
 	}
-	s.serve("HTTP API", app, ln)
+	s.serve("HTTP API", app, httpapi.NewListener(ln, httpapi.ListenerConfig{Name: "api", Logger: s.log, Registerer: reg}))
 	s.log.Info("HTTP API serving", "url", s.apiURL, "images", s.images)
 	if s.cfg.UnauditedListen == "" {
 		return nil
@@ -108,7 +108,7 @@ func (s *server) startHTTP(ctx context.Context) error {
 		uln.Close()
 		return err
 	}
-	s.serve("unaudited HTTP API", unaudited, uln)
+	s.serve("unaudited HTTP API", unaudited, httpapi.NewListener(uln, httpapi.ListenerConfig{Name: "unaudited", Logger: s.log}))
 	s.log.Warn("serving the API a second time WITHOUT the audit trail (Config.UnauditedListen, for benchmarks only)", "url", s.unauditedURL)
 	return nil
 }
@@ -154,7 +154,11 @@ func (s *server) authenticator() (*httpauth.Authenticator, error) {
 // readapi's /v1 routes behind signed requests and tokens (auth), every
 // /v1 request recorded by access (none when nil: the unaudited API).
 func (s *server) app(reg prometheus.Registerer, auth *httpauth.Authenticator, access *accesslog.Writer) (*fiber.App, error) {
-	app, err := httpapi.New(httpapi.Config{Logger: s.log, Registerer: reg, StreamRequestBody: readapi.StreamsBody})
+	app, err := httpapi.New(httpapi.Config{
+		Logger: s.log, Registerer: reg, StreamRequestBody: readapi.StreamsBody,
+		ReadTimeout: s.cfg.HTTPReadTimeout, IdleTimeout: s.cfg.HTTPIdleTimeout, BodyIdleTimeout: s.cfg.UploadIdleTimeout,
+		MaxConns: s.cfg.HTTPMaxConns, MaxConnsPerIP: s.cfg.HTTPMaxConnsPerIP,
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -120,7 +120,7 @@ func kindForStatus(status int) domain.Kind {
 		return domain.KindForbidden
 	case http.StatusMethodNotAllowed, http.StatusUnsupportedMediaType, http.StatusRequestedRangeNotSatisfiable:
 		return domain.KindInvalid
-	case http.StatusTooManyRequests:
+	case http.StatusTooManyRequests, http.StatusRequestTimeout:
 		return domain.KindUnavailable
 	}
 	for k, s := range kindStatus {
