@@ -91,7 +91,12 @@ func (s *server) startHTTP(ctx context.Context) error {
 		ln.Close()
 		return err
 	}
-	s.serve("HTTP API", app, httpapi.NewListener(ln, httpapi.ListenerConfig{Name: "api", Logger: s.log, Registerer: reg}))
+	lln, err := httpapi.NewListener(ln, s.listenerConfig("api", reg))
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	s.serve("HTTP API", app, lln)
 	s.log.Info("HTTP API serving", "url", s.apiURL, "images", s.images)
 	if s.cfg.UnauditedListen == "" {
 		return nil
@@ -108,7 +113,12 @@ func (s *server) startHTTP(ctx context.Context) error {
 		uln.Close()
 		return err
 	}
-	s.serve("unaudited HTTP API", unaudited, httpapi.NewListener(uln, httpapi.ListenerConfig{Name: "unaudited", Logger: s.log}))
+	ulln, err := httpapi.NewListener(uln, s.listenerConfig("unaudited", nil))
+	if err != nil {
+		uln.Close()
+		return err
+	}
+	s.serve("unaudited HTTP API", unaudited, ulln)
 	s.log.Warn("serving the API a second time WITHOUT the audit trail (Config.UnauditedListen, for benchmarks only)", "url", s.unauditedURL)
 	return nil
 }
@@ -138,6 +148,12 @@ func (s *server) serve(name string, app *fiber.App, ln net.Listener) {
 	})
 }
 
+// listenerConfig is the connection limits and accept retries of the
+// listener name, its metrics in reg (none if nil).
+func (s *server) listenerConfig(name string, reg prometheus.Registerer) httpapi.ListenerConfig {
+	return httpapi.ListenerConfig{Name: name, MaxConns: s.cfg.HTTPMaxConns, MaxConnsPerIP: s.cfg.HTTPMaxConnsPerIP, Logger: s.log, Registerer: reg}
+}
+
 // authenticator is the /v1 routes' authentication, with the cache that
 // lasts until the tenancy read model changes.
 func (s *server) authenticator() (*httpauth.Authenticator, error) {
@@ -157,7 +173,6 @@ func (s *server) app(reg prometheus.Registerer, auth *httpauth.Authenticator, ac
 	app, err := httpapi.New(httpapi.Config{
 		Logger: s.log, Registerer: reg, StreamRequestBody: readapi.StreamsBody,
 		ReadTimeout: s.cfg.HTTPReadTimeout, IdleTimeout: s.cfg.HTTPIdleTimeout, BodyIdleTimeout: s.cfg.UploadIdleTimeout,
-		MaxConns: s.cfg.HTTPMaxConns, MaxConnsPerIP: s.cfg.HTTPMaxConnsPerIP,
 	})
 	if err != nil {
 		return nil, err

@@ -12,7 +12,6 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/recover"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/valyala/fasthttp"
 
 	"github.com/cairnhq/cairn/domain"
 )
@@ -35,15 +34,7 @@ type Config struct {
 	// read of it waits longer than this for bytes; a stalled one is cut
 	// with 408 (default 60s).
 	BodyIdleTimeout time.Duration
-	// MaxConns is the most connections served at once; more are answered
-	// 503 and closed at once (default DefaultMaxConns(): the open-files
-	// limit less what the rest of the process needs).
-	MaxConns int
-	// MaxConnsPerIP is the most connections from one client IPv4 address
-	// (IPv6 clients are not limited by it); more are answered 429 and
-	// closed at once (default DefaultMaxConnsPerIP(MaxConns)).
-	MaxConnsPerIP int
-	Logger        *slog.Logger
+	Logger          *slog.Logger
 	// Registerer receives the HTTP metrics (nil: none).
 	Registerer prometheus.Registerer
 	// StreamRequestBody, when set, tells the requests whose handler reads
@@ -78,12 +69,6 @@ func (c Config) WithDefaults() Config {
 	if c.BodyIdleTimeout == 0 {
 		c.BodyIdleTimeout = DefaultBodyIdleTimeout
 	}
-	if c.MaxConns == 0 {
-		c.MaxConns = DefaultMaxConns()
-	}
-	if c.MaxConnsPerIP == 0 {
-		c.MaxConnsPerIP = DefaultMaxConnsPerIP(c.MaxConns)
-	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -104,16 +89,13 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("http %s %s: must not be negative", t.name, t.d))
 		}
 	}
-	if c.MaxConns < 0 || c.MaxConnsPerIP < 0 {
-		errs = append(errs, fmt.Errorf("http connection limits %d (global), %d (per IP): must not be negative", c.MaxConns, c.MaxConnsPerIP))
-	}
 	return errors.Join(errs...)
 }
 
 // New returns a fiber app with Cairn's middleware: recover, request id,
 // access log, metrics, problem+json errors, body limit, idle timeout of
-// streamed bodies; and the connection limits and timeouts of its server.
-// Serve it on a listener from NewListener.
+// streamed bodies; and the timeouts of its server. Serve it on a listener
+// from NewListener, which holds the connection limits.
 func New(cfg Config) (*fiber.App, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
@@ -125,17 +107,12 @@ func New(cfg Config) (*fiber.App, error) {
 		ReadTimeout:           cfg.ReadTimeout,
 		WriteTimeout:          cfg.WriteTimeout,
 		IdleTimeout:           cfg.IdleTimeout,
-		Concurrency:           cfg.MaxConns,
 		ErrorHandler:          ErrorHandler(cfg.Logger),
 		DisableStartupMessage: true,
 		StreamRequestBody:     cfg.StreamRequestBody != nil,
 	})
-	// fasthttp answers a connection over either limit 503 or 429 and
-	// closes it, in its accept loop: nothing waits for a free slot.
-	srv := app.Server()
-	srv.MaxConnsPerIP = cfg.MaxConnsPerIP
-	srv.Logger = fasthttpLogger{cfg.Logger}
-	m := newMetrics(cfg.Registerer, srv)
+	app.Server().Logger = fasthttpLogger{cfg.Logger}
+	m := newMetrics(cfg.Registerer)
 	app.Use(recover.New())
 	app.Use(requestIDMiddleware)
 	app.Use(func(c *fiber.Ctx) error {
@@ -156,8 +133,7 @@ func New(cfg Config) (*fiber.App, error) {
 	return app, nil
 }
 
-// fasthttpLogger sends fasthttp's own messages (connection limits hit,
-// at most once a minute each) to slog.
+// fasthttpLogger sends fasthttp's own messages to slog.
 type fasthttpLogger struct{ log *slog.Logger }
 
 func (l fasthttpLogger) Printf(format string, args ...any) {
@@ -193,16 +169,14 @@ type metrics struct {
 	bodyStalls prometheus.Counter
 }
 
-func newMetrics(reg prometheus.Registerer, srv *fasthttp.Server) *metrics {
+func newMetrics(reg prometheus.Registerer) *metrics {
 	m := &metrics{
 		requests:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: "cairn_http_requests_total", Help: "HTTP requests by method, route and status."}, []string{"method", "route", "status"}),
 		duration:   prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "cairn_http_request_duration_seconds", Help: "HTTP request latency by method and route.", Buckets: prometheus.DefBuckets}, []string{"method", "route"}),
 		bodyStalls: prometheus.NewCounter(prometheus.CounterOpts{Name: "cairn_http_body_stalls_total", Help: "Streamed request bodies (uploads) cut because no byte came for the body idle timeout."}),
 	}
-	open := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cairn_http_open_connections", Help: "HTTP connections open now (the server's connection limit refuses more)."},
-		func() float64 { return float64(srv.GetOpenConnectionsCount()) })
 	if reg != nil {
-		reg.MustRegister(m.requests, m.duration, m.bodyStalls, open)
+		reg.MustRegister(m.requests, m.duration, m.bodyStalls)
 	}
 	return m
 }
