@@ -20,6 +20,9 @@ func TestConfigDefaults(t *testing.T) {
 			t.Errorf("%s has no default", name)
 		}
 	}
+	if c.HTTPMaxConns <= 0 || c.HTTPMaxConnsPerIP <= 0 || c.HTTPMaxConnsPerIP > c.HTTPMaxConns || c.HTTPReadTimeout <= 0 || c.HTTPIdleTimeout <= 0 || c.UploadIdleTimeout <= 0 {
+		t.Errorf("http limits and timeouts without sane defaults: %+v", c.LogValue())
+	}
 	if c.Store != "sqlite://data/cairn.db" {
 		t.Errorf("default store %q, want SQLite in the data dir", c.Store)
 	}
@@ -44,6 +47,8 @@ func TestConfigValidateReportsEveryProblem(t *testing.T) {
 		{"bad gpus", Config{GPUs: "mock:nosuch"}, []string{"gpus"}},
 		{"bad image", Config{Images: []string{"has space"}}, []string{"image"}},
 		{"negative durations", Config{MaxWait: -time.Second, ShutdownTimeout: -1}, []string{"max wait", "shutdown timeout"}},
+		{"negative http limits and timeouts", Config{HTTPMaxConns: -1, HTTPMaxConnsPerIP: -1, HTTPReadTimeout: -1, HTTPIdleTimeout: -1, UploadIdleTimeout: -1},
+			[]string{"http max conns -1", "http max conns per ip", "http read timeout", "http idle timeout", "upload idle timeout"}},
 		{"all at once", Config{Listen: "x", AgentID: "a b", Images: []string{""}}, []string{"listen", "agent id", "image"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
