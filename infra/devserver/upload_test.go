@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -239,6 +240,31 @@ func TestUploadsOutlastTheReadTimeoutAndStalledOnesAreCut(t *testing.T) {
 	}
 	if strings.Join(names, ",") != "slow.bin" {
 		t.Fatalf("the folder lists %v after a stalled upload, want [slow.bin]", names)
+	}
+	// The audit trail records what the client was answered.
+	q := "/v1/audit?action=" + url.QueryEscape("PUT /v1/vfolders/:id/files/content")
+	deadline := time.Now().Add(time.Minute)
+	for {
+		var page struct {
+			Items []struct {
+				Status int `json:"status"`
+			} `json:"items"`
+		}
+		r.call(t, http.MethodGet, q, nil, http.StatusOK, &page)
+		var statuses []int
+		for _, it := range page.Items {
+			statuses = append(statuses, it.Status)
+		}
+		if len(statuses) == 2 {
+			if !slices.Contains(statuses, http.StatusCreated) || !slices.Contains(statuses, http.StatusRequestTimeout) {
+				t.Fatalf("the audit trail records the uploads as %v, want 201 and 408", statuses)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the audit trail holds %v for the two uploads a minute later", statuses)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 

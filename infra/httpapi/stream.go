@@ -23,8 +23,9 @@ import (
 //
 // The body of a request that streams it is read by the handler through
 // BodyStream, under an idle timeout instead: each read may wait idle for
-// bytes, however long the whole body takes. A body cut for stalling is
-// answered 408, whatever error the handler made of it.
+// bytes, however long the whole body takes. A read that waited longer
+// fails with ErrBodyStalled, which ProblemFor answers 408; the connection
+// is then closed.
 func limitBody(limit int, streams func(c *fiber.Ctx) bool, idle time.Duration, stalls prometheus.Counter) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		req := c.Request()
@@ -38,7 +39,9 @@ func limitBody(limit int, streams func(c *fiber.Ctx) bool, idle time.Duration, s
 			if err != nil && body.stalled {
 				stalls.Inc()
 				c.Context().SetConnectionClose()
-				return fiber.NewError(http.StatusRequestTimeout, fmt.Sprintf("no byte of the request body came for %s; the upload was cut and nothing was kept", idle))
+				if !errors.Is(err, ErrBodyStalled) {
+					err = fmt.Errorf("%w: %w", ErrBodyStalled, err) // the handler lost the cause
+				}
 			}
 			return err
 		}
@@ -76,7 +79,8 @@ func BodyStream(c *fiber.Ctx) io.Reader {
 }
 
 // ErrBodyStalled is what a read of a streamed body returns when no byte
-// came for the body idle timeout.
+// came for the body idle timeout; ProblemFor answers it 408 wherever it is
+// in an error's chain.
 var ErrBodyStalled = errors.New("the request body stalled")
 
 // idleBody reads a streamed request body, moving the connection's read

@@ -29,7 +29,7 @@ const (
 // reported as storage does, an invalid "path".
 func streamingApp(t *testing.T) *served {
 	return serveApp(t, Config{BodyLimit: 1024, ReadTimeout: testReadTimeout, BodyIdleTimeout: testBodyIdle,
-		StreamRequestBody: func(c *fiber.Ctx) bool { return c.Path() == "/upload" }}, ListenerConfig{},
+		StreamRequestBody: func(c *fiber.Ctx) bool { return strings.HasPrefix(c.Path(), "/upload") }}, ListenerConfig{},
 		func(app *fiber.App) {
 			app.Put("/upload", func(c *fiber.Ctx) error {
 				h := sha256.New()
@@ -37,6 +37,13 @@ func streamingApp(t *testing.T) *served {
 					return &domain.Error{Op: "upload", Kind: domain.KindInvalid, Field: "path", Message: "reading the upload", Err: err}
 				}
 				return c.SendString(hex.EncodeToString(h.Sum(nil)))
+			})
+			// A handler that loses the read's error is answered 408 too.
+			app.Put("/upload-lossy", func(c *fiber.Ctx) error {
+				if _, err := io.Copy(io.Discard, BodyStream(c)); err != nil {
+					return domain.Invalid("upload", "path", "cannot read: %v", err)
+				}
+				return nil
 			})
 			app.Put("/json", func(c *fiber.Ctx) error { return c.JSON(len(c.Body())) })
 		})
@@ -107,8 +114,17 @@ func TestStreamedBodyOutlastsTheReadTimeoutWhileItMakesProgress(t *testing.T) {
 
 func TestStalledStreamedBodyIsCutWith408(t *testing.T) {
 	t.Parallel()
+	for _, path := range []string{"/upload", "/upload-lossy"} {
+		t.Run(path, func(t *testing.T) {
+			t.Parallel()
+			stalledIs408(t, path)
+		})
+	}
+}
+
+func stalledIs408(t *testing.T, path string) {
 	s := streamingApp(t)
-	resp, body, _ := trickle(t, "http://"+s.addr+"/upload", 1<<20, 16<<10, 64<<10, time.Millisecond)
+	resp, body, _ := trickle(t, "http://"+s.addr+path, 1<<20, 16<<10, 64<<10, time.Millisecond)
 	if resp.StatusCode != http.StatusRequestTimeout {
 		t.Fatalf("a stalled upload answered %d, want 408: %s", resp.StatusCode, body)
 	}
