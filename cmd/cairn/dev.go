@@ -57,7 +57,7 @@ then the managers, the bus, NATS and the store.`,
 	f.Var(&cfg.VFolderHosts, "vfolder-hosts", "storage hosts of virtual folders, name:path,... (default local:<data-dir>/vfolders); agents on other machines must see them at the same paths")
 	f.DurationVar(&cfg.MaxWait, "max-wait", devserver.DefaultMaxWait, "longest wait of a query for the read models to reach ?wait_for_position")
 	f.IntVar(&cfg.HTTPMaxConns, "http-max-conns", 0, "most HTTP connections served at once, more are answered 503 and closed (0: the open-files limit less what the database and the bus need)")
-	f.IntVar(&cfg.HTTPMaxConnsPerIP, "http-max-conns-per-ip", 0, "most HTTP connections from one client IPv4 address, more are answered 429 and closed (0: an eighth of --http-max-conns)")
+	f.IntVar(&cfg.HTTPMaxConnsPerIP, "http-max-conns-per-ip", 0, "most HTTP connections from one client address (an IPv6 client's /64), more are answered 429 and closed (0: an eighth of --http-max-conns; behind a reverse proxy set it to --http-max-conns)")
 	f.DurationVar(&cfg.HTTPReadTimeout, "http-read-timeout", httpapi.DefaultReadTimeout, "longest read of a request's header and of any body but an upload's")
 	f.DurationVar(&cfg.HTTPIdleTimeout, "http-idle-timeout", httpapi.DefaultIdleTimeout, "longest wait for the next request on a keep-alive connection")
 	f.DurationVar(&cfg.UploadIdleTimeout, "upload-idle-timeout", httpapi.DefaultBodyIdleTimeout, "a file upload with no byte for this long is cut (408); one making progress may take any time")

@@ -80,9 +80,9 @@ type Config struct {
 	// answered 503 and closed (default: the open-files limit less what the
 	// database and the bus need, httpapi.DefaultMaxConns).
 	HTTPMaxConns int
-	// HTTPMaxConnsPerIP is the most HTTP connections from one client IPv4
-	// address; more are answered 429 and closed (default an eighth of
-	// HTTPMaxConns).
+	// HTTPMaxConnsPerIP is the most HTTP connections from one client
+	// address (an IPv6 client's /64); more are answered 429 and closed
+	// (default an eighth of HTTPMaxConns).
 	HTTPMaxConnsPerIP int
 	// HTTPReadTimeout bounds the reading of a request's header and of any
 	// body but an upload's, from its first byte (default 30s).

@@ -12,6 +12,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/recover"
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/time/rate"
 
 	"github.com/cairnhq/cairn/domain"
 )
@@ -111,7 +112,7 @@ func New(cfg Config) (*fiber.App, error) {
 		DisableStartupMessage: true,
 		StreamRequestBody:     cfg.StreamRequestBody != nil,
 	})
-	app.Server().Logger = fasthttpLogger{cfg.Logger}
+	app.Server().Logger = &fasthttpLogger{log: cfg.Logger, every: rate.Sometimes{First: 1, Interval: 10 * time.Second}}
 	m := newMetrics(cfg.Registerer)
 	app.Use(recover.New())
 	app.Use(requestIDMiddleware)
@@ -133,11 +134,16 @@ func New(cfg Config) (*fiber.App, error) {
 	return app, nil
 }
 
-// fasthttpLogger sends fasthttp's own messages to slog.
-type fasthttpLogger struct{ log *slog.Logger }
+// fasthttpLogger sends fasthttp's own messages (a connection that failed
+// other than by timeout or reset...) to slog, at most one every 10s: a
+// client sending garbage on many connections must not flood the log.
+type fasthttpLogger struct {
+	log   *slog.Logger
+	every rate.Sometimes
+}
 
-func (l fasthttpLogger) Printf(format string, args ...any) {
-	l.log.Warn("http server: " + fmt.Sprintf(format, args...))
+func (l *fasthttpLogger) Printf(format string, args ...any) {
+	l.every.Do(func() { l.log.Warn("http server: " + fmt.Sprintf(format, args...)) })
 }
 
 const requestIDKey = "cairn.request_id"
