@@ -124,11 +124,13 @@ func NewListener(ln net.Listener, cfg ListenerConfig) (net.Listener, error) {
 
 type limitListener struct {
 	net.Listener
-	cfg     ListenerConfig
-	backoff *backoff.ExponentialBackOff // used by Accept's caller only
-	errors  *prometheus.CounterVec
-	refused *prometheus.CounterVec
-	open    prometheus.Gauge
+	cfg ListenerConfig
+	// backoffMu guards backoff: Accept may be called concurrently.
+	backoffMu sync.Mutex
+	backoff   *backoff.ExponentialBackOff
+	errors    *prometheus.CounterVec
+	refused   *prometheus.CounterVec
+	open      prometheus.Gauge
 	// errorLogs and refuseLogs rate-limit the log lines.
 	errorLogs, refuseLogs *rate.Sometimes
 
@@ -149,7 +151,9 @@ func (l *limitListener) Accept() (net.Conn, error) {
 			}
 			failed++
 			l.errors.WithLabelValues(acceptErrorReason(err)).Inc()
+			l.backoffMu.Lock()
 			wait := l.backoff.NextBackOff()
+			l.backoffMu.Unlock()
 			l.errorLogs.Do(func() {
 				l.cfg.Logger.Warn("accepting a connection failed; retrying", "listener", l.cfg.Name, "err", err,
 					"failed_in_a_row", failed, "retry_in", wait)
@@ -157,8 +161,12 @@ func (l *limitListener) Accept() (net.Conn, error) {
 			time.Sleep(wait)
 			continue
 		}
-		l.backoff.Reset()
-		failed = 0
+		if failed > 0 {
+			l.backoffMu.Lock()
+			l.backoff.Reset()
+			l.backoffMu.Unlock()
+			failed = 0
+		}
 		if lc := l.admit(c); lc != nil {
 			return lc, nil
 		}
