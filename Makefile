@@ -32,6 +32,10 @@ run: build ## start Cairn for development (cairn dev: API on $(LISTEN), NATS, lo
 test: lint ## run every test with -race, starting a throwaway PostgreSQL (CI=true: missing services fail)
 	scripts/test.sh
 
+.PHONY: test-long
+test-long: ## run the long tests (CAIRN_LONG_TESTS=1): a 1 GiB upload at 1 MiB/s through cairn dev, about 17 minutes
+	CAIRN_LONG_TESTS=1 $(GO) test -race -count=1 -timeout 40m -run '^TestLong' -v ./infra/devserver/
+
 .PHONY: bench
 bench: build ## run the benchmarks against their baselines (store, scheduling, API audit on/off, session start vs podman run), write docs/benchmarks.md
 	scripts/with-postgres.sh $(BIN) bench store --out docs/benchmarks.md

@@ -61,10 +61,11 @@ type fileChanged struct {
 }
 
 // pathError names the request's field in the storage port's invalid-path
-// errors (the port names its own argument, e.g. dir).
+// errors (the port names its own argument, e.g. dir). A failure to read
+// the request's body stays an error of the body.
 func pathError(err error, field string) error {
 	var de *domain.Error
-	if errors.As(err, &de) && de.Kind == domain.KindInvalid && de.Field != "" && de.Field != field {
+	if errors.As(err, &de) && de.Kind == domain.KindInvalid && de.Field != "" && de.Field != field && de.Field != "body" {
 		e := *de
 		e.Field = field
 		return &e

@@ -62,6 +62,8 @@ func (a *api) uploadVFolderFile(c *fiber.Ctx) error {
 		}
 	}
 	opts.Quota = g.Quota
+	// Read under the body idle timeout (a slow upload may take any time,
+	// a stalled one is cut: 408) and the strict signature's body check.
 	body := httpapi.BodyStream(c)
 	if body == nil {
 		body = bytes.NewReader(c.Body())

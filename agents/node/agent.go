@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/nats-io/nkeys"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/cairnhq/cairn/agents/accelerator"
 	"github.com/cairnhq/cairn/agents/accelerator/nvml"
@@ -20,6 +21,7 @@ import (
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/infra/bus"
 	"github.com/cairnhq/cairn/infra/bus/busauth"
+	"github.com/cairnhq/cairn/infra/httpapi"
 )
 
 // Agent is a node agent. New validates its configuration; Run does the
@@ -257,9 +259,16 @@ func (a *Agent) serveHTTP() (*http.Server, error) {
 	if a.address == "" {
 		a.address = advertiseFor(ln.Addr())
 	}
-	srv := &http.Server{Handler: a.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	// net/http already retries failed accepts; the listener adds the
+	// connection limits (from the open-files limit) and counts failures.
+	lln, err := httpapi.NewListener(ln, httpapi.ListenerConfig{Name: "agent", Logger: a.log, Registerer: prometheus.DefaultRegisterer})
+	if err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("agent: listen: %w", err)
+	}
+	srv := &http.Server{Handler: a.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: httpapi.DefaultIdleTimeout}
 	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := srv.Serve(lln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			a.log.Error("HTTP endpoint failed", "error", err)
 		}
 	}()

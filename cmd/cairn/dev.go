@@ -10,6 +10,7 @@ import (
 	"github.com/cairnhq/cairn/infra/auth/signing"
 	"github.com/cairnhq/cairn/infra/config"
 	"github.com/cairnhq/cairn/infra/devserver"
+	"github.com/cairnhq/cairn/infra/httpapi"
 	"github.com/cairnhq/cairn/infra/images"
 )
 
@@ -66,6 +67,11 @@ then the managers, the bus, NATS and the store.`,
 	f.DurationVar(&cfg.MaxWait, "max-wait", devserver.DefaultMaxWait, "longest wait of a query for the read models to reach ?wait_for_position")
 	f.IntVar(&cfg.AuthReplayCacheSize, "auth-replay-cache-size", signing.DefaultReplayCacheSize, "strict-mode request signatures remembered to refuse replays (about 125 bytes each); when full, strict requests older than the oldest one kept are refused")
 	f.BoolVar(&cfg.AuthStrictSigningOnly, "auth-strict-signing-only", false, "refuse Backend.AI-compatible signed requests (replayable within 15 minutes); accept only strict signing (signMethod=CAIRN1-HMAC-SHA256) and bearer tokens")
+	f.IntVar(&cfg.HTTPMaxConns, "http-max-conns", 0, "most HTTP connections served at once, more are answered 503 and closed (0: the open-files limit less what the database and the bus need)")
+	f.IntVar(&cfg.HTTPMaxConnsPerIP, "http-max-conns-per-ip", 0, "most HTTP connections from one client address (an IPv6 client's /64), more are answered 429 and closed (0: an eighth of --http-max-conns; behind a reverse proxy set it to --http-max-conns)")
+	f.DurationVar(&cfg.HTTPReadTimeout, "http-read-timeout", httpapi.DefaultReadTimeout, "longest read of a request's header and of any body but an upload's")
+	f.DurationVar(&cfg.HTTPIdleTimeout, "http-idle-timeout", httpapi.DefaultIdleTimeout, "longest wait for the next request on a keep-alive connection")
+	f.DurationVar(&cfg.UploadIdleTimeout, "upload-idle-timeout", httpapi.DefaultBodyIdleTimeout, "a file upload with no byte for this long is cut (408); one making progress may take any time")
 	return cmd
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/cairnhq/cairn/agents/runtime/podman"
 	"github.com/cairnhq/cairn/commands/vfolderorphans"
 	"github.com/cairnhq/cairn/infra/config"
+	"github.com/cairnhq/cairn/infra/httpapi"
 	"github.com/cairnhq/cairn/infra/images"
 	"github.com/cairnhq/cairn/infra/vfstorage/localfs"
 )
@@ -103,6 +104,24 @@ type Config struct {
 	// ReadyTimeout bounds the wait for the read models to catch up with
 	// the log at start (default 2 minutes).
 	ReadyTimeout time.Duration
+	// HTTPMaxConns is the most HTTP connections served at once; more are
+	// answered 503 and closed (default: the open-files limit less what the
+	// database and the bus need, httpapi.DefaultMaxConns).
+	HTTPMaxConns int
+	// HTTPMaxConnsPerIP is the most HTTP connections from one client
+	// address (an IPv6 client's /64); more are answered 429 and closed
+	// (default an eighth of HTTPMaxConns).
+	HTTPMaxConnsPerIP int
+	// HTTPReadTimeout bounds the reading of a request's header and of any
+	// body but an upload's, from its first byte (default 30s).
+	HTTPReadTimeout time.Duration
+	// HTTPIdleTimeout bounds the wait for the next request on a keep-alive
+	// connection (default 2m).
+	HTTPIdleTimeout time.Duration
+	// UploadIdleTimeout cuts a file upload (408) once no byte of it came
+	// for that long; an upload making progress may take any time (default
+	// 60s).
+	UploadIdleTimeout time.Duration
 	// Version is reported by /healthz and the local agent.
 	Version string
 	// Logger receives every part's logs (default slog.Default()).
@@ -172,6 +191,21 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.ReadyTimeout == 0 {
 		c.ReadyTimeout = DefaultReadyTimeout
+	}
+	if c.HTTPMaxConns == 0 {
+		c.HTTPMaxConns = httpapi.DefaultMaxConns()
+	}
+	if c.HTTPMaxConnsPerIP == 0 {
+		c.HTTPMaxConnsPerIP = httpapi.DefaultMaxConnsPerIP(c.HTTPMaxConns)
+	}
+	if c.HTTPReadTimeout == 0 {
+		c.HTTPReadTimeout = httpapi.DefaultReadTimeout
+	}
+	if c.HTTPIdleTimeout == 0 {
+		c.HTTPIdleTimeout = httpapi.DefaultIdleTimeout
+	}
+	if c.UploadIdleTimeout == 0 {
+		c.UploadIdleTimeout = httpapi.DefaultBodyIdleTimeout
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -260,10 +294,17 @@ func (c Config) Validate() error {
 	for _, v := range []struct {
 		name string
 		d    time.Duration
-	}{{"max wait", c.MaxWait}, {"shutdown timeout", c.ShutdownTimeout}, {"ready timeout", c.ReadyTimeout}, {"vfolder orphan grace", c.VFolderOrphanGrace}} {
+	}{{"max wait", c.MaxWait}, {"shutdown timeout", c.ShutdownTimeout}, {"ready timeout", c.ReadyTimeout}, {"vfolder orphan grace", c.VFolderOrphanGrace},
+		{"http read timeout", c.HTTPReadTimeout}, {"http idle timeout", c.HTTPIdleTimeout}, {"upload idle timeout", c.UploadIdleTimeout}} {
 		if v.d < 0 {
 			add("%s %s: must not be negative", v.name, v.d)
 		}
+	}
+	if c.HTTPMaxConns < 0 {
+		add("http max conns %d: must not be negative", c.HTTPMaxConns)
+	}
+	if c.HTTPMaxConnsPerIP < 0 {
+		add("http max conns per ip %d: must not be negative", c.HTTPMaxConnsPerIP)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("devserver: invalid config: %w", err)
@@ -310,6 +351,11 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("auth_replay_cache_size", c.AuthReplayCacheSize),
 		slog.Bool("auth_strict_signing_only", c.AuthStrictSigningOnly),
 		slog.Duration("shutdown_timeout", c.ShutdownTimeout),
+		slog.Int("http_max_conns", c.HTTPMaxConns),
+		slog.Int("http_max_conns_per_ip", c.HTTPMaxConnsPerIP),
+		slog.Duration("http_read_timeout", c.HTTPReadTimeout),
+		slog.Duration("http_idle_timeout", c.HTTPIdleTimeout),
+		slog.Duration("upload_idle_timeout", c.UploadIdleTimeout),
 	)
 }
 

@@ -23,6 +23,9 @@ func TestConfigDefaults(t *testing.T) {
 	if c.VFolderDefaultQuota != DefaultVFolderQuota || c.VFolderMaxUpload != DefaultVFolderMaxUpload || c.VFolderOrphanGrace != DefaultVFolderOrphanGrace {
 		t.Errorf("vfolder limits %d, %d, %s: want the defaults", c.VFolderDefaultQuota, c.VFolderMaxUpload, c.VFolderOrphanGrace)
 	}
+	if c.HTTPMaxConns <= 0 || c.HTTPMaxConnsPerIP <= 0 || c.HTTPMaxConnsPerIP > c.HTTPMaxConns || c.HTTPReadTimeout <= 0 || c.HTTPIdleTimeout <= 0 || c.UploadIdleTimeout <= 0 {
+		t.Errorf("http limits and timeouts without sane defaults: %+v", c.LogValue())
+	}
 	if c.Store != "sqlite://data/cairn.db" {
 		t.Errorf("default store %q, want SQLite in the data dir", c.Store)
 	}
@@ -50,6 +53,8 @@ func TestConfigValidateReportsEveryProblem(t *testing.T) {
 		{"negative durations", Config{MaxWait: -time.Second, ShutdownTimeout: -1, VFolderOrphanGrace: -1}, []string{"max wait", "shutdown timeout", "vfolder orphan grace"}},
 		{"sizes below NoLimit", Config{VFolderDefaultQuota: -2, VFolderMaxUpload: -5}, []string{"vfolder default quota", "vfolder max upload"}},
 		{"negative replay cache size", Config{AuthReplayCacheSize: -1}, []string{"auth replay cache size"}},
+		{"negative http limits and timeouts", Config{HTTPMaxConns: -1, HTTPMaxConnsPerIP: -1, HTTPReadTimeout: -1, HTTPIdleTimeout: -1, UploadIdleTimeout: -1},
+			[]string{"http max conns -1", "http max conns per ip", "http read timeout", "http idle timeout", "upload idle timeout"}},
 		{"all at once", Config{Listen: "x", AgentID: "a b", Images: []string{""}}, []string{"listen", "agent id", "image"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

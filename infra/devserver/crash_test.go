@@ -30,13 +30,6 @@ import (
 // (TestMain), for a test to kill.
 const childDirEnv = "CAIRN_TEST_DEVSERVER_CHILD_DIR"
 
-func TestMain(m *testing.M) {
-	if dir := os.Getenv(childDirEnv); dir != "" {
-		os.Exit(runChild(dir))
-	}
-	os.Exit(m.Run())
-}
-
 // runChild serves until killed, and says "ready" on stdout once it serves.
 func runChild(dir string) int {
 	cfg := testConfig(dir)

@@ -18,7 +18,10 @@
 //     address book of remote agents' logs endpoints (infra/agentlogs);
 //   - one local agent (agents/node, Podman) unless Config.NoAgent;
 //   - the HTTP API (fiber: readapi's routes, /healthz, /metrics) with the
-//     bootstrap superadmin's bearer token (infra/bootstrap).
+//     bootstrap superadmin's bearer token (infra/bootstrap), on a listener
+//     (httpapi.NewListener) that refuses connections over Config's limits
+//     and retries failed accepts: running out of file descriptors (EMFILE)
+//     slows the API down, it does not stop the server.
 //
 // # Order
 //

@@ -92,7 +92,12 @@ func (s *server) startHTTP(ctx context.Context) error {
 		ln.Close()
 		return err
 	}
-	s.serve("HTTP API", app, ln)
+	lln, err := httpapi.NewListener(ln, s.listenerConfig("api", reg))
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	s.serve("HTTP API", app, lln)
 	s.log.Info("HTTP API serving", "url", s.apiURL, "images", s.images)
 	if s.cfg.UnauditedListen == "" {
 		return nil
@@ -109,7 +114,12 @@ func (s *server) startHTTP(ctx context.Context) error {
 		uln.Close()
 		return err
 	}
-	s.serve("unaudited HTTP API", unaudited, uln)
+	ulln, err := httpapi.NewListener(uln, s.listenerConfig("unaudited", nil))
+	if err != nil {
+		uln.Close()
+		return err
+	}
+	s.serve("unaudited HTTP API", unaudited, ulln)
 	s.log.Warn("serving the API a second time WITHOUT the audit trail (Config.UnauditedListen, for benchmarks only)", "url", s.unauditedURL)
 	return nil
 }
@@ -139,6 +149,12 @@ func (s *server) serve(name string, app *fiber.App, ln net.Listener) {
 	})
 }
 
+// listenerConfig is the connection limits and accept retries of the
+// listener name, its metrics in reg (none if nil).
+func (s *server) listenerConfig(name string, reg prometheus.Registerer) httpapi.ListenerConfig {
+	return httpapi.ListenerConfig{Name: name, MaxConns: s.cfg.HTTPMaxConns, MaxConnsPerIP: s.cfg.HTTPMaxConnsPerIP, Logger: s.log, Registerer: reg}
+}
+
 // authenticator is the /v1 routes' authentication, with the cache that
 // lasts until the tenancy read model changes and one replay cache for
 // both listeners (a strict request accepted on one is refused on the
@@ -158,7 +174,10 @@ func (s *server) authenticator(reg prometheus.Registerer) (*httpauth.Authenticat
 // readapi's /v1 routes behind signed requests and tokens (auth), every
 // /v1 request recorded by access (none when nil: the unaudited API).
 func (s *server) app(reg prometheus.Registerer, auth *httpauth.Authenticator, access *accesslog.Writer) (*fiber.App, error) {
-	app, err := httpapi.New(httpapi.Config{Logger: s.log, Registerer: reg, StreamRequestBody: readapi.StreamsBody})
+	app, err := httpapi.New(httpapi.Config{
+		Logger: s.log, Registerer: reg, StreamRequestBody: readapi.StreamsBody,
+		ReadTimeout: s.cfg.HTTPReadTimeout, IdleTimeout: s.cfg.HTTPIdleTimeout, BodyIdleTimeout: s.cfg.UploadIdleTimeout,
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -37,9 +37,9 @@ func (r *running) do(t *testing.T, method, path string, body io.Reader) (int, ht
 	return resp.StatusCode, resp.Header, b
 }
 
-// mkfolder creates a folder and returns its id and its quota as the API
+// mkfolderWithQuota creates a folder and returns its id and its quota as the API
 // shows it.
-func (r *running) mkfolder(t *testing.T, body string) (string, int64) {
+func (r *running) mkfolderWithQuota(t *testing.T, body string) (string, int64) {
 	t.Helper()
 	status, _, b := r.do(t, "POST", "/v1/vfolders", strings.NewReader(body))
 	var w struct {
@@ -101,11 +101,11 @@ func TestVFolderDefaultQuotaAndUploadLimit(t *testing.T) {
 	cfg.VFolderDefaultQuota, cfg.VFolderMaxUpload = 100_000, 50_000
 	r := start(t, cfg)
 
-	plain, q := r.mkfolder(t, `{"name":"plain"}`)
+	plain, q := r.mkfolderWithQuota(t, `{"name":"plain"}`)
 	if q != 100_000 {
 		t.Fatalf("a folder created without a quota has quota %d, want the default 100000", q)
 	}
-	roomy, q := r.mkfolder(t, `{"name":"roomy","quota":1000000}`)
+	roomy, q := r.mkfolderWithQuota(t, `{"name":"roomy","quota":1000000}`)
 	if q != 1_000_000 {
 		t.Fatalf("quota %d, want the one asked for", q)
 	}
@@ -143,7 +143,7 @@ func TestVFolderLimitsDisabled(t *testing.T) {
 	cfg := testConfig(t.TempDir())
 	cfg.VFolderDefaultQuota, cfg.VFolderMaxUpload = NoLimit, NoLimit
 	r := start(t, cfg)
-	id, q := r.mkfolder(t, `{"name":"plain"}`)
+	id, q := r.mkfolderWithQuota(t, `{"name":"plain"}`)
 	if q != 0 {
 		t.Fatalf("quota %d, want none", q)
 	}

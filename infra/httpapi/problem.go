@@ -60,6 +60,14 @@ func StatusOf(k domain.Kind) int {
 // ProblemFor builds the problem body for err. Internal errors do not leak
 // their details.
 func ProblemFor(err error) Problem {
+	if errors.Is(err, ErrBodyStalled) {
+		// Whatever the handler made of the failed read (storage calls it
+		// an invalid body), the client stalled: 408, never a 400.
+		const status = http.StatusRequestTimeout
+		kind := kindForStatus(status).String()
+		return Problem{Type: "https://cairn.dev/problems/" + kind, Title: http.StatusText(status), Status: status, Kind: kind,
+			Detail: "no byte of the request body came within the server's idle timeout; it was cut and nothing of it kept"}
+	}
 	var fe *fiber.Error
 	if errors.As(err, &fe) {
 		p := Problem{Status: fe.Code, Title: http.StatusText(fe.Code), Detail: fe.Message, Kind: kindForStatus(fe.Code).String()}
@@ -120,7 +128,7 @@ func kindForStatus(status int) domain.Kind {
 		return domain.KindForbidden
 	case http.StatusMethodNotAllowed, http.StatusUnsupportedMediaType, http.StatusRequestedRangeNotSatisfiable:
 		return domain.KindInvalid
-	case http.StatusTooManyRequests:
+	case http.StatusTooManyRequests, http.StatusRequestTimeout:
 		return domain.KindUnavailable
 	}
 	for k, s := range kindStatus {

@@ -12,6 +12,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/recover"
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/time/rate"
 
 	"github.com/cairnhq/cairn/domain"
 )
@@ -20,10 +21,21 @@ import (
 type Config struct {
 	// BodyLimit is the largest request body accepted (413 above it).
 	BodyLimit int
-	// ReadTimeout and WriteTimeout bound one request.
-	ReadTimeout  time.Duration
+	// ReadTimeout bounds the reading of a request's header and of a body
+	// read whole (every request but streamed uploads): a total deadline
+	// from the request's first byte (default 30s).
+	ReadTimeout time.Duration
+	// WriteTimeout bounds the writing of one response (default 5m).
 	WriteTimeout time.Duration
-	Logger       *slog.Logger
+	// IdleTimeout bounds the wait for the next request on a keep-alive
+	// connection (default 2m).
+	IdleTimeout time.Duration
+	// BodyIdleTimeout bounds the wait for progress of a streamed request
+	// body (StreamRequestBody): an upload may take any time as long as no
+	// read of it waits longer than this for bytes; a stalled one is cut
+	// with 408 (default 60s).
+	BodyIdleTimeout time.Duration
+	Logger          *slog.Logger
 	// Registerer receives the HTTP metrics (nil: none).
 	Registerer prometheus.Registerer
 	// StreamRequestBody, when set, tells the requests whose handler reads
@@ -33,16 +45,30 @@ type Config struct {
 	StreamRequestBody func(c *fiber.Ctx) bool
 }
 
+// Defaults of the timeouts Config.WithDefaults sets.
+const (
+	DefaultReadTimeout     = 30 * time.Second
+	DefaultWriteTimeout    = 5 * time.Minute
+	DefaultIdleTimeout     = 2 * time.Minute
+	DefaultBodyIdleTimeout = 60 * time.Second
+)
+
 // WithDefaults fills unset fields.
 func (c Config) WithDefaults() Config {
 	if c.BodyLimit == 0 {
 		c.BodyLimit = 1 << 20
 	}
 	if c.ReadTimeout == 0 {
-		c.ReadTimeout = 30 * time.Second
+		c.ReadTimeout = DefaultReadTimeout
 	}
 	if c.WriteTimeout == 0 {
-		c.WriteTimeout = 5 * time.Minute
+		c.WriteTimeout = DefaultWriteTimeout
+	}
+	if c.IdleTimeout == 0 {
+		c.IdleTimeout = DefaultIdleTimeout
+	}
+	if c.BodyIdleTimeout == 0 {
+		c.BodyIdleTimeout = DefaultBodyIdleTimeout
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -56,14 +82,21 @@ func (c Config) Validate() error {
 	if c.BodyLimit < 1024 {
 		errs = append(errs, fmt.Errorf("http body limit %d: must be at least 1024 bytes", c.BodyLimit))
 	}
-	if c.ReadTimeout < 0 || c.WriteTimeout < 0 {
-		errs = append(errs, errors.New("http timeouts must not be negative"))
+	for _, t := range []struct {
+		name string
+		d    time.Duration
+	}{{"read timeout", c.ReadTimeout}, {"write timeout", c.WriteTimeout}, {"idle timeout", c.IdleTimeout}, {"body idle timeout", c.BodyIdleTimeout}} {
+		if t.d < 0 {
+			errs = append(errs, fmt.Errorf("http %s %s: must not be negative", t.name, t.d))
+		}
 	}
 	return errors.Join(errs...)
 }
 
 // New returns a fiber app with Cairn's middleware: recover, request id,
-// access log, metrics, problem+json errors, body limit.
+// access log, metrics, problem+json errors, body limit, idle timeout of
+// streamed bodies; and the timeouts of its server. Serve it on a listener
+// from NewListener, which holds the connection limits.
 func New(cfg Config) (*fiber.App, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
@@ -74,16 +107,15 @@ func New(cfg Config) (*fiber.App, error) {
 		BodyLimit:             cfg.BodyLimit,
 		ReadTimeout:           cfg.ReadTimeout,
 		WriteTimeout:          cfg.WriteTimeout,
+		IdleTimeout:           cfg.IdleTimeout,
 		ErrorHandler:          ErrorHandler(cfg.Logger),
 		DisableStartupMessage: true,
 		StreamRequestBody:     cfg.StreamRequestBody != nil,
 	})
+	app.Server().Logger = &fasthttpLogger{log: cfg.Logger, every: rate.Sometimes{First: 1, Interval: 10 * time.Second}}
+	m := newMetrics(cfg.Registerer)
 	app.Use(recover.New())
 	app.Use(requestIDMiddleware)
-	if cfg.StreamRequestBody != nil {
-		app.Use(limitBody(cfg.BodyLimit, cfg.StreamRequestBody))
-	}
-	m := newMetrics(cfg.Registerer)
 	app.Use(func(c *fiber.Ctx) error {
 		start := time.Now()
 		err := c.Next()
@@ -96,7 +128,22 @@ func New(cfg Config) (*fiber.App, error) {
 		cfg.Logger.Debug("http request", "request_id", RequestID(c), "method", c.Method(), "path", c.Path(), "status", status, "duration", time.Since(start))
 		return err
 	})
+	if cfg.StreamRequestBody != nil {
+		app.Use(limitBody(cfg.BodyLimit, cfg.StreamRequestBody, cfg.BodyIdleTimeout, m.bodyStalls))
+	}
 	return app, nil
+}
+
+// fasthttpLogger sends fasthttp's own messages (a connection that failed
+// other than by timeout or reset...) to slog, at most one every 10s: a
+// client sending garbage on many connections must not flood the log.
+type fasthttpLogger struct {
+	log   *slog.Logger
+	every rate.Sometimes
+}
+
+func (l *fasthttpLogger) Printf(format string, args ...any) {
+	l.every.Do(func() { l.log.Warn("http server: " + fmt.Sprintf(format, args...)) })
 }
 
 const requestIDKey = "cairn.request_id"
@@ -123,17 +170,19 @@ func RequestID(c *fiber.Ctx) string {
 }
 
 type metrics struct {
-	requests *prometheus.CounterVec
-	duration *prometheus.HistogramVec
+	requests   *prometheus.CounterVec
+	duration   *prometheus.HistogramVec
+	bodyStalls prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
 	m := &metrics{
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "cairn_http_requests_total", Help: "HTTP requests by method, route and status."}, []string{"method", "route", "status"}),
-		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "cairn_http_request_duration_seconds", Help: "HTTP request latency by method and route.", Buckets: prometheus.DefBuckets}, []string{"method", "route"}),
+		requests:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: "cairn_http_requests_total", Help: "HTTP requests by method, route and status."}, []string{"method", "route", "status"}),
+		duration:   prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "cairn_http_request_duration_seconds", Help: "HTTP request latency by method and route.", Buckets: prometheus.DefBuckets}, []string{"method", "route"}),
+		bodyStalls: prometheus.NewCounter(prometheus.CounterOpts{Name: "cairn_http_body_stalls_total", Help: "Streamed request bodies (uploads) cut because no byte came for the body idle timeout."}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.requests, m.duration)
+		reg.MustRegister(m.requests, m.duration, m.bodyStalls)
 	}
 	return m
 }
