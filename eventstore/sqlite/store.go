@@ -156,6 +156,16 @@ func enableWAL(ctx context.Context, conn *sql.Conn) error {
 	return nil
 }
 
+// Full returns the error of the last append transaction if it failed
+// because the disk is full (eventstore.ErrStorageFull), nil once a later
+// one commits: a health signal. Reads work either way.
+func (s *Store) Full() error {
+	if err := s.writer.full.Load(); err != nil {
+		return *err
+	}
+	return nil
+}
+
 // Path returns the absolute path of the database file. The benchmark
 // harness opens its raw baseline on it (see OpenRaw).
 func (s *Store) Path() string { return s.path }

@@ -26,6 +26,7 @@ import (
 	"github.com/cairnhq/cairn/eventstore/dsn"
 	"github.com/cairnhq/cairn/eventstore/postgres"
 	"github.com/cairnhq/cairn/eventstore/sqlite"
+	"github.com/cairnhq/cairn/infra/accesslog"
 	"github.com/cairnhq/cairn/infra/agentlogs"
 	"github.com/cairnhq/cairn/infra/auth/password"
 	"github.com/cairnhq/cairn/infra/bootstrap"
@@ -109,6 +110,7 @@ type server struct {
 	reg        *prometheus.Registry
 	addresses  *agentlogs.AddressBook
 	agent      *node.Agent
+	access     *accesslog.Writer
 	images     []string
 	vfstorage  *localfs.Storage
 
