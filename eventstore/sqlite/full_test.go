@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -48,5 +49,36 @@ func TestTranslateFullDatabase(t *testing.T) {
 	}
 	if other := translate("append", errors.New("boom")); errors.Is(other, eventstore.ErrStorageFull) || domain.KindOf(other) != domain.KindInternal {
 		t.Errorf("translate(boom) = %v: not a full disk", other)
+	}
+}
+
+// The store keeps its -wal and -shm files at close (persistent WAL): a
+// start on a full disk could not create the -shm file, without which a
+// database in WAL mode does not open.
+func TestCloseKeepsTheWALFiles(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cairn.db")
+	ctx := context.Background()
+	s, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Append(ctx, "s", eventstore.Any, events("e", 3)...); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, suffix := range []string{"-wal", "-shm"} {
+		if _, err := os.Stat(path + suffix); err != nil {
+			t.Errorf("after Close: %v", err)
+		}
+	}
+	s, err = Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if evs, err := s.ReadStream(ctx, "s", eventstore.ReadStreamOptions{}); err != nil || len(evs) != 3 {
+		t.Fatalf("after a restart: %d events, %v", len(evs), err)
 	}
 }
