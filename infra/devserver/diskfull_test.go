@@ -3,7 +3,6 @@ package devserver
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -12,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -23,6 +21,7 @@ import (
 	"github.com/cairnhq/cairn/eventstore/sqlite"
 	"github.com/cairnhq/cairn/infra/auth/signing"
 	"github.com/cairnhq/cairn/infra/httpapi"
+	"github.com/cairnhq/cairn/infra/tmpfstest"
 )
 
 // A full data disk degrades the server and never ends it: writes answer
@@ -32,7 +31,7 @@ import (
 // the end the audit chain verifies, and every request answered with a
 // status below 500 has its record in it.
 func TestFullDiskDegradesTheServerAndNeverEndsIt(t *testing.T) {
-	mnt := tmpfs(t, "32m")
+	mnt := tmpfstest.Mount(t, "32m")
 	dir := filepath.Join(mnt, "data")
 	cfg := testConfig(dir)
 	cfg.Listen = freeAddr(t) // the same URL across the restart: a full disk keeps the credentials file as it is
@@ -45,7 +44,7 @@ func TestFullDiskDegradesTheServerAndNeverEndsIt(t *testing.T) {
 		c.mustWrite(http.StatusCreated)
 		c.mustRead()
 	}
-	ballast := fill(t, mnt)
+	ballast := tmpfstest.Fill(t, mnt)
 	c.writeUntilRefused()
 	c.degradedPhase(r)
 
@@ -56,7 +55,7 @@ func TestFullDiskDegradesTheServerAndNeverEndsIt(t *testing.T) {
 	r.stop(t)
 
 	// 2. Restart on a full disk: read-only, then writable once there is room.
-	ballast = fill(t, mnt)
+	ballast = tmpfstest.Fill(t, mnt)
 	r = start(t, cfg)
 	c.use(r)
 	c.mustRead()
@@ -86,54 +85,6 @@ func TestFullDiskDegradesTheServerAndNeverEndsIt(t *testing.T) {
 		t.Errorf("%d of %d answered requests have no audit record: %v", len(missing), len(c.answered), missing)
 	}
 	t.Logf("%d requests answered, %d records sealed", len(c.answered), len(sealed))
-}
-
-// tmpfs mounts a tmpfs of size on a fresh directory until the test ends.
-// Mounting needs root: CI runs as root (and fails here otherwise); a run
-// as another user skips loudly.
-func tmpfs(t *testing.T, size string) string {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		msg := fmt.Sprintf("%s NOT RUN: mounting a tmpfs needs root (CI runs the tests as root)", t.Name())
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	dir := t.TempDir()
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size="+size); err != nil {
-		t.Fatalf("mount a tmpfs on %s: %v", dir, err)
-	}
-	t.Cleanup(func() {
-		if err := syscall.Unmount(dir, 0); err != nil {
-			t.Errorf("unmount %s: %v", dir, err)
-		}
-	})
-	return dir
-}
-
-// fill writes a ballast file in dir until the file system has no room
-// left, and returns its path.
-func fill(t *testing.T, dir string) string {
-	t.Helper()
-	path := filepath.Join(dir, "ballast")
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	for _, chunk := range []int{1 << 20, 4096, 1} {
-		buf := make([]byte, chunk)
-		for {
-			if _, err := f.Write(buf); err != nil {
-				if !errors.Is(err, syscall.ENOSPC) {
-					t.Fatal(err)
-				}
-				break
-			}
-		}
-	}
-	return path
 }
 
 // freeAddr is a loopback address with a port free now.

@@ -31,6 +31,9 @@ func (s *server) healthParts() []degradedPart {
 	if st, ok := s.store.(*sqlite.Store); ok {
 		out = append(out, degradedPart{"event store", st.Full})
 	}
+	if s.nats != nil {
+		out = append(out, degradedPart{"embedded NATS", s.nats.Degraded})
+	}
 	if s.access != nil {
 		out = append(out, degradedPart{"access log", func() error {
 			err := s.access.Degraded()
