@@ -55,5 +55,8 @@ then the managers, the bus, NATS and the store.`,
 	f.StringArrayVar(&cfg.Images, "image", nil, "register an image sessions may use, besides "+images.BaseImage+" (repeatable)")
 	f.Var(&cfg.VFolderHosts, "vfolder-hosts", "storage hosts of virtual folders, name:path,... (default local:<data-dir>/vfolders); agents on other machines must see them at the same paths")
 	f.DurationVar(&cfg.MaxWait, "max-wait", devserver.DefaultMaxWait, "longest wait of a query for the read models to reach ?wait_for_position")
+	f.IntVar(&cfg.AuditQueue, "audit-queue", devserver.DefaultAuditQueue, "access records kept in memory while the disk is full; once full, requests are answered 503")
+	f.DurationVar(&cfg.AuditFullWait, "audit-full-wait", devserver.DefaultAuditFullWait, "how long a request waits for room in a full queue of access records before it is answered 503")
+	f.DurationVar(&cfg.NATSRecoverInterval, "nats-recover-interval", devserver.DefaultNATSRecoverInterval, "how often the embedded NATS checks whether a full disk has room again (to restart JetStream)")
 	return cmd
 }

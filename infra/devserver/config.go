@@ -13,6 +13,8 @@ import (
 	"github.com/cairnhq/cairn/agents/accelerator/nvml"
 	"github.com/cairnhq/cairn/agents/protocol"
 	"github.com/cairnhq/cairn/agents/runtime/podman"
+	"github.com/cairnhq/cairn/infra/accesslog"
+	"github.com/cairnhq/cairn/infra/bus/natsembed"
 	"github.com/cairnhq/cairn/infra/config"
 	"github.com/cairnhq/cairn/infra/images"
 	"github.com/cairnhq/cairn/infra/vfstorage/localfs"
@@ -29,6 +31,15 @@ const (
 	DefaultMaxWait         = 30 * time.Second
 	DefaultShutdownTimeout = 30 * time.Second
 	DefaultReadyTimeout    = 2 * time.Minute
+	// DefaultAuditQueue is how many access records may wait in memory to
+	// be stored (accesslog.DefaultQueue).
+	DefaultAuditQueue = accesslog.DefaultQueue
+	// DefaultAuditFullWait is how long a request waits for room in a full
+	// queue of access records before it is answered 503.
+	DefaultAuditFullWait = accesslog.DefaultFullWait
+	// DefaultNATSRecoverInterval is how often the embedded NATS checks
+	// whether a full disk has room again (natsembed).
+	DefaultNATSRecoverInterval = natsembed.DefaultRecoverInterval
 	// DefaultVFolderHost names the default storage host of virtual folders.
 	DefaultVFolderHost = "local"
 )
@@ -75,6 +86,18 @@ type Config struct {
 	// ReadyTimeout bounds the wait for the read models to catch up with
 	// the log at start (default 2 minutes).
 	ReadyTimeout time.Duration
+	// AuditQueue bounds the access records answered and not yet stored,
+	// kept in memory while the store takes no writes (a full disk); once
+	// it is full, requests are answered 503 rather than answered without
+	// a record (default 16384).
+	AuditQueue int
+	// AuditFullWait is how long a request waits for room in a full queue
+	// of access records before it is answered 503 (default 1s).
+	AuditFullWait time.Duration
+	// NATSRecoverInterval is how often the embedded NATS checks whether
+	// the disk of its store has room again after it was full, to restart
+	// JetStream (default 5s).
+	NATSRecoverInterval time.Duration
 	// Version is reported by /healthz and the local agent.
 	Version string
 	// Logger receives every part's logs (default slog.Default()).
@@ -135,6 +158,15 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.ReadyTimeout == 0 {
 		c.ReadyTimeout = DefaultReadyTimeout
+	}
+	if c.AuditQueue == 0 {
+		c.AuditQueue = DefaultAuditQueue
+	}
+	if c.AuditFullWait == 0 {
+		c.AuditFullWait = DefaultAuditFullWait
+	}
+	if c.NATSRecoverInterval == 0 {
+		c.NATSRecoverInterval = DefaultNATSRecoverInterval
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -200,10 +232,14 @@ func (c Config) Validate() error {
 	for _, v := range []struct {
 		name string
 		d    time.Duration
-	}{{"max wait", c.MaxWait}, {"shutdown timeout", c.ShutdownTimeout}, {"ready timeout", c.ReadyTimeout}} {
+	}{{"max wait", c.MaxWait}, {"shutdown timeout", c.ShutdownTimeout}, {"ready timeout", c.ReadyTimeout},
+		{"audit full wait", c.AuditFullWait}, {"nats recover interval", c.NATSRecoverInterval}} {
 		if v.d < 0 {
 			add("%s %s: must not be negative", v.name, v.d)
 		}
+	}
+	if c.AuditQueue < 0 {
+		add("audit queue %d: must not be negative", c.AuditQueue)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("devserver: invalid config: %w", err)
@@ -244,5 +280,8 @@ func (c Config) LogValue() slog.Value {
 		slog.String("vfolder_hosts", c.VFolderHosts.String()),
 		slog.Duration("max_wait", c.MaxWait),
 		slog.Duration("shutdown_timeout", c.ShutdownTimeout),
+		slog.Int("audit_queue", c.AuditQueue),
+		slog.Duration("audit_full_wait", c.AuditFullWait),
+		slog.Duration("nats_recover_interval", c.NATSRecoverInterval),
 	)
 }

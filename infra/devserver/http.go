@@ -75,7 +75,8 @@ func (s *server) startHTTP(ctx context.Context) error {
 		ln.Close()
 		return err
 	}
-	access, err := accesslog.NewWriter(accesslog.Config{Logger: s.log, Registerer: reg}, s.store)
+	access, err := accesslog.NewWriter(accesslog.Config{Logger: s.log, Registerer: reg,
+		Queue: s.cfg.AuditQueue, FullWait: s.cfg.AuditFullWait}, s.store)
 	if err != nil {
 		ln.Close()
 		return err

@@ -184,10 +184,11 @@ func (s *server) startNATS(ctx context.Context) error {
 		return err
 	}
 	ns, err := natsembed.Start(ctx, natsembed.Options{
-		Host:     host,
-		Port:     port,
-		StoreDir: filepath.Join(s.cfg.DataDir, natsDir),
-		Logger:   s.log,
+		Host:            host,
+		Port:            port,
+		StoreDir:        filepath.Join(s.cfg.DataDir, natsDir),
+		RecoverInterval: s.cfg.NATSRecoverInterval,
+		Logger:          s.log,
 	})
 	if err != nil {
 		return err
