@@ -2,6 +2,7 @@ package eventstore
 
 import (
 	"errors"
+	"fmt"
 	"syscall"
 
 	"github.com/cairnhq/cairn/domain"
@@ -31,14 +32,17 @@ func IsStorageFull(err error) bool {
 	return errors.Is(err, ErrStorageFull) || errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
 }
 
-// FileError translates the error of a file operation at an adapter's
-// boundary: a full disk (ENOSPC, EDQUOT) becomes StorageFull, anything
-// else is returned as it is.
+// FileError wraps the error of a file operation with op at an adapter's
+// boundary: a full disk (ENOSPC, EDQUOT) becomes StorageFull(op, err),
+// anything else "op: err"; nil stays nil.
 func FileError(op string, err error) error {
-	if !errors.Is(err, ErrStorageFull) && (errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)) {
+	switch {
+	case err == nil:
+		return nil
+	case IsStorageFull(err):
 		return StorageFull(op, err)
 	}
-	return err
+	return fmt.Errorf("%s: %w", op, err)
 }
 
 // storageFullError carries the driver's error under ErrStorageFull.
