@@ -24,6 +24,13 @@ func Mount(t testing.TB, size string) string {
 		if os.Getenv("CI") == "true" {
 			t.Fatal(msg)
 		}
+		// Listed at the end of `make test` (scripts/test.sh), as pgtest does.
+		if path := os.Getenv("CAIRN_TEST_SKIP_REPORT"); path != "" {
+			if f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+				fmt.Fprintln(f, msg)
+				f.Close()
+			}
+		}
 		t.Skip(msg)
 	}
 	dir := t.TempDir()
