@@ -39,6 +39,7 @@ func (a Allocation) clone() Allocation {
 type Agent struct {
 	id           string
 	architecture string
+	sealKey      string
 	capacity     Slots
 	devices      []Device
 	status       AgentStatus
@@ -59,6 +60,7 @@ func (a *Agent) Revision() int64 { return a.revision }
 
 func (a *Agent) ID() string              { return a.id }
 func (a *Agent) Architecture() string    { return a.architecture }
+func (a *Agent) SealKey() string         { return a.sealKey }
 func (a *Agent) Status() AgentStatus     { return a.status }
 func (a *Agent) Capacity() Slots         { return a.capacity.Clone() }
 func (a *Agent) RegisteredAt() time.Time { return a.registeredAt }

@@ -23,6 +23,11 @@ type AgentSpec struct {
 	Capacity Slots
 	// Devices are its accelerators: whole GPUs and MIG devices.
 	Devices []Device
+	// SealKey is the agent's public key that messages to it are sealed to
+	// (an X25519 key in NATS nkey form, X...); empty for an agent that
+	// announced none (only possible in process: the bus protocol requires
+	// one, and the manager sends nothing to an agent without one).
+	SealKey string
 }
 
 // Register records an agent's announcement. A first registration creates
@@ -40,7 +45,7 @@ func (a *Agent) Register(spec AgentSpec, at time.Time) ([]Event, error) {
 	if at.IsZero() {
 		return nil, Invalid(op, "at", "must be set")
 	}
-	registered := AgentRegistered{AgentID: spec.ID, Architecture: spec.Architecture, Capacity: spec.Capacity, Devices: spec.Devices, At: at}
+	registered := AgentRegistered{AgentID: spec.ID, Architecture: spec.Architecture, Capacity: spec.Capacity, Devices: spec.Devices, SealKey: spec.SealKey, At: at}
 	if !a.exists {
 		return []Event{registered}, nil
 	}
@@ -51,7 +56,7 @@ func (a *Agent) Register(spec AgentSpec, at time.Time) ([]Event, error) {
 	if a.status == AgentStatusLost {
 		events = append(events, AgentRejoined{At: at})
 	}
-	if spec.Architecture != a.architecture || !sameSlots(spec.Capacity, a.capacity) || !slices.Equal(spec.Devices, a.devices) {
+	if spec.Architecture != a.architecture || !sameSlots(spec.Capacity, a.capacity) || !slices.Equal(spec.Devices, a.devices) || spec.SealKey != a.sealKey {
 		events = append(events, registered)
 	}
 	return events, nil
@@ -119,6 +124,9 @@ func (spec AgentSpec) normalized(op string) (AgentSpec, error) {
 			bad("capacity."+string(name), "required and must be positive")
 		}
 	}
+	if spec.SealKey != "" && !isSealKey(spec.SealKey) {
+		bad("seal_key", "not a public curve key (56 characters of base32 beginning with X)")
+	}
 	devices := append([]Device(nil), spec.Devices...)
 	sort.Slice(devices, func(i, j int) bool { return devices[i].ID < devices[j].ID })
 	for i, d := range devices {
@@ -152,6 +160,21 @@ func sameSlots(a, b Slots) bool {
 	}
 	for k, v := range b {
 		if a[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// isSealKey: a public curve nkey as it is printed, 56 characters of
+// base32 beginning with X (the library that checks its checksum is the
+// bus's; the domain only keeps it).
+func isSealKey(k string) bool {
+	if len(k) != 56 || k[0] != 'X' {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		if c := k[i]; (c < 'A' || c > 'Z') && (c < '2' || c > '7') {
 			return false
 		}
 	}

@@ -39,6 +39,7 @@ func (a *Agent) apply(ev Event) error {
 		a.architecture = e.Architecture
 		a.capacity = e.Capacity.Clone()
 		a.devices = append([]Device(nil), e.Devices...)
+		a.sealKey = e.SealKey
 	case AgentAllocated:
 		if _, dup := a.allocations[e.KernelID]; dup {
 			return fmt.Errorf("kernel %s allocated twice", e.KernelID)

@@ -444,3 +444,48 @@ func TestAgentFoldFollowsRehydrate(t *testing.T) {
 		})
 	}
 }
+
+// TestAgentSealKey: the key messages are sealed to is kept, a new one is
+// recorded (the agent made a new one: its messages must go to it), and a
+// malformed one is refused.
+func TestAgentSealKey(t *testing.T) {
+	const k1 = "XAL54S5FE6SRPONXRNVE4ZDAOHOT44GFIY2ZW33DHLR2U3H2HJSXXRKY"
+	const k2 = "XBL54S5FE6SRPONXRNVE4ZDAOHOT44GFIY2ZW33DHLR2U3H2HJSXXRKY"
+	a := mustRehydrateAgent(t)
+	spec := agentSpec()
+	spec.SealKey = k1
+	evs, err := a.Register(spec, at(0))
+	if err != nil || len(evs) != 1 || evs[0].(AgentRegistered).SealKey != k1 {
+		t.Fatalf("first registration: %v %v", evs, err)
+	}
+	a = mustRehydrateAgent(t, evs...)
+	if a.SealKey() != k1 {
+		t.Fatalf("seal key %q", a.SealKey())
+	}
+	if evs, err := a.Register(spec, at(1)); err != nil || len(evs) != 0 {
+		t.Fatalf("same key again: %v %v", evs, err)
+	}
+	spec.SealKey = k2
+	if evs, err := a.Register(spec, at(1)); err != nil || len(evs) != 1 || evs[0].(AgentRegistered).SealKey != k2 {
+		t.Fatalf("new key: %v %v", evs, err)
+	}
+	for _, bad := range []string{"x", "U" + k1[1:], k1[:55], k1[:55] + "1"} {
+		spec.SealKey = bad
+		if _, err := a.Register(spec, at(2)); !errors.Is(err, ErrInvalid) {
+			t.Errorf("seal key %q: %v, want invalid", bad, err)
+		}
+	}
+}
+
+func mustRehydrateAgent(t *testing.T, evs ...Event) *Agent {
+	t.Helper()
+	recs := make([]RecordedEvent, len(evs))
+	for i, ev := range evs {
+		recs[i] = RecordedEvent{Event: ev, Revision: int64(i)}
+	}
+	a, err := RehydrateAgent(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}

@@ -22,6 +22,7 @@ type AgentRegistered struct {
 	Architecture string    `json:"architecture"`
 	Capacity     Slots     `json:"capacity"`
 	Devices      []Device  `json:"devices,omitempty"`
+	SealKey      string    `json:"seal_key,omitempty"`
 	At           time.Time `json:"at"`
 }
 

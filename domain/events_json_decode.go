@@ -133,6 +133,8 @@ func (e *AgentRegistered) scan(s *plainjson.Scanner) bool {
 			return seen.first(2) && scanSlotsInto(s, &e.Capacity)
 		case "devices":
 			return seen.first(3) && scanSlice(s, &e.Devices, (*Device).scan)
+		case "seal_key":
+			return seen.first(5) && scanString(s, &e.SealKey)
 		case "at":
 			return seen.first(4) && scanTime(s, &e.At)
 		}

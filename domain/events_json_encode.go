@@ -133,6 +133,9 @@ func (e *AgentRegistered) appendJSON(b []byte) ([]byte, bool) {
 		b = append(b, `,"devices":`...)
 		b = appendSlice(b, e.Devices, (*Device).appendJSON)
 	}
+	if e.SealKey != "" {
+		b = appendMember(b, `,"seal_key":`, e.SealKey)
+	}
 	b = append(b, `,"at":`...)
 	b, ok := appendTime(b, e.At)
 	return append(b, '}'), ok

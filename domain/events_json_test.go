@@ -173,7 +173,8 @@ func (g codecGen) agentRegistered() AgentRegistered {
 		Devices: slice(g, func() Device {
 			return Device{ID: g.str(), Kind: SlotName(g.str()), Model: g.str(), Memory: g.rng.Int64() >> g.n(64) * int64(g.n(2))}
 		}),
-		At: g.time(),
+		SealKey: g.str(),
+		At:      g.time(),
 	}
 }
 

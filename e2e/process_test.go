@@ -179,3 +179,13 @@ func (p *proc) dump() {
 	}
 	p.t.Logf("%s stdout:\n%s\n%s logs:\n%s", p.name, out, p.name, logs)
 }
+
+// runCairn runs one cairn command to its end and fails the test if it
+// fails.
+func runCairn(t testing.TB, args ...string) {
+	t.Helper()
+	out, err := exec.Command(cairnBin, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("cairn %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}

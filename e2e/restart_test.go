@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"path/filepath"
 	"testing"
 
 	"github.com/cairnhq/cairn/infra/podmantest"
@@ -17,10 +18,13 @@ func TestAgentRestartAdoptsRunningKernel(t *testing.T) {
 	podmantest.Image(t, uri)
 	d := startDev(t, uri, "--no-agent")
 	agentDir := t.TempDir()
+	// The agent's bus credentials, issued from the manager's keys.
+	creds := filepath.Join(agentDir, "agent.creds")
+	runCairn(t, "bus", "agent-credentials", "--data-dir", d.dataDir, "--agent-id", d.agentID, "--out", creds)
 	startAgent := func() *proc {
 		// --listen on a free port: the agent announces its logs endpoint,
 		// which the manager reads the logs through.
-		return startProc(t, "cairn-agent", "agent", "--bus", d.natsURL, "--agent-id", d.agentID,
+		return startProc(t, "cairn-agent", "agent", "--bus", d.natsURL, "--bus-credentials", creds, "--agent-id", d.agentID,
 			"--data-dir", agentDir, "--podman", uri, "--listen", "127.0.0.1:0")
 	}
 

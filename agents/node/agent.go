@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/nats-io/nkeys"
 
 	"github.com/cairnhq/cairn/agents/accelerator"
 	"github.com/cairnhq/cairn/agents/accelerator/nvml"
@@ -29,15 +30,20 @@ type Agent struct {
 
 	ledger  *ledger
 	archive *logArchive
+	// sealKey opens the messages of the agent's topic; sealPublic is
+	// announced in agent.register.
+	sealKey    nkeys.KeyPair
+	sealPublic string
 
 	// Set by Run before any kernel is handled, read-only after; rt is also
 	// read by Logs, hence guarded.
-	inv       accelerator.Inventory
-	cdi       accelerator.CDIInfo
-	capacity  domain.Slots
-	bus       *bus.Bus
-	startedAt time.Time
-	address   string
+	inv         accelerator.Inventory
+	cdi         accelerator.CDIInfo
+	capacity    domain.Slots
+	bus         *bus.Bus
+	reportTopic string
+	startedAt   time.Time
+	address     string
 
 	// kernelCtx is the context of kernel supervisors: it ends when Run
 	// stops.
@@ -158,6 +164,9 @@ func (a *Agent) setUp(ctx context.Context) error {
 	if a.archive, err = openLogArchive(a.cfg.DataDir, a.cfg.LogArchiveBytes); err != nil {
 		return err
 	}
+	if a.sealKey, a.sealPublic, err = loadSealKey(a.cfg.DataDir); err != nil {
+		return err
+	}
 	if a.inv, err = nvml.Discover(a.cfg.GPUs); err != nil {
 		return fmt.Errorf("agent: discover GPUs (%s): %w", a.cfg.GPUs, err)
 	}
@@ -177,7 +186,9 @@ func (a *Agent) setUp(ctx context.Context) error {
 	b, err := bus.Connect(ctx, bus.Config{
 		URL:             a.cfg.BusURL,
 		CredentialsFile: a.cfg.BusCredentialsFile,
+		CAFile:          a.cfg.BusCAFile,
 		ClientName:      "cairn-agent-" + a.cfg.AgentID,
+		AgentID:         a.cfg.AgentID,
 		RetryMin:        a.cfg.RetryMin,
 		RetryMax:        max(a.cfg.RetryMin, a.cfg.RetryMax),
 	}, a.log)
@@ -185,6 +196,9 @@ func (a *Agent) setUp(ctx context.Context) error {
 		return fmt.Errorf("agent: %w", err)
 	}
 	a.bus = b
+	if a.reportTopic, err = bus.ReportTopic(a.cfg.AgentID); err != nil {
+		return err
+	}
 	a.mu.Lock()
 	a.rt = rt
 	a.mu.Unlock()

@@ -48,6 +48,10 @@ type Config struct {
 	BusURL string
 	// BusCredentialsFile is a NATS .creds file, if the server needs one.
 	BusCredentialsFile string
+	// BusCAFile is the CA certificate that signed the bus server's TLS
+	// certificate, when the server uses a private CA (`cairn dev` listening
+	// beyond loopback: bus-keys/bus-ca.pem in its data directory).
+	BusCAFile string
 	// PodmanURI is the Podman service (default podman.DefaultURI,
 	// unix:///run/podman/podman.sock).
 	PodmanURI string
@@ -246,6 +250,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("agent_id", c.AgentID),
 		slog.String("bus", redactURL(c.BusURL)),
 		slog.Bool("bus_credentials_file", c.BusCredentialsFile != ""),
+		slog.String("bus_ca_file", c.BusCAFile),
 		slog.String("podman", c.PodmanURI),
 		slog.String("gpus", c.GPUs),
 		slog.String("architecture", c.Architecture),

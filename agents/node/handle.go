@@ -15,9 +15,13 @@ import (
 // handle handles one message of the agent's topic. It only records and
 // hands work to the kernel's supervisor, so it returns quickly: a slow
 // image pull never holds up the next command. A message that does not
-// decode, is for another agent or of a type agents do not take is dropped
+// open (every message to an agent is sealed to its key), does not decode,
+// is for another agent or of a type agents do not take is dropped
 // (bus.Permanent); a record that cannot be written is retried.
 func (a *Agent) handle(ctx context.Context, msg *message.Message) error {
+	if err := protocol.Open(msg, a.sealKey); err != nil {
+		return bus.Permanent(err)
+	}
 	m, err := protocol.Decode(msg)
 	if err != nil {
 		return bus.Permanent(err)

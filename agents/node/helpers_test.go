@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"github.com/containers/podman/v5/pkg/bindings"
 	"github.com/containers/podman/v5/pkg/bindings/containers"
 	"github.com/google/uuid"
+	"github.com/nats-io/nkeys"
 
 	"github.com/cairnhq/cairn/agents/node"
 	"github.com/cairnhq/cairn/agents/protocol"
@@ -24,7 +26,8 @@ import (
 	"github.com/cairnhq/cairn/agents/runtime/podman"
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/infra/bus"
-	"github.com/cairnhq/cairn/infra/bus/natsembed"
+	"github.com/cairnhq/cairn/infra/bus/busauth"
+	"github.com/cairnhq/cairn/infra/bus/bustest"
 	"github.com/cairnhq/cairn/infra/podmantest"
 )
 
@@ -39,7 +42,9 @@ const waitTimeout = 45 * time.Second
 type harness struct {
 	t       *testing.T
 	ctx     context.Context
-	nats    *natsembed.Server
+	nats    *bustest.Server
+	creds   string
+	sealKey nkeys.KeyPair
 	mgr     *bus.Bus
 	rt      *podman.Runtime
 	conn    context.Context // podman bindings connection, to look deeper than the port
@@ -64,12 +69,13 @@ func newHarness(t *testing.T) *harness {
 		}
 	})
 	log := h.logger()
-	srv, err := natsembed.Start(ctx, natsembed.Options{StoreDir: t.TempDir(), Logger: log})
-	if err != nil {
-		t.Fatalf("start NATS: %v", err)
-	}
-	t.Cleanup(srv.Shutdown)
+	var err error
+	srv := bustest.Start(t, log)
 	h.nats = srv
+	h.creds, _ = srv.AgentCredentials(t, h.agentID)
+	if h.sealKey, err = protocol.NewSealKey(); err != nil {
+		t.Fatal(err)
+	}
 
 	if h.rt, err = podman.Connect(ctx, uri); err != nil {
 		t.Fatal(err)
@@ -79,8 +85,13 @@ func newHarness(t *testing.T) *harness {
 	}
 	t.Cleanup(h.removeAll)
 
-	h.mgr, err = bus.Connect(ctx, bus.Config{URL: srv.ClientURL(), ClientName: "test-manager", RetryMin: 20 * time.Millisecond, RetryMax: 200 * time.Millisecond}, log)
+	h.mgr, err = bus.Connect(ctx, bus.Config{URL: srv.ClientURL(), CredentialsFile: srv.ManagerCredentials(t), ClientName: "test-manager", RetryMin: 20 * time.Millisecond, RetryMax: 200 * time.Millisecond}, log)
 	if err != nil {
+		t.Fatal(err)
+	}
+	// The manager makes the agent's consumer when it registers
+	// (commands/reports); this test's manager makes it at once.
+	if err := h.mgr.EnsureAgentConsumer(ctx, h.agentID); err != nil {
 		t.Fatal(err)
 	}
 	hctx, stop := context.WithCancel(ctx)
@@ -104,18 +115,34 @@ func (h *harness) logger() *slog.Logger {
 
 // config is an agent configuration for this test.
 func (h *harness) config() node.Config {
+	dir := h.dataDir()
 	return node.Config{
-		AgentID:           h.agentID,
-		BusURL:            h.nats.ClientURL(),
-		PodmanURI:         h.uri,
-		DataDir:           h.t.TempDir(),
-		CDIDirs:           []string{h.t.TempDir()}, // hermetic: no CDI spec
-		HeartbeatInterval: 500 * time.Millisecond,
-		StopGrace:         time.Second, // busybox sh as pid 1 ignores SIGTERM
-		RetryMin:          50 * time.Millisecond,
-		RetryMax:          time.Second,
-		Version:           "test",
+		AgentID:            h.agentID,
+		BusURL:             h.nats.ClientURL(),
+		BusCredentialsFile: h.creds,
+		PodmanURI:          h.uri,
+		DataDir:            dir,
+		CDIDirs:            []string{h.t.TempDir()}, // hermetic: no CDI spec
+		HeartbeatInterval:  500 * time.Millisecond,
+		StopGrace:          time.Second, // busybox sh as pid 1 ignores SIGTERM
+		RetryMin:           50 * time.Millisecond,
+		RetryMax:           time.Second,
+		Version:            "test",
 	}
+}
+
+// dataDir is a new agent data directory holding the harness's sealing
+// key (every agent of the harness has the same one; publish seals to it).
+func (h *harness) dataDir() string {
+	dir := h.t.TempDir()
+	seed, err := h.sealKey.Seed()
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if err := busauth.WriteSecretFile(filepath.Join(dir, "seal.nk"), seed); err != nil {
+		h.t.Fatal(err)
+	}
+	return dir
 }
 
 // runAgent starts an agent with cfg; stop ends Run and checks that it
@@ -158,8 +185,18 @@ func (h *harness) send(m protocol.Message) *message.Message {
 	return msg
 }
 
+// publish seals msg to the agent, as the manager does, and publishes it.
 func (h *harness) publish(msg *message.Message) {
 	h.t.Helper()
+	pub, err := h.sealKey.PublicKey()
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if msg.Metadata.Get(protocol.MetaSealed) == "" { // a message sent again is sealed already
+		if err := protocol.Seal(msg, pub); err != nil {
+			h.t.Fatal(err)
+		}
+	}
 	topic, err := bus.AgentTopic(h.agentID)
 	if err != nil {
 		h.t.Fatal(err)

@@ -28,10 +28,10 @@ func TestAgentProcess(t *testing.T) {
 	ctx, cancel := context.WithTimeout(h.ctx, 3*waitTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "agent",
-		"--podman", h.uri, "--data-dir", t.TempDir(), "--listen", "127.0.0.1:0",
+		"--podman", h.uri, "--data-dir", h.dataDir(), "--listen", "127.0.0.1:0",
 		"--heartbeat-interval", "500ms", "--stop-grace", "1s")
 	// The bus and the id through the environment, as an operator may.
-	cmd.Env = append(os.Environ(), "CAIRN_BUS="+h.nats.ClientURL(), "CAIRN_AGENT_ID="+h.agentID, "CAIRN_GPUS=mock:dgxa100")
+	cmd.Env = append(os.Environ(), "CAIRN_BUS="+h.nats.ClientURL(), "CAIRN_BUS_CREDENTIALS="+h.creds, "CAIRN_AGENT_ID="+h.agentID, "CAIRN_GPUS=mock:dgxa100")
 	cmd.Stdout, cmd.Stderr = stderr, stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

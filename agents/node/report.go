@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/cairnhq/cairn/agents/protocol"
-	"github.com/cairnhq/cairn/infra/bus"
 )
 
 // publish sends m to the reports topic, retrying while the bus is
@@ -17,7 +16,7 @@ func (a *Agent) publish(ctx context.Context, m protocol.Message) error {
 		return err
 	}
 	return a.retry(ctx, "publish "+m.MessageType(), func() error {
-		return a.bus.Publish(ctx, bus.ReportsTopic, msg)
+		return a.bus.Publish(ctx, a.reportTopic, msg)
 	})
 }
 
@@ -70,6 +69,7 @@ func (a *Agent) register(ctx context.Context) error {
 		Devices:      a.inv.DomainDevices(),
 		Kernels:      a.containerKernels(),
 		Address:      a.address,
+		SealKey:      a.sealPublic,
 		Version:      a.cfg.Version,
 		StartedAt:    a.startedAt,
 		At:           time.Now().UTC(),
@@ -96,7 +96,7 @@ func (a *Agent) heartbeat(ctx context.Context) {
 	defer cancel()
 	msg, err := protocol.NewMessage(m)
 	if err == nil {
-		err = a.bus.Publish(hctx, bus.ReportsTopic, msg)
+		err = a.bus.Publish(hctx, a.reportTopic, msg)
 	}
 	if err != nil && ctx.Err() == nil {
 		a.log.Warn("heartbeat not sent", "error", err)

@@ -22,6 +22,9 @@ var (
 	session = uuid.MustParse("0190f3a2-7c1e-7b3d-9a51-2f6c1d8e4b00")
 )
 
+// testSealKey is a public curve key (nkeys.CreateCurveKeys).
+const testSealKey = "XAL54S5FE6SRPONXRNVE4ZDAOHOT44GFIY2ZW33DHLR2U3H2HJSXXRKY"
+
 // One valid message of every type.
 func samples() []protocol.Message {
 	return []protocol.Message{
@@ -30,6 +33,7 @@ func samples() []protocol.Message {
 			Capacity: domain.Slots{domain.SlotCPU: domain.Units(8), domain.SlotMem: domain.Units(16 << 30), domain.SlotCUDADevice: domain.Units(1), domain.SlotCUDAShares: domain.Units(1)},
 			Devices:  []domain.Device{{ID: "GPU-1", Kind: domain.SlotCUDADevice, Model: "H100", Memory: 80 << 30}},
 			Kernels:  []uuid.UUID{kernel}, Address: "http://node-1:6001", Version: "v1.2.3",
+			SealKey:   testSealKey,
 			StartedAt: at.Add(-time.Minute), At: at,
 		},
 		protocol.AgentHeartbeat{AgentID: "node-1", Running: []uuid.UUID{kernel, kernel2}, IntervalMillis: 10_000, StartedAt: at.Add(-time.Minute), At: at},

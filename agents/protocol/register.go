@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/nats-io/nkeys"
 
 	"github.com/cairnhq/cairn/domain"
 )
@@ -29,6 +30,11 @@ type AgentRegister struct {
 	// Address is the base URL of the agent's HTTP endpoint
 	// (GET {address}/kernels/{kernel id}/logs); empty if it serves none.
 	Address string `json:"address,omitempty"`
+	// SealKey is the agent's public curve key (X...): every message the
+	// manager sends it is sealed to it (Seal), so that the bus keeps no
+	// readable secret. The agent keeps the private key in its data
+	// directory. Required.
+	SealKey string `json:"seal_key"`
 	// Version is the agent's build version.
 	Version string `json:"version,omitempty"`
 	// StartedAt is when the agent process started: a change tells the
@@ -43,7 +49,7 @@ func (m AgentRegister) Agent() string     { return m.AgentID }
 
 // Spec is what commands.RegisterAgent takes.
 func (m AgentRegister) Spec() domain.AgentSpec {
-	return domain.AgentSpec{ID: m.AgentID, Architecture: m.Architecture, Capacity: m.Capacity.Clone(), Devices: append([]domain.Device(nil), m.Devices...)}
+	return domain.AgentSpec{ID: m.AgentID, Architecture: m.Architecture, Capacity: m.Capacity.Clone(), Devices: append([]domain.Device(nil), m.Devices...), SealKey: m.SealKey}
 }
 
 // Validate reports every problem at once.
@@ -75,6 +81,9 @@ func (m AgentRegister) Validate() error {
 	}
 	for i, k := range m.Kernels {
 		c.id(fmt.Sprintf("kernels[%d]", i), k)
+	}
+	if !nkeys.IsValidPublicCurveKey(m.SealKey) {
+		c.bad("seal_key", "required: the agent's public curve key (X...)")
 	}
 	c.address("address", m.Address)
 	c.time("started_at", m.StartedAt)

@@ -21,7 +21,7 @@ func TestValidate(t *testing.T) {
 		want []string
 	}{
 		{protocol.AgentRegister{AgentID: "a.b", Capacity: domain.Slots{domain.SlotCPU: -1}, Devices: []domain.Device{{ID: "GPU-1"}, {ID: "GPU-1", Kind: domain.SlotCUDADevice}}, Kernels: []uuid.UUID{uuid.Nil}, Address: "node:6001"},
-			[]string{"agent_id", "architecture", "capacity.cpu", "capacity.mem", "devices[0]: kind required", "devices[1]: device GPU-1 listed twice", "kernels[0]", "address", "started_at", "at"}},
+			[]string{"agent_id", "architecture", "capacity.cpu", "capacity.mem", "devices[0]: kind required", "devices[1]: device GPU-1 listed twice", "kernels[0]", "seal_key", "address", "started_at", "at"}},
 		{protocol.AgentHeartbeat{Running: []uuid.UUID{uuid.Nil}},
 			[]string{"agent_id", "running[0]", "interval_ms", "started_at", "at"}},
 		{protocol.KernelStatus{Phase: "exploded"},

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +20,7 @@ import (
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/domain/audit"
 	"github.com/cairnhq/cairn/eventstore"
+	"github.com/cairnhq/cairn/infra/bus"
 )
 
 var bg = context.Background()
@@ -351,5 +354,66 @@ func TestForwarderSavesAfterTheDelay(t *testing.T) {
 			t.Fatalf("checkpoint at %d, want at least %d while running", cp, alloc.Position)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// capture keeps a copy of every payload published, as the bus would keep
+// it in its stream.
+type capture struct {
+	forwarder.Publisher
+	mu       sync.Mutex
+	payloads map[string][]string // topic → payloads
+}
+
+func (c *capture) Publish(ctx context.Context, topic string, msgs ...*message.Message) error {
+	c.mu.Lock()
+	for _, m := range msgs {
+		c.payloads[topic] = append(c.payloads[topic], string(m.Payload))
+	}
+	c.mu.Unlock()
+	return c.Publisher.Publish(ctx, topic, msgs...)
+}
+
+func (c *capture) of(topic string) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.payloads[topic]...)
+}
+
+// TestForwarderSealsWhatItSends: what the bus keeps of a kernel.create
+// shows neither the session's environment nor its command, while the
+// agent opens it; an agent that announced no seal key is sent nothing.
+func TestForwarderSealsWhatItSends(t *testing.T) {
+	t.Parallel()
+	e := managertest.New(t)
+	b := e.Bus()
+	pub := &capture{Publisher: b, payloads: map[string][]string{}}
+	e.RegisterAgent(agentSpec("a1"))
+	// a2 registers without a key (possible in process only).
+	if _, err := e.Handlers.RegisterAgent.Handle(bg, e.MD, commands.RegisterAgent{Spec: agentSpec("a2")}); err != nil {
+		t.Fatal(err)
+	}
+	received := e.Listen(b, "a1")
+	start(e, pub, t.TempDir())
+
+	schedule(e, "a2")
+	res := schedule(e, "a1")
+	got := e.Next(received)
+	if c, ok := got.Message.(protocol.KernelCreate); !ok || c.KernelID != res.KernelIDs[0] || c.Env["WANDB_MODE"] != "offline" {
+		t.Fatalf("a1 opened %+v", got.Message)
+	}
+	topic, _ := bus.AgentTopic("a1")
+	sent := pub.of(topic)
+	if len(sent) != 1 {
+		t.Fatalf("%d messages to a1, want 1", len(sent))
+	}
+	for _, secret := range []string{"WANDB_MODE", "offline", "train.py", res.KernelIDs[0].String()} {
+		if strings.Contains(sent[0], secret) {
+			t.Errorf("the bus keeps %q readable: %s", secret, sent[0])
+		}
+	}
+	topic2, _ := bus.AgentTopic("a2")
+	if n := len(pub.of(topic2)); n != 0 {
+		t.Errorf("%d messages sent to a2, which has no seal key", n)
 	}
 }

@@ -33,10 +33,15 @@ type outgoing struct {
 // (retry); any other error, that the event will never translate (skip).
 func (f *Forwarder) translate(ctx context.Context, rec eventstore.RecordedEvent) ([]outgoing, error) {
 	switch rec.Type {
+	case domain.TypeAgentRegistered:
+		if agentID, err := agentOf(rec); err == nil {
+			delete(f.sealKeys, agentID) // it may have a new key
+		}
+		return nil, nil
 	case domain.TypeAgentAllocated:
 		return f.kernelCreate(ctx, rec)
 	case domain.TypeAgentReleased:
-		return releasedDestroy(rec)
+		return f.releasedDestroy(ctx, rec)
 	case domain.TypeSessionTerminating:
 		e, err := decode[domain.SessionTerminating](rec)
 		if err != nil {
@@ -81,7 +86,7 @@ func (f *Forwarder) kernelCreate(ctx context.Context, rec eventstore.RecordedEve
 	if err := m.Validate(); err != nil {
 		return nil, err
 	}
-	return encode(agentID, rec.ID, m)
+	return f.encode(ctx, agentID, rec.ID, m)
 }
 
 // mounts resolves a session's virtual folder mounts to bind mounts of
@@ -112,7 +117,7 @@ func (f *Forwarder) mounts(vms []domain.VFolderMount) ([]protocol.Mount, error) 
 
 // releasedDestroy tears down what a released allocation ran: a kernel that
 // ended, a placement that was aborted, an agent that was lost.
-func releasedDestroy(rec eventstore.RecordedEvent) ([]outgoing, error) {
+func (f *Forwarder) releasedDestroy(ctx context.Context, rec eventstore.RecordedEvent) ([]outgoing, error) {
 	agentID, err := agentOf(rec)
 	if err != nil {
 		return nil, err
@@ -125,7 +130,7 @@ func releasedDestroy(rec eventstore.RecordedEvent) ([]outgoing, error) {
 	if err != nil {
 		return nil, err
 	}
-	return encode(agentID, rec.ID, m)
+	return f.encode(ctx, agentID, rec.ID, m)
 }
 
 // sessionDestroy sends a destroy to every placed kernel of the session, as
@@ -152,7 +157,7 @@ func (f *Forwarder) sessionDestroy(ctx context.Context, rec eventstore.RecordedE
 		if err != nil {
 			return nil, err
 		}
-		o, err := encode(k.AgentID(), protocol.DerivedID(rec.ID, k.ID().String()), m)
+		o, err := f.encode(ctx, k.AgentID(), protocol.DerivedID(rec.ID, k.ID().String()), m)
 		if err != nil {
 			return nil, err
 		}
@@ -178,9 +183,15 @@ func (f *Forwarder) readSession(ctx context.Context, id uuid.UUID, n int) ([]dom
 	return commands.DecodeStream(recs)
 }
 
-// encode builds the message for an agent's topic.
-func encode(agentID string, id uuid.UUID, m protocol.Message) ([]outgoing, error) {
+// encode builds the message for an agent's topic, sealed to the agent's
+// key (protocol.Seal): what the bus keeps of it (a kernel's environment
+// and mounts) is readable by that agent only.
+func (f *Forwarder) encode(ctx context.Context, agentID string, id uuid.UUID, m protocol.Message) ([]outgoing, error) {
 	topic, err := bus.AgentTopic(agentID)
+	if err != nil {
+		return nil, err
+	}
+	key, err := f.sealKey(ctx, agentID)
 	if err != nil {
 		return nil, err
 	}
@@ -188,7 +199,42 @@ func encode(agentID string, id uuid.UUID, m protocol.Message) ([]outgoing, error
 	if err != nil {
 		return nil, err
 	}
+	if err := protocol.Seal(msg, key); err != nil {
+		return nil, err
+	}
 	return []outgoing{{topic: topic, msg: msg}}, nil
+}
+
+// sealKey is the key the agent announced (domain.Agent.SealKey). An agent
+// that announced none gets nothing: nothing goes on the bus unsealed.
+func (f *Forwarder) sealKey(ctx context.Context, agentID string) (string, error) {
+	if k, ok := f.sealKeys[agentID]; ok {
+		return k, nil
+	}
+	stream := commands.AgentStream(agentID)
+	recs, err := f.log.ReadStream(ctx, stream, eventstore.ReadStreamOptions{})
+	switch {
+	case errors.Is(err, eventstore.ErrStreamNotFound):
+		return "", domain.Errorf(op, domain.KindNotFound, "agent %s does not exist", agentID)
+	case err != nil:
+		return "", &domain.Error{Op: op, Kind: domain.KindUnavailable, Message: "read " + stream, Err: err}
+	}
+	events, err := commands.DecodeStream(recs)
+	if err != nil {
+		return "", err
+	}
+	a, err := domain.RehydrateAgent(events)
+	if err != nil {
+		return "", err
+	}
+	if a.SealKey() == "" {
+		return "", domain.Errorf(op, domain.KindInvalid, "agent %s announced no seal key: nothing is sent to it unsealed", agentID)
+	}
+	if f.sealKeys == nil {
+		f.sealKeys = map[string]string{}
+	}
+	f.sealKeys[agentID] = a.SealKey()
+	return a.SealKey(), nil
 }
 
 func agentOf(rec eventstore.RecordedEvent) (string, error) {

@@ -19,6 +19,7 @@ import (
 type Bus interface {
 	Handle(ctx context.Context, topic, durable string, h bus.Handler) error
 	Publish(ctx context.Context, topic string, msgs ...*message.Message) error
+	EnsureAgentConsumer(ctx context.Context, agentID string) error
 }
 
 var _ Bus = (*bus.Bus)(nil)
@@ -100,6 +101,13 @@ func (c *Consumer) handle(ctx context.Context, msg *message.Message) error {
 	m, err := protocol.Decode(msg)
 	if err != nil {
 		return bus.Permanent(err)
+	}
+	// The bus lets only an agent's own credentials publish on its reports
+	// topic: a report speaking for another agent is forged.
+	if sender, ok := bus.ReportSender(msg); !ok || sender != m.Agent() {
+		c.logger.Warn("report dropped: it speaks for another agent than the one that sent it",
+			"sender", sender, "claims", m.Agent(), "type", m.MessageType(), "message_uuid", msg.UUID)
+		return bus.Permanent(fmt.Errorf("reports: a %s from agent %q claims to be from %q", m.MessageType(), sender, m.Agent()))
 	}
 	c.live.heard(m.Agent())
 	md := commands.Metadata{Actor: "agent:" + m.Agent(), CausationID: msg.UUID}

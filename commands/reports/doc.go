@@ -3,11 +3,18 @@
 // by the server replicas), and its agent liveness check:
 //
 //	agent.register  → commands.RegisterAgent (idempotent; rejoins a lost
-//	                  agent), then a kernel.sync on the agent's topic listing
+//	                  agent), creates the agent's consumer of its topic (the
+//	                  agent may only bind to it), then a kernel.sync on the
+//	                  agent's topic listing
 //	                  the kernels allocated on it and the agent stream's
 //	                  revision that list was read at
 //	agent.heartbeat → the agent is alive
 //	kernel.status   → commands.ReportKernelStatus
+//
+// A report counts only for the agent that sent it, which the subject it
+// arrived on names (bus.ReportSender: the bus's permissions let only an
+// agent's own credentials publish there); one that claims another agent is
+// dropped and logged.
 //
 // Every message is handled at least once. The commands are idempotent (a
 // repeated register appends nothing, a repeated or stale report is no

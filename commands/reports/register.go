@@ -36,9 +36,17 @@ func (c *Consumer) register(ctx context.Context, md commands.Metadata, msg *mess
 	if err != nil {
 		return bus.Permanent(err)
 	}
+	// Sealed as every message to an agent is (see commands/forwarder).
+	if err := protocol.Seal(out, agent.SealKey()); err != nil {
+		return bus.Permanent(err)
+	}
 	topic, err := bus.AgentTopic(m.AgentID)
 	if err != nil {
 		return bus.Permanent(err)
+	}
+	// The agent may only bind to its consumer; the manager makes it.
+	if err := c.bus.EnsureAgentConsumer(ctx, m.AgentID); err != nil {
+		return err
 	}
 	if err := c.bus.Publish(ctx, topic, out); err != nil {
 		return err

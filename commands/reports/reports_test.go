@@ -205,10 +205,55 @@ func TestUndecodableReportsAreDropped(t *testing.T) {
 	e := managertest.New(t)
 	b := e.Bus()
 	start(e, b, reports.Config{})
-	if err := b.Publish(bg, bus.ReportsTopic, message.NewMessage(uuid.NewString(), []byte(`{"type":"agent.reboot","version":1}`))); err != nil {
+	if err := b.Publish(bg, mustReportTopic(t, "a1"), message.NewMessage(uuid.NewString(), []byte(`{"type":"agent.reboot","version":1}`))); err != nil {
 		t.Fatal(err)
 	}
 	// The consumer moves on to the next report.
 	e.Report(b, register("a1"))
 	e.Await("a1 registered", func() bool { return e.Agent("a1").Exists() })
+}
+
+func mustReportTopic(t *testing.T, agentID string) string {
+	t.Helper()
+	topic, err := bus.ReportTopic(agentID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return topic
+}
+
+// TestAReportForAnotherAgentIsDropped: agent a2 (its credentials publish
+// only on cairn.reports.a2) claims that a1's kernel exited; the consumer
+// drops it, and a1's own report decides.
+func TestAReportForAnotherAgentIsDropped(t *testing.T) {
+	t.Parallel()
+	e := managertest.New(t)
+	b := e.Bus()
+	start(e, b, reports.Config{})
+	e.RegisterAgent(register("a1").Spec())
+	e.RegisterAgent(register("a2").Spec())
+	res := scheduled(e, "a1")
+
+	running := status(res, "a1", domain.PhaseRunning)
+	running.ContainerID = "c0ffee"
+	e.Report(b, running)
+	e.AwaitStatus(res.SessionID, domain.StatusRunning)
+
+	forged := status(res, "a1", domain.PhaseExited)
+	forged.ExitCode = 99
+	e.ReportAs(b, "a2", forged)
+	forgedRegister := register("a1")
+	forgedRegister.Capacity = domain.Slots{domain.SlotCPU: domain.Units(4096), domain.SlotMem: domain.Units(1 << 50)}
+	e.ReportAs(b, "a2", forgedRegister)
+
+	exited := status(res, "a1", domain.PhaseExited)
+	exited.ExitCode = 3
+	e.Report(b, exited)
+	s := e.AwaitStatus(res.SessionID, domain.StatusTerminated)
+	if code, ok := s.ExitCode(); !ok || code != 3 {
+		t.Fatalf("exit code %d %v: the forged report (99) counted", code, ok)
+	}
+	if got := e.Agent("a1").Capacity(); !got.FitsIn(register("a1").Capacity) {
+		t.Fatalf("a2 re-registered a1 with capacity %v", got)
+	}
 }

@@ -109,6 +109,11 @@ func (b *AddressBook) handle(_ context.Context, msg *message.Message) error {
 	if !ok {
 		return nil
 	}
+	// Only the agent itself may say where it serves: the subject a
+	// report arrived on names its sender (bus.ReportSender).
+	if sender, ok := bus.ReportSender(msg); !ok || sender != reg.AgentID {
+		return bus.Permanent(fmt.Errorf("agentlogs: agent %q announced an address for %q", sender, reg.AgentID))
+	}
 	return b.Learn(reg.AgentID, reg.Address, reg.At)
 }
 

@@ -11,7 +11,7 @@ import (
 	"github.com/cairnhq/cairn/agents/protocol"
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/infra/bus"
-	"github.com/cairnhq/cairn/infra/bus/natsembed"
+	"github.com/cairnhq/cairn/infra/bus/bustest"
 )
 
 var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -81,35 +81,46 @@ func TestAddressBookRefuses(t *testing.T) {
 	}
 }
 
+// testSealKey is a public curve key (nkeys.CreateCurveKeys).
+const testSealKey = "XAL54S5FE6SRPONXRNVE4ZDAOHOT44GFIY2ZW33DHLR2U3H2HJSXXRKY"
+
 // TestAddressBookLearnsFromTheBus publishes agents' reports on a real
 // embedded NATS server and waits for the book to learn the address.
 func TestAddressBookLearnsFromTheBus(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	srv, err := natsembed.Start(ctx, natsembed.Options{StoreDir: t.TempDir(), Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Shutdown()
-	b, err := bus.Connect(ctx, bus.Config{URL: srv.ClientURL()}, quiet)
+	srv := bustest.Start(t, quiet)
+	b, err := bus.Connect(ctx, bus.Config{URL: srv.ClientURL(), CredentialsFile: srv.ManagerCredentials(t)}, quiet)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer b.Close()
 
-	publish := func(m protocol.Message) {
+	publishAs := func(sender string, m protocol.Message) {
 		t.Helper()
 		msg, err := protocol.NewMessage(m)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := b.Publish(ctx, bus.ReportsTopic, msg); err != nil {
+		topic, err := bus.ReportTopic(sender)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Publish(ctx, topic, msg); err != nil {
 			t.Fatal(err)
 		}
 	}
+	publish := func(m protocol.Message) { t.Helper(); publishAs(m.Agent(), m) }
 	publish(protocol.AgentHeartbeat{AgentID: "n1", IntervalMillis: 10000, StartedAt: t0, At: t0})
+	// Another agent claims to be n1, later: the book must not believe it.
+	publishAs("evil", protocol.AgentRegister{
+		AgentID: "n1", Architecture: "x86_64", Address: "http://evil:6001", SealKey: testSealKey,
+		Capacity:  domain.Slots{domain.SlotCPU: domain.Units(2), domain.SlotMem: domain.Units(1 << 30)},
+		StartedAt: t0, At: t0.Add(time.Hour),
+	})
 	publish(protocol.AgentRegister{
+		SealKey: testSealKey,
 		AgentID: "n1", Architecture: "x86_64", Address: "http://n1:6001",
 		Capacity:  domain.Slots{domain.SlotCPU: domain.Units(2), domain.SlotMem: domain.Units(1 << 30)},
 		StartedAt: t0, At: t0,

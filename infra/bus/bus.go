@@ -82,6 +82,10 @@ func (b *Bus) setup(ctx context.Context) error {
 		return &domain.Error{Op: op, Kind: domain.KindInternal, Err: err}
 	}
 	b.js = js
+	if b.cfg.AgentID != "" {
+		// An agent may not read account information nor touch streams.
+		return nil
+	}
 	if _, err := js.AccountInfo(ctx); err != nil {
 		if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) {
 			return &domain.Error{Op: op, Kind: domain.KindInvalid, Message: "JetStream is not enabled on the NATS server (start it with -js)", Err: err}
@@ -153,6 +157,12 @@ func connect(ctx context.Context, cfg Config, log *slog.Logger, name string, ext
 	}
 	if cfg.CredentialsFile != "" {
 		opts = append(opts, nats.UserCredentials(cfg.CredentialsFile))
+	}
+	if cfg.CAFile != "" {
+		opts = append(opts, nats.RootCAs(cfg.CAFile))
+	}
+	if cfg.AgentID != "" {
+		opts = append(opts, nats.CustomInboxPrefix(AgentInboxPrefix(cfg.AgentID)))
 	}
 	opts = append(opts, extra...)
 	// nats.Connect takes no context: dial in the background and give up

@@ -17,6 +17,7 @@ import (
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/eventstore"
 	"github.com/cairnhq/cairn/infra/bus"
+	"github.com/cairnhq/cairn/infra/bus/bustest"
 	"github.com/cairnhq/cairn/infra/bus/natsembed"
 )
 
@@ -220,7 +221,7 @@ func TestAgentTopicsAreIsolated(t *testing.T) {
 		publishEvents(t, b, agentTopic(t, "a"), forA[i])
 		publishEvents(t, b, agentTopic(t, "b"), forB[i])
 	}
-	publishEvents(t, b, bus.ReportsTopic, event("agent-a", 99, `"report"`))
+	publishEvents(t, b, reportTopic(t, "a"), event("agent-a", 99, `"report"`))
 
 	gotA, gotB := make(chan delivery, 20), make(chan delivery, 20)
 	handling(t, b, agentTopic(t, "a"), "agent-a", recorder(gotA))
@@ -238,12 +239,14 @@ func TestSecondProcessJoinsThroughTheURL(t *testing.T) {
 	t.Parallel()
 	log := testLog(t)
 	// Listening on every interface, as `cairn dev` does for remote agents.
-	srv, err := natsembed.Start(t.Context(), natsembed.Options{Host: "0.0.0.0", StoreDir: t.TempDir(), Logger: log})
-	if err != nil {
+	srv := bustest.Start(t, log, func(o *natsembed.Options) { o.Host = "0.0.0.0" })
+	serverCfg := testConfig(srv.ClientURL())
+	serverCfg.CredentialsFile = srv.ManagerCredentials(t)
+	serverCfg.CAFile = srv.CAFile
+	server := connectBus(t, serverCfg, log)
+	if err := server.EnsureAgentConsumer(t.Context(), "remote"); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(srv.Shutdown)
-	server := connectBus(t, testConfig(srv.ClientURL()), log)
 
 	// The agent dials the machine's own address, as another machine
 	// would; loopback when the machine has no other.
@@ -252,6 +255,9 @@ func TestSecondProcessJoinsThroughTheURL(t *testing.T) {
 	t.Logf("agent connects to %s", remoteURL)
 	agentCfg := testConfig(remoteURL)
 	agentCfg.ClientName = "cairn-agent-remote"
+	agentCfg.AgentID = "remote"
+	agentCfg.CAFile = srv.CAFile
+	agentCfg.CredentialsFile, _ = srv.AgentCredentials(t, "remote")
 	agent := connectBus(t, agentCfg, log)
 
 	// Server → agent: an allocation.
@@ -265,7 +271,7 @@ func TestSecondProcessJoinsThroughTheURL(t *testing.T) {
 	// Agent → server: a report.
 	report := message.NewMessage(uuid.NewString(), []byte(`{"kernel":"k-9","state":"started"}`))
 	report.Metadata.Set(bus.MetaType, "kernel.started")
-	if err := agent.Publish(t.Context(), bus.ReportsTopic, report); err != nil {
+	if err := agent.Publish(t.Context(), reportTopic(t, "remote"), report); err != nil {
 		t.Fatal(err)
 	}
 	reports := make(chan *message.Message, 1)
@@ -275,6 +281,9 @@ func TestSecondProcessJoinsThroughTheURL(t *testing.T) {
 	})
 	select {
 	case m := <-reports:
+		if sender, _ := bus.ReportSender(m); sender != "remote" {
+			t.Errorf("report sender = %q, want remote", sender)
+		}
 		if m.UUID != report.UUID || string(m.Payload) != string(report.Payload) || m.Metadata.Get(bus.MetaType) != "kernel.started" {
 			t.Errorf("report = %s %s %v, want %s %s", m.UUID, m.Payload, m.Metadata, report.UUID, report.Payload)
 		}
@@ -297,7 +306,7 @@ func TestReplicasShareADurable(t *testing.T) {
 	got := make(chan delivery, 40)
 	handling(t, b1, bus.ReportsTopic, "server", recorder(got))
 	handling(t, b2, bus.ReportsTopic, "server", recorder(got))
-	publishEvents(t, b1, bus.ReportsTopic, reports...)
+	publishEvents(t, b1, reportTopic(t, "x"), reports...)
 
 	ds := receive(t, got, len(reports))
 	sortByPosition(ds)
@@ -426,7 +435,7 @@ func TestMessagesSurviveAnEmbeddedServerRestart(t *testing.T) {
 	t.Parallel()
 	log := testLog(t)
 	dir := t.TempDir()
-	srv, err := natsembed.Start(t.Context(), natsembed.Options{StoreDir: dir, Logger: log})
+	srv, err := natsembed.Start(t.Context(), natsembed.Options{StoreDir: dir, Logger: log, Insecure: true})
 	if err != nil {
 		t.Fatal(err)
 	}

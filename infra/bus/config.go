@@ -41,6 +41,11 @@ type Config struct {
 	// CredentialsFile is a NATS .creds file (JWT and nkey seed), if the
 	// server requires one.
 	CredentialsFile string
+	// CAFile is a PEM file of the certificate authority that signed the
+	// server's TLS certificate, when the server uses TLS with a private CA
+	// (the embedded server listening beyond loopback: bus-keys/bus-ca.pem
+	// in its data directory).
+	CAFile string
 	// ConnectTimeout bounds the dial of each server (default 5s).
 	ConnectTimeout time.Duration
 	// PublishTimeout bounds the wait for JetStream's acknowledgement of one
@@ -78,6 +83,12 @@ type Config struct {
 	// SkipProvisioning does not create or update the streams at Connect:
 	// for servers where an operator manages them (they must exist then).
 	SkipProvisioning bool
+	// AgentID connects as that agent, with the least rights an agent's
+	// credentials have (AgentPermissions): nothing is provisioned, replies
+	// come to the agent's own inbox prefix, and Handle binds to the
+	// agent's consumer, which the manager creates (EnsureAgentConsumer),
+	// waiting for it if it does not exist yet. Empty for the manager.
+	AgentID string
 }
 
 // WithDefaults returns c with every zero field set to its default.
@@ -118,6 +129,11 @@ func (c Config) Validate() error {
 		}
 		if err := validateServerURL(u); err != nil {
 			add("url %q: %v", redactURL(u), err)
+		}
+	}
+	if c.AgentID != "" {
+		if err := ValidateID("agent id", c.AgentID); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if strings.ContainsAny(c.ClientName, "\r\n") {
@@ -208,6 +224,7 @@ func (c Config) logValue() slog.Value {
 		slog.String("url", c.redactedURL()),
 		slog.String("client_name", c.ClientName),
 		slog.Bool("credentials_file", c.CredentialsFile != ""),
+		slog.String("ca_file", c.CAFile),
 		slog.Duration("ack_wait", c.AckWait),
 		slog.Int("max_in_flight", c.MaxInFlight),
 		slog.Duration("retry_min", c.RetryMin),
@@ -218,5 +235,6 @@ func (c Config) logValue() slog.Value {
 		slog.Duration("report_max_age", c.ReportMaxAge),
 		slog.Duration("duplicate_window", c.DuplicateWindow),
 		slog.Bool("skip_provisioning", c.SkipProvisioning),
+		slog.String("agent_id", c.AgentID),
 	)
 }

@@ -37,6 +37,9 @@ const (
 	// MetaAttempt is set on receipt, never sent: 1 for the first delivery
 	// of a message, 2 for the first redelivery... (see Attempt).
 	MetaAttempt = "Cairn-Attempt"
+	// MetaSubject is set on receipt, never sent: the NATS subject the
+	// message arrived on (see ReportSender).
+	MetaSubject = "Cairn-Subject"
 )
 
 // NewEventMessage wraps a recorded event in a message: the payload is its

@@ -90,7 +90,14 @@ func (b *Bus) Handle(ctx context.Context, topic, durable string, h Handler) erro
 	defer b.active.Done()
 	log := b.log.With("topic", topic, "durable", durable)
 
-	if err := b.ensureConsumer(ctx, stream, topic, durable); err != nil {
+	if b.cfg.AgentID != "" {
+		if own, _ := AgentTopic(b.cfg.AgentID); topic != own || durable != AgentDurable(b.cfg.AgentID) {
+			return domain.Errorf(op, domain.KindForbidden, "agent %s consumes only its own topic %s as %s", b.cfg.AgentID, own, AgentDurable(b.cfg.AgentID))
+		}
+		if err := b.awaitConsumer(ctx, stream, topic, durable, log); err != nil {
+			return stoppedOr(ctx, err)
+		}
+	} else if err := b.ensureConsumer(ctx, stream, topic, durable); err != nil {
 		return stoppedOr(ctx, err)
 	}
 	closed := make(chan struct{})
@@ -224,6 +231,59 @@ func (b *Bus) drain(nc *nats.Conn, msgs <-chan *message.Message, closed <-chan s
 	}
 }
 
+// EnsureAgentConsumer creates (or updates) the consumer agentID consumes
+// its topic with (AgentDurable), for an agent connected with
+// Config.AgentID, which may not create it itself. The manager calls it
+// when the agent registers; messages published to the agent's topic
+// before are kept by the stream and delivered.
+func (b *Bus) EnsureAgentConsumer(ctx context.Context, agentID string) error {
+	topic, err := AgentTopic(agentID)
+	if err != nil {
+		return err
+	}
+	if b.cfg.AgentID != "" {
+		return domain.Errorf("bus.ensure-agent-consumer", domain.KindForbidden, "an agent's connection cannot create consumers")
+	}
+	if !b.acquire() {
+		return ErrClosed
+	}
+	defer b.active.Done()
+	return b.ensureConsumer(ctx, AgentsStream, topic, AgentDurable(agentID))
+}
+
+// awaitConsumer waits until durable exists and consumes topic: an agent
+// binds to the consumer the manager made for it (EnsureAgentConsumer,
+// when the agent registers).
+func (b *Bus) awaitConsumer(ctx context.Context, stream, topic, durable string, log *slog.Logger) error {
+	const op = "bus.handle"
+	bo := b.backoff()
+	for attempt := uint64(1); ; attempt++ {
+		existing, err := b.js.PushConsumer(ctx, stream, durable)
+		switch {
+		case err == nil:
+			if f := existing.CachedInfo().Config.FilterSubject; f != topic {
+				return domain.Errorf(op, domain.KindConflict, "durable %q consumes %q from stream %s, not %q", durable, f, stream, topic)
+			}
+			return nil
+		case errors.Is(err, jetstream.ErrConsumerNotFound):
+			if attempt == 1 {
+				log.Info("waiting for the manager to create this agent's consumer (it does when the agent registers)")
+			}
+		case errors.Is(err, jetstream.ErrNotPushConsumer):
+			return domain.Errorf(op, domain.KindConflict, "durable %q exists in stream %s as a pull consumer", durable, stream)
+		default:
+			log.Warn("cannot look up this agent's consumer; retrying", "error", err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-b.closing:
+			return ErrClosed
+		case <-time.After(bo.WaitTime(attempt)):
+		}
+	}
+}
+
 // ensureConsumer creates the durable push consumer of topic, or updates its
 // settings; it refuses a durable that consumes another topic.
 func (b *Bus) ensureConsumer(ctx context.Context, stream, topic, durable string) error {
@@ -320,7 +380,8 @@ func (b backoff) WaitTime(attempt uint64) time.Duration {
 }
 
 // unmarshaler reads a NATS message as watermill's NATSMarshaler does and
-// adds MetaAttempt from the JetStream delivery count.
+// adds MetaAttempt from the JetStream delivery count and MetaSubject from
+// the subject (whatever the sender put in those headers is replaced).
 type unmarshaler struct{ log *slog.Logger }
 
 func (u unmarshaler) Unmarshal(nm *nats.Msg) (*message.Message, error) {
@@ -334,6 +395,7 @@ func (u unmarshaler) Unmarshal(nm *nats.Msg) (*message.Message, error) {
 		return nil, err
 	}
 	delete(m.Metadata, MetaAttempt)
+	m.Metadata.Set(MetaSubject, nm.Subject)
 	if md, err := nm.Metadata(); err == nil {
 		m.Metadata.Set(MetaAttempt, strconv.FormatUint(md.NumDelivered, 10))
 	}

@@ -65,7 +65,7 @@ func startServer(t *testing.T, log *slog.Logger) *natsembed.Server {
 // startServerIn starts an embedded NATS server storing in dir.
 func startServerIn(t *testing.T, dir string, log *slog.Logger) *natsembed.Server {
 	t.Helper()
-	srv, err := natsembed.Start(t.Context(), natsembed.Options{StoreDir: dir, Logger: log})
+	srv, err := natsembed.Start(t.Context(), natsembed.Options{StoreDir: dir, Logger: log, Insecure: true})
 	if err != nil {
 		t.Fatalf("start NATS: %v", err)
 	}
@@ -74,6 +74,16 @@ func startServerIn(t *testing.T, dir string, log *slog.Logger) *natsembed.Server
 }
 
 // testConfig has short retries so that redelivery tests run fast.
+// reportTopic is agentID's reports topic.
+func reportTopic(t *testing.T, agentID string) string {
+	t.Helper()
+	topic, err := bus.ReportTopic(agentID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return topic
+}
+
 func testConfig(url string) bus.Config {
 	return bus.Config{
 		URL:          url,

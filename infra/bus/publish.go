@@ -24,7 +24,7 @@ import (
 // NewEventMessage: consumers deduplicate by it), a payload of at most
 // MaxPayloadSize bytes, and metadata of at most MaxMetadataSize bytes whose
 // keys are letters, digits, '-', '_' and '.', not starting with "Nats-"
-// (reserved by JetStream) nor MetaAttempt. A message that breaks these is
+// (reserved by JetStream) nor MetaAttempt or MetaSubject. A message that breaks these is
 // refused before anything is sent, as domain.ErrInvalid or
 // domain.ErrTooLarge. A topic that is not a Cairn topic is
 // domain.ErrInvalid; a server that does not acknowledge within
@@ -34,6 +34,14 @@ func (b *Bus) Publish(ctx context.Context, topic string, msgs ...*message.Messag
 	stream, err := streamFor(topic)
 	if err != nil {
 		return err
+	}
+	if strings.ContainsAny(topic, "*>") {
+		return domain.Invalid(op, "topic", "%q is a filter; publish to one agent's topic", topic)
+	}
+	if b.cfg.AgentID != "" {
+		if own, _ := ReportTopic(b.cfg.AgentID); topic != own {
+			return domain.Errorf(op, domain.KindForbidden, "agent %s publishes only to its reports topic %s", b.cfg.AgentID, own)
+		}
 	}
 	for i, m := range msgs {
 		if err := validateMessage(m); err != nil {
@@ -133,7 +141,7 @@ func validateMetadataKey(k string) error {
 		return domain.Invalid(op, "metadata", "empty key")
 	case strings.HasPrefix(strings.ToLower(k), "nats-"):
 		return domain.Invalid(op, "metadata", "key %q: the Nats- prefix is reserved by JetStream", k)
-	case k == MetaAttempt || k == wmnats.WatermillUUIDHdr:
+	case k == MetaAttempt || k == MetaSubject || k == wmnats.WatermillUUIDHdr:
 		return domain.Invalid(op, "metadata", "key %q is set by the bus", k)
 	}
 	for i := 0; i < len(k); i++ {

@@ -60,7 +60,7 @@ func TestCloseStopsHandlersAndLeaksNoGoroutines(t *testing.T) {
 	// Not parallel: it counts goroutines.
 	cycle := func() {
 		log := testLog(t)
-		srv, err := natsembed.Start(t.Context(), natsembed.Options{StoreDir: t.TempDir(), Logger: log})
+		srv, err := natsembed.Start(t.Context(), natsembed.Options{StoreDir: t.TempDir(), Logger: log, Insecure: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -18,6 +18,8 @@ type banner struct {
 	credentialsPath string
 	created         bool
 	busURL          string
+	busCA           string
+	dataDir         string
 	joinURL         string
 	loopbackOnly    bool
 	agent           string
@@ -37,6 +39,8 @@ func (s *server) banner() banner {
 		credentialsPath: path,
 		created:         s.created,
 		busURL:          s.nats.ClientURL(),
+		busCA:           s.busCA,
+		dataDir:         s.cfg.DataDir,
 		images:          s.images,
 	}
 	b.joinURL, b.loopbackOnly = joinURL(s.cfg.NATSListen, s.nats.Port())
@@ -87,10 +91,16 @@ func printBanner(w io.Writer, b banner) {
 	line("images", "%s", strings.Join(b.images, ", "))
 	fmt.Fprintf(&sb, "\nTry it:\n")
 	fmt.Fprintf(&sb, "  curl -H 'Authorization: Bearer %s' %s/v1/agents\n", b.token, b.apiURL)
-	fmt.Fprintf(&sb, "\nAnother machine's agent joins with:\n")
-	fmt.Fprintf(&sb, "  cairn agent --bus %s --agent-id <name> --listen 0.0.0.0:6001\n", b.joinURL)
+	fmt.Fprintf(&sb, "\nAnother machine's agent joins with its own credentials (issue them here, copy them there):\n")
+	fmt.Fprintf(&sb, "  cairn bus agent-credentials --data-dir %s --agent-id <name> --out <name>.creds\n", b.dataDir)
+	ca := b.busCA
+	if ca == "" {
+		ca = filepath.Join(b.dataDir, "bus-keys", "bus-ca.pem")
+	}
+	fmt.Fprintf(&sb, "  cairn agent --bus %s --bus-credentials <name>.creds --bus-ca bus-ca.pem --agent-id <name> --listen 0.0.0.0:6001\n", b.joinURL)
+	fmt.Fprintf(&sb, "  (bus-ca.pem is a copy of %s)\n", ca)
 	if b.loopbackOnly {
-		fmt.Fprintf(&sb, "  (the bus listens on loopback only: start cairn dev with --nats-listen 0.0.0.0:%s first)\n", portOf(b.busURL))
+		fmt.Fprintf(&sb, "  (the bus listens on loopback only: start cairn dev with --nats-listen 0.0.0.0:%s first; it then uses TLS)\n", portOf(b.busURL))
 	}
 	fmt.Fprintf(&sb, "\nCtrl-C stops Cairn; containers keep running and are adopted at the next start.\n\n")
 	_, _ = io.WriteString(w, sb.String())

@@ -31,6 +31,7 @@ import (
 	"github.com/cairnhq/cairn/infra/auth/password"
 	"github.com/cairnhq/cairn/infra/bootstrap"
 	"github.com/cairnhq/cairn/infra/bus"
+	"github.com/cairnhq/cairn/infra/bus/busauth"
 	"github.com/cairnhq/cairn/infra/bus/natsembed"
 	"github.com/cairnhq/cairn/infra/lease"
 	"github.com/cairnhq/cairn/infra/readmodels"
@@ -44,6 +45,7 @@ import (
 // Files and directories inside Config.DataDir.
 const (
 	natsDir        = "nats"
+	busKeysDir     = "bus-keys"
 	agentDir       = "agent"
 	checkpointFile = "forwarder.checkpoint"
 	addressesFile  = "agent-addresses.json"
@@ -103,6 +105,8 @@ type server struct {
 	db         *projections.DB
 	handlers   *commands.Handlers
 	nats       *natsembed.Server
+	busKeys    *busauth.Keys
+	busCA      string // the bus's CA certificate when it uses TLS
 	bus        *bus.Bus
 	models     readmodels.Set
 	waiters    []readapi.Waiter
@@ -183,23 +187,50 @@ func (s *server) startNATS(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	ns, err := natsembed.Start(ctx, natsembed.Options{
-		Host:            host,
-		Port:            port,
-		StoreDir:        filepath.Join(s.cfg.DataDir, natsDir),
-		RecoverInterval: s.cfg.NATSRecoverInterval,
-		Logger:          s.log,
-	})
+	keys, err := busauth.LoadOrCreateKeys(filepath.Join(s.cfg.DataDir, busKeysDir))
 	if err != nil {
 		return err
 	}
+	trust, err := keys.Trust(nil)
+	if err != nil {
+		return err
+	}
+	opts := natsembed.Options{
+		Host:            host,
+		Port:            port,
+		StoreDir:        filepath.Join(s.cfg.DataDir, natsDir),
+		Auth:            &trust,
+		RecoverInterval: s.cfg.NATSRecoverInterval,
+		Logger:          s.log,
+	}
+	if !isLoopbackHost(host) {
+		// Beyond loopback, with TLS: a CA kept in the keys directory (its
+		// certificate goes to every agent) signs a server certificate made
+		// at every start for this machine's names and addresses.
+		t, err := busauth.LoadOrCreateServerTLS(filepath.Join(s.cfg.DataDir, busKeysDir), []string{host})
+		if err != nil {
+			return err
+		}
+		opts.TLS, s.busCA = t.Config, t.CAFile
+	}
+	ns, err := natsembed.Start(ctx, opts)
+	if err != nil {
+		return err
+	}
+	s.busKeys = keys
 	s.nats = ns
 	s.parts.onClose("embedded NATS", func() error { ns.Shutdown(); return nil })
 	return nil
 }
 
 func (s *server) startBus(ctx context.Context) error {
-	b, err := bus.Connect(ctx, bus.Config{URL: s.nats.ClientURL(), ClientName: "cairn-dev"}, s.log)
+	creds, err := busauth.EnsureCredentials(filepath.Join(s.cfg.DataDir, busKeysDir, "manager.creds"), func() ([]byte, error) {
+		return s.busKeys.ManagerCredentials("cairn-dev")
+	})
+	if err != nil {
+		return err
+	}
+	b, err := bus.Connect(ctx, bus.Config{URL: s.nats.ClientURL(), ClientName: "cairn-dev", CredentialsFile: creds, CAFile: s.busCA}, s.log)
 	if err != nil {
 		return err
 	}
@@ -329,13 +360,22 @@ func (s *server) startAgent(context.Context) error {
 		s.log.Info("no local agent: sessions wait for an agent to join", "bus", s.nats.ClientURL())
 		return nil
 	}
+	creds, err := busauth.EnsureCredentials(filepath.Join(s.cfg.DataDir, busKeysDir, "agent-"+s.cfg.AgentID+".creds"), func() ([]byte, error) {
+		creds, _, err := s.busKeys.AgentCredentials(s.cfg.AgentID)
+		return creds, err
+	})
+	if err != nil {
+		return err
+	}
 	a, err := node.New(node.Config{
-		AgentID:   s.cfg.AgentID,
-		BusURL:    s.nats.ClientURL(),
-		PodmanURI: s.cfg.Podman,
-		GPUs:      s.cfg.GPUs,
-		DataDir:   filepath.Join(s.cfg.DataDir, agentDir),
-		Version:   s.cfg.Version,
+		AgentID:            s.cfg.AgentID,
+		BusURL:             s.nats.ClientURL(),
+		BusCredentialsFile: creds,
+		BusCAFile:          s.busCA,
+		PodmanURI:          s.cfg.Podman,
+		GPUs:               s.cfg.GPUs,
+		DataDir:            filepath.Join(s.cfg.DataDir, agentDir),
+		Version:            s.cfg.Version,
 	}, s.log)
 	if err != nil {
 		return err
@@ -352,6 +392,12 @@ func (s *server) startAgent(context.Context) error {
 }
 
 // splitHostPort parses host:port with a numeric port.
+// isLoopbackHost: localhost or a loopback address.
+func isLoopbackHost(host string) bool {
+	ip := net.ParseIP(host)
+	return host == "localhost" || (ip != nil && ip.IsLoopback())
+}
+
 func splitHostPort(addr string) (string, int, error) {
 	host, p, err := net.SplitHostPort(addr)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/nats-io/nkeys"
 
 	"github.com/cairnhq/cairn/commands"
 	"github.com/cairnhq/cairn/domain"
@@ -82,6 +83,36 @@ type Env struct {
 	Clock    *Clock
 	Log      *slog.Logger
 	MD       commands.Metadata
+
+	sealMu   sync.Mutex
+	sealKeys map[string]nkeys.KeyPair
+}
+
+// SealKey is agentID's public sealing key in this test (made on first
+// use): RegisterAgent and Report announce it, Listen opens with it.
+func (e *Env) SealKey(agentID string) string {
+	pub, err := e.sealKeyPair(agentID).PublicKey()
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	return pub
+}
+
+func (e *Env) sealKeyPair(agentID string) nkeys.KeyPair {
+	e.sealMu.Lock()
+	defer e.sealMu.Unlock()
+	if kp, ok := e.sealKeys[agentID]; ok {
+		return kp
+	}
+	kp, err := nkeys.CreateCurveKeys()
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	if e.sealKeys == nil {
+		e.sealKeys = map[string]nkeys.KeyPair{}
+	}
+	e.sealKeys[agentID] = kp
+	return kp
 }
 
 // New opens a store in a temporary directory, closed when the test ends.
@@ -134,6 +165,9 @@ func Go(t testing.TB, name string, fn func(ctx context.Context) error) (stop fun
 // RegisterAgent registers an agent through the command.
 func (e *Env) RegisterAgent(spec domain.AgentSpec) {
 	e.T.Helper()
+	if spec.SealKey == "" {
+		spec.SealKey = e.SealKey(spec.ID)
+	}
 	if _, err := e.Handlers.RegisterAgent.Handle(context.Background(), e.MD, commands.RegisterAgent{Spec: spec}); err != nil {
 		e.T.Fatal(err)
 	}

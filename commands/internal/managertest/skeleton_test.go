@@ -30,7 +30,11 @@ func scriptedAgent(e *managertest.Env, b *bus.Bus, id string) {
 			if err != nil {
 				return err
 			}
-			if err := b.Publish(ctx, bus.ReportsTopic, msg); err != nil && ctx.Err() == nil {
+			topic, err := bus.ReportTopic(id)
+			if err != nil {
+				return err
+			}
+			if err := b.Publish(ctx, topic, msg); err != nil && ctx.Err() == nil {
 				return err
 			}
 			return nil

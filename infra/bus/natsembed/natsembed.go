@@ -4,12 +4,15 @@
 // raises max_payload so that an event envelope of
 // eventstore.MaxEnvelopeSize fits, and shuts down cleanly.
 //
-// A second machine's agent joins by connecting to the URL the server
-// listens on (`--bus nats://<this host>:<port>`), which requires Host to be
-// an interface the other machine can reach (e.g. "0.0.0.0"; the default is
-// loopback only). The embedded server has no authentication: expose it only
-// on a trusted network. Production uses an external NATS cluster instead
-// (see package bus for the settings it needs).
+// Every client must authenticate: the server trusts the operator and
+// accounts of Options.Auth (package busauth) and refuses anonymous
+// connections and bearer tokens; each user gets the permissions its
+// credentials carry. A second machine's agent joins with the credentials
+// an admin issued it by connecting to the URL the server listens on
+// (`--bus nats://<this host>:<port>`), which requires Host to be an
+// interface the other machine can reach (e.g. "0.0.0.0"; the default is
+// loopback only). Production uses an external NATS cluster instead (see
+// package bus for the settings it needs).
 //
 // # A full disk
 //
@@ -35,18 +38,42 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/nats-io/jwt/v2"
 	"github.com/nats-io/nats-server/v2/server"
 )
 
 // Server is a running embedded NATS server.
 type Server struct {
-	ns   *server.Server
-	log  *slog.Logger
-	once sync.Once
+	ns       *server.Server
+	log      *slog.Logger
+	resolver *server.MemAccResolver // nil when insecure
+	once     sync.Once
 	// stop ends watch, which closes watched when it returns.
 	stop, watched chan struct{}
 	// degraded is set by watch while the store's disk is full.
 	degraded atomic.Pointer[error]
+}
+
+// UpdateAccount replaces an account's JWT (signed by the trusted
+// operator) on the running server, e.g. with new revocations: clients
+// whose credentials it revokes are disconnected and refused from then on.
+func (s *Server) UpdateAccount(accountJWT string) error {
+	if s.resolver == nil {
+		return errors.New("natsembed: the server runs without authentication")
+	}
+	claims, err := jwt.DecodeAccountClaims(accountJWT)
+	if err != nil {
+		return fmt.Errorf("natsembed: account JWT: %w", err)
+	}
+	if err := s.resolver.Store(claims.Subject, accountJWT); err != nil {
+		return err
+	}
+	acc, err := s.ns.LookupAccount(claims.Subject)
+	if err != nil {
+		return fmt.Errorf("natsembed: account %s: %w", claims.Subject, err)
+	}
+	s.ns.UpdateAccountClaims(acc, claims)
+	return nil
 }
 
 // Start validates opts, starts the server and waits until it accepts
@@ -61,7 +88,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if port == 0 {
 		port = server.RANDOM_PORT
 	}
-	ns, err := server.NewServer(&server.Options{
+	sopts := &server.Options{
 		ServerName:             opts.ServerName,
 		Host:                   opts.Host,
 		Port:                   port,
@@ -73,14 +100,30 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		SyncAlways:             opts.SyncAlways,
 		NoSigs:                 true, // the process owns its signals
 		DisableJetStreamBanner: true,
-	})
+	}
+	if opts.TLS != nil {
+		sopts.TLS, sopts.TLSConfig, sopts.TLSTimeout = true, opts.TLS, 5
+	}
+	var resolver *server.MemAccResolver
+	if a := opts.Auth; a != nil {
+		resolver = &server.MemAccResolver{}
+		for pub, token := range a.Accounts {
+			if err := resolver.Store(pub, token); err != nil {
+				return nil, fmt.Errorf("natsembed: account %s: %w", pub, err)
+			}
+		}
+		sopts.TrustedOperators = []*jwt.OperatorClaims{a.Operator}
+		sopts.SystemAccount = a.SystemAccount
+		sopts.AccountResolver = resolver
+	}
+	ns, err := server.NewServer(sopts)
 	if err != nil {
 		return nil, fmt.Errorf("natsembed: configure server: %w", err)
 	}
 	logger := &serverLogger{log: opts.Logger.With("component", "nats")}
 	ns.SetLoggerV2(logger, false, false, false)
 
-	s := &Server{ns: ns, log: opts.Logger, stop: make(chan struct{}), watched: make(chan struct{})}
+	s := &Server{ns: ns, log: opts.Logger, resolver: resolver, stop: make(chan struct{}), watched: make(chan struct{})}
 	ns.Start()
 	if err := s.waitReady(ctx, opts.ReadyTimeout, logger); err != nil {
 		close(s.watched)

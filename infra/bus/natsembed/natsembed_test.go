@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/cairnhq/cairn/infra/bus"
+	"github.com/cairnhq/cairn/infra/bus/busauth"
 	"github.com/cairnhq/cairn/infra/bus/natsembed"
 	"github.com/cairnhq/cairn/infra/tmpfstest"
 )
@@ -24,7 +25,7 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 func TestStartOnAFreePortWithJetStream(t *testing.T) {
 	t.Parallel()
-	srv, err := natsembed.Start(t.Context(), natsembed.Options{StoreDir: t.TempDir(), Logger: quiet})
+	srv, err := natsembed.Start(t.Context(), natsembed.Options{StoreDir: t.TempDir(), Logger: quiet, Insecure: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +68,28 @@ func TestStartOnAGivenAddress(t *testing.T) {
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
 
-	srv, err := natsembed.Start(t.Context(), natsembed.Options{Host: "0.0.0.0", Port: port, StoreDir: t.TempDir(), Logger: quiet})
+	keys, err := busauth.LoadOrCreateKeys(filepath.Join(t.TempDir(), "keys"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	trust, err := keys.Trust(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	creds, err := keys.ManagerCredentials("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	credsFile := filepath.Join(t.TempDir(), "manager.creds")
+	if err := busauth.WriteSecretFile(credsFile, creds); err != nil {
+		t.Fatal(err)
+	}
+	tlsCfg, err := busauth.LoadOrCreateServerTLS(filepath.Join(t.TempDir(), "tls"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every interface: only with authentication and TLS.
+	srv, err := natsembed.Start(t.Context(), natsembed.Options{Host: "0.0.0.0", Port: port, StoreDir: t.TempDir(), Logger: quiet, Auth: &trust, TLS: tlsCfg.Config})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,9 +98,21 @@ func TestStartOnAGivenAddress(t *testing.T) {
 	if want := fmt.Sprintf("nats://127.0.0.1:%d", port); srv.ClientURL() != want || srv.Port() != port {
 		t.Errorf("ClientURL() = %q, Port() = %d; want %q", srv.ClientURL(), srv.Port(), want)
 	}
-	nc, err := nats.Connect(srv.ClientURL())
+	if nc, err := nats.Connect(srv.ClientURL()); err == nil {
+		nc.Close()
+		t.Error("an anonymous client connected")
+	}
+	// Without the CA, the client does not trust the server.
+	if nc, err := nats.Connect(srv.ClientURL(), nats.UserCredentials(credsFile)); err == nil {
+		nc.Close()
+		t.Error("connected without verifying the server's certificate")
+	}
+	nc, err := nats.Connect(srv.ClientURL(), nats.UserCredentials(credsFile), nats.RootCAs(tlsCfg.CAFile))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if _, err := nc.TLSConnectionState(); err != nil {
+		t.Errorf("not a TLS connection: %v", err)
 	}
 	nc.Close()
 }
@@ -89,7 +123,7 @@ func TestStartReportsAStoreItCannotUse(t *testing.T) {
 	if err := os.WriteFile(file, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := natsembed.Start(t.Context(), natsembed.Options{StoreDir: file, Logger: quiet})
+	srv, err := natsembed.Start(t.Context(), natsembed.Options{StoreDir: file, Logger: quiet, Insecure: true})
 	if err == nil {
 		srv.Shutdown()
 		t.Fatal("started on a store dir that is a file")
@@ -99,8 +133,14 @@ func TestStartReportsAStoreItCannotUse(t *testing.T) {
 
 func TestOptionsValidate(t *testing.T) {
 	t.Parallel()
-	if err := (natsembed.Options{StoreDir: "/tmp/x"}).Validate(); err != nil {
+	if err := (natsembed.Options{StoreDir: "/tmp/x", Insecure: true}).Validate(); err != nil {
 		t.Errorf("minimal options: %v", err)
+	}
+	if err := (natsembed.Options{StoreDir: "/tmp/x"}).Validate(); err == nil || !strings.Contains(err.Error(), "auth") {
+		t.Errorf("no authentication: %v, want an error about auth", err)
+	}
+	if err := (natsembed.Options{StoreDir: "/tmp/x", Host: "0.0.0.0", Insecure: true}).Validate(); err == nil || !strings.Contains(err.Error(), "insecure") || !strings.Contains(err.Error(), "tls") {
+		t.Errorf("insecure on every interface: %v, want errors about insecure and tls", err)
 	}
 	err := natsembed.Options{
 		Host:       "host:4222",

@@ -1,6 +1,7 @@
 package natsembed
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cairnhq/cairn/infra/bus"
+	"github.com/cairnhq/cairn/infra/bus/busauth"
 )
 
 // Defaults applied by Options.WithDefaults to zero fields.
@@ -36,9 +38,22 @@ const (
 	maxMaxPayload = 64 << 20
 )
 
-// Options configure the embedded server. StoreDir is required; every other
-// zero field takes its default.
+// Options configure the embedded server. StoreDir is required, and Auth
+// unless Insecure; every other zero field takes its default.
 type Options struct {
+	// Auth is the operator and accounts the server trusts: only users with
+	// credentials signed by them connect, each with its permissions
+	// (package busauth). Required unless Insecure.
+	Auth *busauth.Trust
+	// Insecure lets anyone who reaches the port connect and do anything,
+	// without credentials: for the bus's own tests only. It is refused on
+	// any Host but loopback.
+	Insecure bool
+	// TLS encrypts every client connection (busauth.LoadOrCreateServerTLS
+	// makes one). Required when Host is not loopback: credentials are
+	// never replayable (clients sign a nonce), but messages would travel
+	// in clear.
+	TLS *tls.Config
 	// Host is the interface to listen on (default 127.0.0.1, loopback only).
 	Host string
 	// Port is the client port; 0 picks a free port (see Server.ClientURL).
@@ -103,6 +118,19 @@ func (o Options) Validate() error {
 	if o.Port < 0 || o.Port > 65535 {
 		errs = append(errs, fmt.Errorf("port %d: must be between 0 (any free port) and 65535", o.Port))
 	}
+	switch {
+	case o.Auth == nil && !o.Insecure:
+		errs = append(errs, errors.New("auth: must be set (the bus's operator and accounts, package busauth); Insecure only for tests"))
+	case o.Auth != nil && o.Insecure:
+		errs = append(errs, errors.New("auth and insecure: choose one"))
+	case o.Auth != nil && (o.Auth.Operator == nil || o.Auth.SystemAccount == "" || len(o.Auth.Accounts) == 0):
+		errs = append(errs, errors.New("auth: incomplete (operator, system account and accounts are required)"))
+	case o.Insecure && !isLoopback(o.Host):
+		errs = append(errs, fmt.Errorf("insecure: refused on host %q: an unauthenticated bus listens on loopback only", o.Host))
+	}
+	if o.TLS == nil && !isLoopback(o.Host) {
+		errs = append(errs, fmt.Errorf("tls: required to listen on %q, beyond loopback", o.Host))
+	}
 	if o.StoreDir == "" {
 		errs = append(errs, errors.New("store dir: must be set (JetStream keeps its streams there)"))
 	}
@@ -130,6 +158,15 @@ func (o Options) Validate() error {
 	return nil
 }
 
+// isLoopback: the default host, localhost or a loopback address.
+func isLoopback(host string) bool {
+	if host == "" || host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
 // logValue is the effective configuration, for the start-up log line.
 func (o Options) logValue() slog.Value {
 	return slog.GroupValue(
@@ -142,5 +179,7 @@ func (o Options) logValue() slog.Value {
 		slog.Int64("max_store", o.MaxStore),
 		slog.Bool("sync_always", o.SyncAlways),
 		slog.Duration("recover_interval", o.RecoverInterval),
+		slog.Bool("authenticated", o.Auth != nil),
+		slog.Bool("tls", o.TLS != nil),
 	)
 }
