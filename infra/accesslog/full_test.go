@@ -74,8 +74,10 @@ func TestFullQueueRefusesRequestsInsteadOfDroppingRecords(t *testing.T) {
 			t.Fatalf("%s: %d", id, status)
 		}
 	}
-	if p := f.writer.Pending(); p < 3 {
-		t.Errorf("after three 503s: Pending %d, want the queue of 2 and the batch held", p)
+	// The queue is full; the Writer holds a batch too, unless it has not
+	// been scheduled yet (a loaded machine).
+	if p := f.writer.Pending(); p < 2 {
+		t.Errorf("after three 503s: Pending %d, want at least the queue of 2", p)
 	}
 
 	release()

@@ -167,7 +167,7 @@ func TestJetStreamComesBackAfterAFullDisk(t *testing.T) {
 	if os.Getenv("DEBUGX") != "" {
 		logger = slog.Default()
 	}
-	srv, err := natsembed.Start(t.Context(), natsembed.Options{StoreDir: filepath.Join(mnt, "nats"), Logger: logger, RecoverInterval: 20 * time.Millisecond})
+	srv, err := natsembed.Start(t.Context(), natsembed.Options{StoreDir: filepath.Join(mnt, "nats"), Insecure: true, Logger: logger, RecoverInterval: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
