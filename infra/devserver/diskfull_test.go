@@ -34,7 +34,7 @@ func TestFullDiskDegradesTheServerAndNeverEndsIt(t *testing.T) {
 	mnt := tmpfstest.Mount(t, "32m")
 	dir := filepath.Join(mnt, "data")
 	cfg := testConfig(dir)
-	cfg.Listen = freeAddr(t) // the same URL across the restart: a full disk keeps the credentials file as it is
+	cfg.Listen = freeAddr(t)                        // the same URL across the restart: a full disk keeps the credentials file as it is
 	cfg.NATSRecoverInterval = 50 * time.Millisecond // JetStream restarts soon after room is made
 	c := &diskClient{t: t, answered: map[string]int{}}
 
