@@ -37,10 +37,30 @@ func (p *Projector) process(ctx context.Context, c *cursor, batch []eventstore.R
 			return nil
 		}
 	}
+	return p.retry(ctx, fmt.Sprintf("batch up to position %d", last), func() error {
+		err := p.commit(ctx, c, events, last)
+		if err != nil && !errors.Is(err, errResync) {
+			p.metrics.batch(outcomeFailed, 0, 0)
+		}
+		return err
+	})
+}
+
+// retry runs fn until it succeeds, waiting RetryBackoff after the first
+// failure and doubling up to MaxRetryBackoff. It gives up after
+// MaxAttempts failures, except on a KindUnavailable error (a full disk):
+// the projector then pauses (Paused says why) and tries again until the
+// database takes writes again or ctx ends, rather than stop the process
+// over what making room will cure. errResync is returned at once.
+func (p *Projector) retry(ctx context.Context, what string, fn func() error) error {
+	defer p.setPaused(nil)
 	backoff := p.opts.RetryBackoff
 	for attempt := 1; ; attempt++ {
-		err := p.commit(ctx, c, events, last)
+		err := fn()
 		if err == nil {
+			if p.Paused() != nil {
+				p.log.Info("projections: resumed, the database takes writes again", slog.String("what", what))
+			}
 			return nil
 		}
 		if ctx.Err() != nil {
@@ -49,12 +69,19 @@ func (p *Projector) process(ctx context.Context, c *cursor, batch []eventstore.R
 		if errors.Is(err, errResync) {
 			return err
 		}
-		p.metrics.batch(outcomeFailed, 0, 0)
-		if attempt >= p.opts.MaxAttempts {
-			return fmt.Errorf("projections: %s: batch up to position %d failed %d times: %w", p.name, last, attempt, err)
+		unavailable := domain.KindOf(err) == domain.KindUnavailable
+		if !unavailable && attempt >= p.opts.MaxAttempts {
+			return fmt.Errorf("projections: %s: %s failed %d times: %w", p.name, what, attempt, err)
 		}
-		p.log.Warn("projections: batch failed, trying again",
-			slog.Uint64("last_position", last), slog.Int("attempt", attempt), slog.Duration("backoff", backoff), slog.Any("error", err))
+		if unavailable {
+			if p.setPaused(err) {
+				p.log.Error("projections: paused, the database takes no writes; trying again until it does",
+					slog.String("what", what), slog.Any("error", err))
+			}
+		} else {
+			p.log.Warn("projections: "+what+" failed, trying again",
+				slog.Int("attempt", attempt), slog.Duration("backoff", backoff), slog.Any("error", err))
+		}
 		if err := sleep(ctx, backoff); err != nil {
 			return err
 		}

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+
+	"github.com/cairnhq/cairn/eventstore"
 )
 
 // checkpointDDL creates the table of every projection's checkpoint.
@@ -143,6 +145,13 @@ func lockCheckpoint(ctx context.Context, db *DB, tx txn, name string) (checkpoin
 // inTx runs fn in a transaction and commits it, or rolls it back when fn
 // or the commit fails.
 func (db *DB) inTx(ctx context.Context, fn func(txn) error) (err error) {
+	defer func() {
+		// A full disk is the one failure every writer waits out rather
+		// than stops on (KindUnavailable, eventstore.ErrStorageFull).
+		if err != nil && db.b.full(err) {
+			err = eventstore.StorageFull("projections", err)
+		}
+	}()
 	tx, err := db.begin(ctx)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)

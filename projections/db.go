@@ -87,6 +87,9 @@ type backend interface {
 	query(ctx context.Context, query string, args ...any) (Rows, error)
 	queryRow(ctx context.Context, query string, args ...any) Row
 	close() error
+	// full reports whether err is the database's own "disk full" error
+	// (by its code).
+	full(err error) bool
 }
 
 // DB is the database the read models live in, for one dialect: the

@@ -9,6 +9,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/cairnhq/cairn/eventstore/postgres"
 )
 
 // schemaName is what NewPostgres accepts, as the event store does.
@@ -59,6 +61,8 @@ func (b *pgBackend) queryRow(ctx context.Context, query string, args ...any) Row
 }
 
 func (b *pgBackend) close() error { return nil }
+
+func (b *pgBackend) full(err error) bool { return postgres.IsDiskFull(err) }
 
 // pgTx is a pgx transaction with a pipeline of queued statements.
 type pgTx struct {

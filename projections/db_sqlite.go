@@ -124,6 +124,8 @@ func (b *sqliteBackend) prepareWanted(ctx context.Context) {
 }
 
 // takesTurns reports whether transactions take the store's write gate.
+func (b *sqliteBackend) full(err error) bool { return sqlite.IsFull(err) }
+
 func (b *sqliteBackend) takesTurns() bool { return b.lockWrites != nil }
 
 func (b *sqliteBackend) begin(ctx context.Context) (txn, error) {

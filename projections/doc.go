@@ -43,7 +43,12 @@
 // starts; a payload that does not decode stops the projector with an
 // *EventError (Phase "decode"): dropping it silently would corrupt the read
 // model. An Apply that keeps failing after Options.MaxAttempts stops it too
-// (Phase "apply"); transient database errors pass with the retries.
+// (Phase "apply"); transient database errors pass with the retries. A
+// database that takes no writes because its disk is full (a KindUnavailable
+// error, eventstore.ErrStorageFull) does not count against MaxAttempts: the
+// projector pauses (Projector.Paused, the cairn_projection_paused gauge),
+// keeps serving what it applied, and tries again with back-off until the
+// batch commits, so freeing space resumes it without a restart.
 //
 // # Writes and the event store's writers
 //

@@ -16,6 +16,7 @@ type Metrics struct {
 	batches  *prometheus.CounterVec
 	position *prometheus.GaugeVec
 	lag      *prometheus.GaugeVec
+	paused   *prometheus.GaugeVec
 	duration *prometheus.HistogramVec
 }
 
@@ -50,6 +51,10 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "cairn_projection_lag_seconds",
 			Help: "Age of the last event applied while more were waiting; 0 when caught up.",
 		}, label),
+		paused: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "cairn_projection_paused",
+			Help: "1 while the projector waits for its database to take writes again (a full disk), 0 otherwise.",
+		}, label),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "cairn_projection_batch_duration_seconds",
 			Help:    "Time to apply and commit one batch.",
@@ -57,7 +62,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		}, label),
 	}
 	var errs []error
-	for _, c := range []prometheus.Collector{m.applied, m.seen, m.batches, m.position, m.lag, m.duration} {
+	for _, c := range []prometheus.Collector{m.applied, m.seen, m.batches, m.position, m.lag, m.paused, m.duration} {
 		errs = append(errs, reg.Register(c))
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -71,7 +76,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 type projMetrics struct {
 	applied, seen             prometheus.Counter
 	committed, failed, resync prometheus.Counter
-	position, lag             prometheus.Gauge
+	position, lag, paused     prometheus.Gauge
 	duration                  prometheus.Observer
 	enabled                   bool
 }
@@ -88,6 +93,7 @@ func (m *Metrics) forProjection(name string) projMetrics {
 		resync:    m.batches.WithLabelValues(name, outcomeResync),
 		position:  m.position.WithLabelValues(name),
 		lag:       m.lag.WithLabelValues(name),
+		paused:    m.paused.WithLabelValues(name),
 		duration:  m.duration.WithLabelValues(name),
 		enabled:   true,
 	}
@@ -119,5 +125,15 @@ func (m projMetrics) received(n int, lag time.Duration) {
 func (m projMetrics) setPosition(pos uint64) {
 	if m.enabled {
 		m.position.Set(float64(pos))
+	}
+}
+
+func (m projMetrics) setPaused(paused bool) {
+	if m.enabled {
+		v := 0.0
+		if paused {
+			v = 1
+		}
+		m.paused.Set(v)
 	}
 }

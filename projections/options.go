@@ -30,7 +30,8 @@ type Options struct {
 	// MaxAttempts bounds the tries of one batch whose transaction fails
 	// (a busy database, a lost connection, an Apply error) before the
 	// projector stops with the error (default 5). Decode errors stop it at
-	// once.
+	// once; a full disk (KindUnavailable) never does: the projector pauses
+	// and tries again until it commits.
 	MaxAttempts int
 	// RetryBackoff is the wait after the first failed try; it doubles up
 	// to MaxRetryBackoff (defaults 100ms and 5s).

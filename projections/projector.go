@@ -38,6 +38,9 @@ type Projector struct {
 	// stopErr is why.
 	stopped bool
 	stopErr error
+	// paused is why the projector is waiting for its database to take
+	// writes again; nil when it is not.
+	paused error
 
 	caughtUp     chan struct{}
 	caughtUpOnce sync.Once
@@ -126,7 +129,7 @@ func (p *Projector) Run(ctx context.Context) error {
 	p.setStopped(false, nil)
 	p.log.Info("projections: projector starting", slog.Any("options", p.opts.logValue()))
 
-	err := Setup(ctx, p.db, p.proj)
+	err := p.retry(ctx, "setup", func() error { return Setup(ctx, p.db, p.proj) })
 	if err == nil {
 		err = p.follow(ctx, nil, nil)
 	}
@@ -174,6 +177,29 @@ func (p *Projector) setPosition(pos uint64) {
 	}
 	p.mu.Unlock()
 	p.metrics.setPosition(pos)
+}
+
+// Paused returns why the projector is waiting for its database to take
+// writes again (a KindUnavailable error, such as a full disk), or nil when
+// it is not: a health signal. A paused projector serves what it has
+// applied and resumes on its own.
+func (p *Projector) Paused() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.paused
+}
+
+// setPaused records why the projector is paused (nil: it is not) and
+// reports whether it was not paused before.
+func (p *Projector) setPaused(err error) bool {
+	p.mu.Lock()
+	was := p.paused
+	p.paused = err
+	p.mu.Unlock()
+	if (was == nil) != (err == nil) {
+		p.metrics.setPaused(err != nil)
+	}
+	return was == nil && err != nil
 }
 
 func (p *Projector) setStopped(stopped bool, err error) {

@@ -72,6 +72,9 @@ then the managers, the bus, NATS and the store.`,
 	f.DurationVar(&cfg.HTTPReadTimeout, "http-read-timeout", httpapi.DefaultReadTimeout, "longest read of a request's header and of any body but an upload's")
 	f.DurationVar(&cfg.HTTPIdleTimeout, "http-idle-timeout", httpapi.DefaultIdleTimeout, "longest wait for the next request on a keep-alive connection")
 	f.DurationVar(&cfg.UploadIdleTimeout, "upload-idle-timeout", httpapi.DefaultBodyIdleTimeout, "a file upload with no byte for this long is cut (408); one making progress may take any time")
+	f.IntVar(&cfg.AuditQueue, "audit-queue", devserver.DefaultAuditQueue, "access records kept in memory while the disk is full; once full, requests are answered 503")
+	f.DurationVar(&cfg.AuditFullWait, "audit-full-wait", devserver.DefaultAuditFullWait, "how long a request waits for room in a full queue of access records before it is answered 503")
+	f.DurationVar(&cfg.NATSRecoverInterval, "nats-recover-interval", devserver.DefaultNATSRecoverInterval, "how often the embedded NATS checks whether a full disk has room again (to restart JetStream)")
 	return cmd
 }
 

@@ -133,6 +133,14 @@ func New(cfg Config, store Store) (*Sequencer, error) {
 	return s, nil
 }
 
+// The wait before the sequencer resumes from the chain's head: the
+// shortest after a fork, doubling up to the longest while the store takes
+// no writes (KindUnavailable: a full disk).
+const (
+	minResumeWait = 100 * time.Millisecond
+	maxResumeWait = 5 * time.Second
+)
+
 // errForked means another writer appended to the chain meanwhile.
 var errForked = errors.New("the audit chain moved under the sequencer")
 
@@ -140,6 +148,7 @@ var errForked = errors.New("the audit chain moved under the sequencer")
 // writer appended to the chain meanwhile, it starts over from the chain's
 // new head.
 func (s *Sequencer) Run(ctx context.Context) error {
+	wait := minResumeWait
 	for {
 		err := s.run(ctx)
 		if ctx.Err() != nil {
@@ -148,8 +157,16 @@ func (s *Sequencer) Run(ctx context.Context) error {
 		if !errors.Is(err, errForked) {
 			return err
 		}
-		s.log.Warn("audit chain moved under the sequencer; resuming from its head", slog.Any("error", err))
-		t := time.NewTimer(100 * time.Millisecond)
+		if domain.KindOf(err) == domain.KindUnavailable {
+			// A full disk: the records stay in the log, sealed once the
+			// store takes writes again; back off meanwhile.
+			s.log.Warn("cannot append to the audit chain; resuming from its head", slog.Any("error", err), slog.Duration("retry_in", wait))
+		} else {
+			wait = minResumeWait
+			s.log.Warn("audit chain moved under the sequencer; resuming from its head", slog.Any("error", err))
+		}
+		t := time.NewTimer(wait)
+		wait = min(2*wait, maxResumeWait)
 		select {
 		case <-ctx.Done():
 			t.Stop()

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/cairnhq/cairn/eventstore"
 )
 
 // Checkpoint keeps the position of the last event the forwarder is done
@@ -55,7 +57,7 @@ func (c *FileCheckpoint) Save(_ context.Context, pos uint64) error {
 	dir := filepath.Dir(c.path)
 	tmp, err := os.CreateTemp(dir, filepath.Base(c.path)+".*.tmp")
 	if err != nil {
-		return fmt.Errorf("forwarder: save checkpoint: %w", err)
+		return eventstore.FileError("forwarder: save checkpoint", err)
 	}
 	_, err = tmp.WriteString(strconv.FormatUint(pos, 10) + "\n")
 	if err == nil {
@@ -74,7 +76,9 @@ func (c *FileCheckpoint) Save(_ context.Context, pos uint64) error {
 		if rerr := os.Remove(tmp.Name()); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
 			err = errors.Join(err, rerr)
 		}
-		return fmt.Errorf("forwarder: save checkpoint: %w", err)
+		// A full disk is KindUnavailable (the forwarder keeps going and
+		// saves at its next chance; a restart republishes more).
+		return eventstore.FileError("forwarder: save checkpoint", err)
 	}
 	return nil
 }

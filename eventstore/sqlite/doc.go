@@ -70,11 +70,21 @@
 // queued, ends subscriptions with eventstore.ErrClosed and closes the
 // database. Every call after Close returns eventstore.ErrClosed.
 //
+// # A full disk
+//
+// SQLITE_FULL becomes eventstore.StorageFull (KindUnavailable,
+// eventstore.ErrStorageFull), recognised by its result code; Store.Full
+// tells whether the last append transaction failed so. Reads keep working.
+// The store's connections use SQLite's persistent WAL: Close leaves
+// path-wal and path-shm in place, so a start on a full disk (which could
+// not create path-shm, without which WAL mode does not open) opens the
+// database and serves reads.
+//
 // # Files
 //
 // Open creates the database file and its directory. Besides path, SQLite
-// keeps path-wal and path-shm next to it; copy the three together, or use
-// SQLite's backup API. Two Stores (or processes) on one file stay correct
+// keeps path-wal and path-shm next to it (also after Close); copy the three
+// together, or use SQLite's backup API. Two Stores (or processes) on one file stay correct
 // (every check runs inside the write transaction), but their writers
 // contend for the lock instead of grouping, and a Store's readers see the
 // other's appends up to 250ms late (its ReadAll answers reads at the head

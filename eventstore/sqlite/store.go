@@ -14,7 +14,7 @@ import (
 
 	"github.com/cairnhq/cairn/eventstore"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+	sqlitedriver "modernc.org/sqlite" // also registers the "sqlite" database/sql driver
 )
 
 const driverName = "sqlite"
@@ -132,10 +132,11 @@ func Open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 // openDB opens a database/sql handle on path whose connections get the
 // pragmas of role, with a pool of at most conns connections kept open.
 func openDB(path string, opts Options, role connRole, conns int) (*sql.DB, error) {
-	db, err := sql.Open(driverName, driverDSN(path, opts, role))
+	c, err := sqlitedriver.NewConnector(driverDSN(path, opts, role))
 	if err != nil {
 		return nil, translate("open", err)
 	}
+	db := sql.OpenDB(persistWAL{c})
 	db.SetMaxOpenConns(conns)
 	db.SetMaxIdleConns(conns)
 	db.SetConnMaxLifetime(0)
@@ -152,6 +153,16 @@ func enableWAL(ctx context.Context, conn *sql.Conn) error {
 	}
 	if !strings.EqualFold(mode, "wal") {
 		return fmt.Errorf("eventstore/sqlite: journal mode is %q, not wal: the file system may not support WAL", mode)
+	}
+	return nil
+}
+
+// Full returns the error of the last append transaction if it failed
+// because the disk is full (eventstore.ErrStorageFull), nil once a later
+// one commits: a health signal. Reads work either way.
+func (s *Store) Full() error {
+	if err := s.writer.full.Load(); err != nil {
+		return *err
 	}
 	return nil
 }

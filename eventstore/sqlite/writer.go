@@ -31,6 +31,10 @@ type writer struct {
 	// outcomes is reused from batch to batch (only run touches it).
 	outcomes []appendOutcome
 
+	// full is the error of the last transaction when it failed because
+	// the disk is full, nil once one commits (Store.Full).
+	full atomic.Pointer[error]
+
 	// Counters, read by tests and diagnostics.
 	batches    atomic.Uint64 // transactions attempted
 	appendsRun atomic.Uint64 // requests taken
@@ -98,6 +102,7 @@ func (w *writer) process(batch []*appendRequest) {
 	w.outcomes = out
 
 	wrote, commitFailed, err := w.runBatch(live, out)
+	w.noteFull(err)
 	switch {
 	case err == nil:
 	case commitFailed || len(live) == 1:
@@ -113,6 +118,7 @@ func (w *writer) process(batch []*appendRequest) {
 		wrote = false
 		for i := range live {
 			one, _, err := w.runBatch(live[i:i+1], out[i:i+1])
+			w.noteFull(err)
 			if err != nil {
 				w.log.Error("eventstore/sqlite: append transaction failed", slog.String("stream", live[i].parts[0].stream), slog.Int("streams", len(live[i].parts)), slog.Any("error", err))
 				out[i] = appendOutcome{err: err}
@@ -127,6 +133,19 @@ func (w *writer) process(batch []*appendRequest) {
 		req.reply <- out[i]
 	}
 	clear(out)
+}
+
+// noteFull records the outcome of a transaction for Store.Full.
+func (w *writer) noteFull(err error) {
+	switch {
+	case err == nil:
+		if w.full.Load() != nil {
+			w.log.Info("eventstore/sqlite: appends commit again (the disk has room)")
+			w.full.Store(nil)
+		}
+	case errors.Is(err, eventstore.ErrStorageFull):
+		w.full.Store(&err)
+	}
 }
 
 // runBatch applies batch in one transaction, filling out with each append's

@@ -26,12 +26,20 @@ import (
 const token = "t0ken"
 
 type fixture struct {
-	store *sqlite.Store
-	app   *fiber.App
-	stop  func()
+	store  *sqlite.Store
+	app    *fiber.App
+	writer *accesslog.Writer
+	stop   func()
 }
 
 func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	return newFixtureWith(t, accesslog.Config{})
+}
+
+// newFixtureWith is newFixture with the Writer configured by cfg (its
+// logger is set here).
+func newFixtureWith(t *testing.T, cfg accesslog.Config) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	logger := slog.New(slog.DiscardHandler)
@@ -44,7 +52,8 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := accesslog.NewWriter(accesslog.Config{Logger: logger}, store)
+	cfg.Logger = logger
+	w, err := accesslog.NewWriter(cfg, store)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +87,7 @@ func newFixture(t *testing.T) *fixture {
 		}
 		return c.Status(http.StatusCreated).JSON(fiber.Map{"id": res.SessionID})
 	})
-	return &fixture{store: store, app: app, stop: stop}
+	return &fixture{store: store, app: app, writer: w, stop: stop}
 }
 
 func (f *fixture) do(t *testing.T, method, path, tok string) int {

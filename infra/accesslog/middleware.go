@@ -34,12 +34,19 @@ func ClaimAccessKey(c *fiber.Ctx, accessKey string) {
 }
 
 // Middleware records every request: put it before authentication, so
-// refused requests are recorded too. Clock defaults to time.Now.
+// refused requests are recorded too. Clock defaults to time.Now. While the
+// Writer's queue is full (the store takes no writes), requests are refused
+// with 503 before they run, and a request whose record finds no room is
+// answered 503 instead of its own answer: nothing is answered that the
+// audit trail would not hold.
 func Middleware(w *Writer, clock func() time.Time) fiber.Handler {
 	if clock == nil {
 		clock = time.Now
 	}
 	return func(c *fiber.Ctx) error {
+		if w.Full() {
+			return ErrFull
+		}
 		start := clock()
 		slot := commands.NewAccessSlot(func(entityType, entityID string) audit.Record {
 			rec := base(c, start, clock)
@@ -60,7 +67,12 @@ func Middleware(w *Writer, clock func() time.Time) fiber.Handler {
 		rec.EntityType, rec.EntityID = entityOf(c)
 		rec.Status, rec.Outcome = status, outcome(c, status)
 		if werr := w.Write(c.UserContext(), rec); werr != nil {
-			w.log.Error("access record lost", "request_id", rec.RequestID, "error", werr)
+			// The answer was not sent yet: replace it, so that no
+			// answer goes out without its record.
+			w.log.Error("access record not written; the request is answered 503", "request_id", rec.RequestID, "status", status, "error", werr)
+			c.Response().Reset()
+			c.Set(httpapi.HeaderRequestID, rec.RequestID)
+			return ErrFull
 		}
 		return err
 	}

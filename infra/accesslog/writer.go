@@ -16,6 +16,19 @@
 // sent. Under load the Writer appends once per Config.Interval (50ms by
 // default), so the window is that interval plus one append. A full queue
 // makes requests wait for room (backpressure) rather than drop records.
+//
+// # A store that takes no writes
+//
+// When appends fail (a full disk: eventstore.ErrStorageFull) the Writer
+// keeps the batch in memory and retries it with back-off, for as long as
+// it takes; the queue keeps filling meanwhile. Once it is full and stays
+// full for Config.FullWait, a request is refused with 503 (KindUnavailable)
+// before its handler runs, and a request already handled whose record finds
+// no room is answered 503 instead of its own answer: the API stops
+// answering rather than answer without a record. Degraded and the
+// cairn_access_records_pending and cairn_access_log_failing gauges show it.
+// Records still queued when the Writer stops are retried for
+// Config.StopTimeout, then reported lost (the error of Run).
 package accesslog
 
 import (
@@ -23,6 +36,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -46,7 +61,19 @@ const (
 	DefaultInterval = 50 * time.Millisecond
 	// DefaultStopTimeout bounds the last flush when the Writer stops.
 	DefaultStopTimeout = 5 * time.Second
+	// DefaultFullWait is how long a record waits for room in a full
+	// queue before its request is answered 503.
+	DefaultFullWait = time.Second
+	// maxRetryBackoff bounds the wait between two tries of a failed
+	// append: how late the Writer notices that the disk has room again.
+	maxRetryBackoff = 2 * time.Second
 )
+
+// ErrFull: the queue stayed full for Config.FullWait (appends fail or
+// cannot keep up); the request is refused rather than left unrecorded. It
+// is a domain KindUnavailable error (503).
+var ErrFull = &domain.Error{Op: "accesslog", Kind: domain.KindUnavailable,
+	Message: "the audit trail cannot be written (its queue is full); try again later"}
 
 // Appender is what the Writer needs of the event store.
 type Appender interface {
@@ -68,6 +95,9 @@ type Config struct {
 	Interval time.Duration
 	// StopTimeout bounds the last flush at stop (default 5s).
 	StopTimeout time.Duration
+	// FullWait is how long a record waits for room in a full queue before
+	// its request is answered 503 (default 1s).
+	FullWait time.Duration
 	// Logger receives the logs (default slog.Default()).
 	Logger *slog.Logger
 	// Registerer receives the metrics (none when nil).
@@ -85,6 +115,11 @@ type Writer struct {
 	written prometheus.Counter
 	batches prometheus.Histogram
 	failed  prometheus.Counter
+	// inFlight is how many records Run holds out of the queue (the batch
+	// being appended); failing is why appends fail, nil while they work.
+	inFlight atomic.Int64
+	mu       sync.Mutex
+	failing  error
 	// packer lays out every append's payloads in memory it reuses (Run's
 	// goroutine only; the store keeps nothing once the append returns).
 	packer audit.Packer
@@ -95,8 +130,9 @@ func NewWriter(cfg Config, store Appender) (*Writer, error) {
 	if store == nil {
 		return nil, errors.New("accesslog: no store")
 	}
-	if cfg.Queue < 0 || cfg.MaxBatch < 0 || cfg.StopTimeout < 0 || cfg.Interval < 0 {
-		return nil, fmt.Errorf("accesslog: queue %d, batch %d, interval %s and stop timeout %s must not be negative", cfg.Queue, cfg.MaxBatch, cfg.Interval, cfg.StopTimeout)
+	if cfg.Queue < 0 || cfg.MaxBatch < 0 || cfg.StopTimeout < 0 || cfg.Interval < 0 || cfg.FullWait < 0 {
+		return nil, fmt.Errorf("accesslog: queue %d, batch %d, interval %s, stop timeout %s and full wait %s must not be negative",
+			cfg.Queue, cfg.MaxBatch, cfg.Interval, cfg.StopTimeout, cfg.FullWait)
 	}
 	if cfg.Queue == 0 {
 		cfg.Queue = DefaultQueue
@@ -110,6 +146,9 @@ func NewWriter(cfg Config, store Appender) (*Writer, error) {
 	if cfg.Interval == 0 {
 		cfg.Interval = DefaultInterval
 	}
+	if cfg.FullWait == 0 {
+		cfg.FullWait = DefaultFullWait
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -120,8 +159,19 @@ func NewWriter(cfg Config, store Appender) (*Writer, error) {
 			Buckets: prometheus.ExponentialBuckets(1, 4, 6)}),
 		failed: prometheus.NewCounter(prometheus.CounterOpts{Name: "cairn_access_record_append_failures_total", Help: "Failed appends of access records (retried)."}),
 	}
+	pending := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cairn_access_records_pending",
+		Help: "Access records answered and not yet stored (queued or being appended)."},
+		func() float64 { return float64(w.Pending()) })
+	failing := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "cairn_access_log_failing",
+		Help: "1 while appends of access records fail (a full disk) and are retried, 0 otherwise."},
+		func() float64 {
+			if w.Degraded() != nil {
+				return 1
+			}
+			return 0
+		})
 	if cfg.Registerer != nil {
-		for _, c := range []prometheus.Collector{w.written, w.batches, w.failed} {
+		for _, c := range []prometheus.Collector{w.written, w.batches, w.failed, pending, failing} {
 			if err := cfg.Registerer.Register(c); err != nil {
 				return nil, fmt.Errorf("accesslog: metrics: %w", err)
 			}
@@ -130,20 +180,46 @@ func NewWriter(cfg Config, store Appender) (*Writer, error) {
 	return w, nil
 }
 
-// Write queues a record, waiting for room while the queue is full (or
-// until ctx ends: the record is then not written, and the error says so).
+// Write queues a record, waiting for room while the queue is full, for
+// Config.FullWait at most (then ErrFull) or until ctx ends: the record is
+// then not written, and the error says so.
 func (w *Writer) Write(ctx context.Context, rec audit.Record) error {
 	select {
 	case w.queue <- rec:
 		return nil
 	default:
 	}
+	t := time.NewTimer(w.cfg.FullWait)
+	defer t.Stop()
 	select {
 	case w.queue <- rec:
 		return nil
+	case <-t.C:
+		return fmt.Errorf("record of %s not written: %w", rec.RequestID, ErrFull)
 	case <-ctx.Done():
 		return fmt.Errorf("accesslog: queue full, record of %s not written: %w", rec.RequestID, ctx.Err())
 	}
+}
+
+// Full reports whether the queue has no room: a request would wait for
+// it, and be refused if none comes within Config.FullWait.
+func (w *Writer) Full() bool { return len(w.queue) == cap(w.queue) }
+
+// Pending is how many records were queued and are not stored yet.
+func (w *Writer) Pending() int { return len(w.queue) + int(w.inFlight.Load()) }
+
+// Degraded returns why appends fail while they do (the records wait in
+// memory and are retried), nil while they work: a health signal.
+func (w *Writer) Degraded() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.failing
+}
+
+func (w *Writer) setFailing(err error) {
+	w.mu.Lock()
+	w.failing = err
+	w.mu.Unlock()
 }
 
 // Run appends queued records until ctx ends, then flushes what is queued
@@ -160,6 +236,7 @@ func (w *Writer) Run(ctx context.Context) error {
 			return w.flushAtStop()
 		case rec := <-w.queue:
 			batch = append(batch[:0], rec)
+			w.inFlight.Store(1)
 		}
 		// Let what comes queue up until an interval has passed since the
 		// previous append (sleeping: taking the records one by one would
@@ -174,7 +251,10 @@ func (w *Writer) Run(ctx context.Context) error {
 		}
 		batch = w.fill(batch)
 		last = time.Now()
-		if err := w.appendRetrying(ctx, batch); err != nil {
+		w.inFlight.Store(int64(len(batch)))
+		err := w.appendRetrying(ctx, batch)
+		w.inFlight.Store(0)
+		if err != nil {
 			if ctx.Err() != nil {
 				// Keep the batch for the last flush.
 				return w.flushAtStop(batch...)
@@ -202,6 +282,10 @@ func (w *Writer) appendRetrying(ctx context.Context, batch []audit.Record) error
 	for {
 		err := w.append(ctx, batch)
 		if err == nil {
+			if w.Degraded() != nil {
+				w.log.Info("access records stored again", slog.Int("records", len(batch)))
+				w.setFailing(nil)
+			}
 			return nil
 		}
 		if errors.Is(err, eventstore.ErrInvalidEvent) {
@@ -210,6 +294,7 @@ func (w *Writer) appendRetrying(ctx context.Context, batch []audit.Record) error
 			return nil
 		}
 		w.failed.Inc()
+		w.setFailing(err)
 		w.log.Warn("cannot append access records; retrying", slog.Int("records", len(batch)), slog.Any("error", err), slog.Duration("retry_in", backoff))
 		t := time.NewTimer(backoff)
 		select {
@@ -218,7 +303,7 @@ func (w *Writer) appendRetrying(ctx context.Context, batch []audit.Record) error
 			return ctx.Err()
 		case <-t.C:
 		}
-		backoff = min(2*backoff, 5*time.Second)
+		backoff = min(2*backoff, maxRetryBackoff)
 	}
 }
 
@@ -241,7 +326,8 @@ func (w *Writer) append(ctx context.Context, batch []audit.Record) error {
 	return nil
 }
 
-// flushAtStop appends pending and everything still queued.
+// flushAtStop appends pending and everything still queued, retrying
+// failed appends (a full disk) until Config.StopTimeout.
 func (w *Writer) flushAtStop(pending ...audit.Record) error {
 	ctx, cancel := context.WithTimeout(context.Background(), w.cfg.StopTimeout)
 	defer cancel()
@@ -251,8 +337,10 @@ func (w *Writer) flushAtStop(pending ...audit.Record) error {
 		if len(batch) == 0 {
 			return nil
 		}
-		if err := w.append(ctx, batch); err != nil {
-			return fmt.Errorf("accesslog: %d records not written at stop: %w", len(batch)+len(w.queue), err)
+		if err := w.appendRetrying(ctx, batch); err != nil {
+			lost := len(batch) + len(w.queue)
+			w.log.Error("access records lost at stop: the store took no writes", slog.Int("records", lost), slog.Any("error", w.Degraded()))
+			return fmt.Errorf("accesslog: %d records not written at stop: %w", lost, errors.Join(err, w.Degraded()))
 		}
 		batch = batch[:0]
 	}

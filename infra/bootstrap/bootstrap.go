@@ -18,6 +18,7 @@
 package bootstrap
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -94,6 +95,10 @@ func Save(dataDir string, c Credentials) error {
 	if err != nil {
 		return err
 	}
+	raw = append(raw, '\n')
+	if old, err := os.ReadFile(filepath.Join(dataDir, FileName)); err == nil && bytes.Equal(old, raw) {
+		return nil // unchanged: no write (a full disk would refuse it)
+	}
 	tmp, err := os.CreateTemp(dataDir, ".credentials-*")
 	if err != nil {
 		return err
@@ -103,7 +108,7 @@ func Save(dataDir string, c Credentials) error {
 		tmp.Close()
 		return err
 	}
-	if _, err := tmp.Write(append(raw, '\n')); err != nil {
+	if _, err := tmp.Write(raw); err != nil {
 		tmp.Close()
 		return err
 	}

@@ -5,12 +5,14 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/cairnhq/cairn/commands"
 	"github.com/cairnhq/cairn/domain"
+	"github.com/cairnhq/cairn/eventstore"
 	"github.com/cairnhq/cairn/infra/auth/token"
 	"github.com/cairnhq/cairn/projections/tenancy"
 )
@@ -39,6 +41,8 @@ type Deps struct {
 	Images       []string
 	Architecture string
 	Clock        func() time.Time
+	// Logger receives warnings (default slog.Default()).
+	Logger *slog.Logger
 }
 
 // system is who provisions: a superadmin without a user.
@@ -55,6 +59,9 @@ func Provision(ctx context.Context, d Deps) (c Credentials, created bool, err er
 	}
 	if d.Clock == nil {
 		d.Clock = time.Now
+	}
+	if d.Logger == nil {
+		d.Logger = slog.Default()
 	}
 	p := &provisioner{Deps: d, md: commands.Metadata{Actor: "bootstrap", RequestID: "bootstrap-" + uuid.NewString()}}
 	if err := p.scope(ctx); err != nil {
@@ -81,8 +88,18 @@ func Provision(ctx context.Context, d Deps) (c Credentials, created bool, err er
 	if err := p.settle(ctx); err != nil {
 		return Credentials{}, false, err
 	}
+	stale := c.APIURL != d.APIURL
 	c.APIURL = d.APIURL
-	return c, created, Save(d.DataDir, c)
+	err = Save(d.DataDir, c)
+	if err != nil && !created && eventstore.IsStorageFull(err) {
+		// The file's credentials work; only its API URL is out of date.
+		// A full disk must not keep the server from starting read-only.
+		if stale {
+			d.Logger.Warn("the data disk is full: credentials file not updated, its api_url is out of date", "api_url", d.APIURL, "error", err)
+		}
+		return c, false, nil
+	}
+	return c, created, err
 }
 
 type provisioner struct {

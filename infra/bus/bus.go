@@ -97,6 +97,13 @@ func (b *Bus) setup(ctx context.Context) error {
 	}
 	for _, sc := range b.streamConfigs() {
 		if _, err := js.CreateOrUpdateStream(ctx, sc); err != nil {
+			// JetStream writes a stream's settings even when they do not
+			// change: on a full disk an existing stream cannot be updated
+			// but still serves, so start with it as it is.
+			if _, lerr := js.Stream(ctx, sc.Name); lerr == nil {
+				b.log.Warn("cannot update the stream's settings; using it as it is", "stream", sc.Name, "error", err)
+				continue
+			}
 			return unavailable(op, fmt.Errorf("create or update stream %s: %w", sc.Name, err))
 		}
 	}

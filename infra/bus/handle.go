@@ -321,6 +321,12 @@ func (b *Bus) ensureConsumer(ctx context.Context, stream, topic, durable string)
 		ReplayPolicy:  jetstream.ReplayInstantPolicy,
 	})
 	if err != nil {
+		if existing != nil {
+			// As for streams (setup): a full disk refuses the update,
+			// the consumer as it is still delivers.
+			b.log.Warn("cannot update the consumer's settings; using it as it is", "stream", stream, "durable", durable, "error", err)
+			return nil
+		}
 		return unavailable(op, fmt.Errorf("create or update consumer %s of stream %s: %w", durable, stream, err))
 	}
 	return nil

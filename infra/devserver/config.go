@@ -15,6 +15,8 @@ import (
 	"github.com/cairnhq/cairn/agents/protocol"
 	"github.com/cairnhq/cairn/agents/runtime/podman"
 	"github.com/cairnhq/cairn/commands/vfolderorphans"
+	"github.com/cairnhq/cairn/infra/accesslog"
+	"github.com/cairnhq/cairn/infra/bus/natsembed"
 	"github.com/cairnhq/cairn/infra/config"
 	"github.com/cairnhq/cairn/infra/httpapi"
 	"github.com/cairnhq/cairn/infra/images"
@@ -32,6 +34,15 @@ const (
 	DefaultMaxWait         = 30 * time.Second
 	DefaultShutdownTimeout = 30 * time.Second
 	DefaultReadyTimeout    = 2 * time.Minute
+	// DefaultAuditQueue is how many access records may wait in memory to
+	// be stored (accesslog.DefaultQueue).
+	DefaultAuditQueue = accesslog.DefaultQueue
+	// DefaultAuditFullWait is how long a request waits for room in a full
+	// queue of access records before it is answered 503.
+	DefaultAuditFullWait = accesslog.DefaultFullWait
+	// DefaultNATSRecoverInterval is how often the embedded NATS checks
+	// whether a full disk has room again (natsembed).
+	DefaultNATSRecoverInterval = natsembed.DefaultRecoverInterval
 	// DefaultVFolderHost names the default storage host of virtual folders.
 	DefaultVFolderHost = "local"
 	// DefaultVFolderQuota is the quota of a folder created without one:
@@ -122,6 +133,18 @@ type Config struct {
 	// for that long; an upload making progress may take any time (default
 	// 60s).
 	UploadIdleTimeout time.Duration
+	// AuditQueue bounds the access records answered and not yet stored,
+	// kept in memory while the store takes no writes (a full disk); once
+	// it is full, requests are answered 503 rather than answered without
+	// a record (default 16384).
+	AuditQueue int
+	// AuditFullWait is how long a request waits for room in a full queue
+	// of access records before it is answered 503 (default 1s).
+	AuditFullWait time.Duration
+	// NATSRecoverInterval is how often the embedded NATS checks whether
+	// the disk of its store has room again after it was full, to restart
+	// JetStream (default 5s).
+	NATSRecoverInterval time.Duration
 	// Version is reported by /healthz and the local agent.
 	Version string
 	// Logger receives every part's logs (default slog.Default()).
@@ -206,6 +229,15 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.UploadIdleTimeout == 0 {
 		c.UploadIdleTimeout = httpapi.DefaultBodyIdleTimeout
+	}
+	if c.AuditQueue == 0 {
+		c.AuditQueue = DefaultAuditQueue
+	}
+	if c.AuditFullWait == 0 {
+		c.AuditFullWait = DefaultAuditFullWait
+	}
+	if c.NATSRecoverInterval == 0 {
+		c.NATSRecoverInterval = DefaultNATSRecoverInterval
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -295,7 +327,8 @@ func (c Config) Validate() error {
 		name string
 		d    time.Duration
 	}{{"max wait", c.MaxWait}, {"shutdown timeout", c.ShutdownTimeout}, {"ready timeout", c.ReadyTimeout}, {"vfolder orphan grace", c.VFolderOrphanGrace},
-		{"http read timeout", c.HTTPReadTimeout}, {"http idle timeout", c.HTTPIdleTimeout}, {"upload idle timeout", c.UploadIdleTimeout}} {
+		{"http read timeout", c.HTTPReadTimeout}, {"http idle timeout", c.HTTPIdleTimeout}, {"upload idle timeout", c.UploadIdleTimeout},
+		{"audit full wait", c.AuditFullWait}, {"nats recover interval", c.NATSRecoverInterval}} {
 		if v.d < 0 {
 			add("%s %s: must not be negative", v.name, v.d)
 		}
@@ -305,6 +338,9 @@ func (c Config) Validate() error {
 	}
 	if c.HTTPMaxConnsPerIP < 0 {
 		add("http max conns per ip %d: must not be negative", c.HTTPMaxConnsPerIP)
+	}
+	if c.AuditQueue < 0 {
+		add("audit queue %d: must not be negative", c.AuditQueue)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("devserver: invalid config: %w", err)
@@ -356,6 +392,9 @@ func (c Config) LogValue() slog.Value {
 		slog.Duration("http_read_timeout", c.HTTPReadTimeout),
 		slog.Duration("http_idle_timeout", c.HTTPIdleTimeout),
 		slog.Duration("upload_idle_timeout", c.UploadIdleTimeout),
+		slog.Int("audit_queue", c.AuditQueue),
+		slog.Duration("audit_full_wait", c.AuditFullWait),
+		slog.Duration("nats_recover_interval", c.NATSRecoverInterval),
 	)
 }
 

@@ -34,4 +34,16 @@
 // then the process managers and projectors, the bus, NATS, and the store
 // last. A part that stops on its own before it is asked to — the agent
 // cannot reach Podman, say — stops the whole server, and Run returns why.
+//
+// # A full data disk
+//
+// A full disk degrades the server and never stops it: writes answer 503
+// (the data disk is full) while reads work, the parts that write wait it
+// out and resume once there is room, and a start on a full disk serves
+// read-only (docs/architecture.md, "A full data disk"). /healthz says
+// "degraded" and names the parts, with the data directory's free bytes;
+// the gauges cairn_degraded{part} and cairn_data_dir_free_bytes show the
+// same. Config.AuditQueue bounds the access records answered and not yet
+// stored: once it is full, requests are answered 503 rather than answered
+// without a record.
 package devserver

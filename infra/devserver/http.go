@@ -62,7 +62,7 @@ func (s *server) startHTTP(ctx context.Context) error {
 	s.apiURL = "http://" + localAddr(ln.Addr())
 	s.credentials, s.created, err = bootstrap.Provision(ctx, bootstrap.Deps{
 		DataDir: s.cfg.DataDir, APIURL: s.apiURL, Commands: s.handlers, Tenancy: s.models.Tenancy,
-		Waiter: readapi.WaitAll(s.waiters...), Images: s.images, Architecture: runtime.GOARCH, Clock: s.cfg.Clock,
+		Waiter: readapi.WaitAll(s.waiters...), Images: s.images, Architecture: runtime.GOARCH, Clock: s.cfg.Clock, Logger: s.log,
 	})
 	if err != nil {
 		ln.Close()
@@ -76,12 +76,18 @@ func (s *server) startHTTP(ctx context.Context) error {
 		ln.Close()
 		return err
 	}
-	access, err := accesslog.NewWriter(accesslog.Config{Logger: s.log, Registerer: reg}, s.store)
+	access, err := accesslog.NewWriter(accesslog.Config{Logger: s.log, Registerer: reg,
+		Queue: s.cfg.AuditQueue, FullWait: s.cfg.AuditFullWait}, s.store)
 	if err != nil {
 		ln.Close()
 		return err
 	}
+	s.access = access
 	s.parts.goRun("access log", access.Run)
+	if err := s.registerHealth(reg); err != nil {
+		ln.Close()
+		return err
+	}
 	auth, err := s.authenticator(reg)
 	if err != nil {
 		ln.Close()
@@ -217,18 +223,27 @@ func (s *server) app(reg prometheus.Registerer, auth *httpauth.Authenticator, ac
 	return app, nil
 }
 
-// healthz answers that the server is up, with the read models' positions.
+// healthz answers that the server is up, with the read models' positions;
+// status "degraded" and the parts that are (a full disk: writes answer
+// 503, reads work) when any is. It answers 200 either way: the process
+// serves.
 func (s *server) healthz(c *fiber.Ctx) error {
 	positions := make(map[string]uint64, len(s.projectors))
 	for _, p := range s.projectors {
 		positions[p.Name()] = p.Position()
 	}
+	status, degraded := "ok", s.degraded()
+	if len(degraded) > 0 {
+		status = "degraded"
+	}
 	return c.JSON(fiber.Map{
-		"status":      "ok",
-		"version":     s.cfg.Version,
-		"local_agent": s.localAgentID(),
-		"bus":         s.nats.ClientURL(),
-		"read_models": positions,
+		"status":              status,
+		"degraded":            degraded,
+		"data_dir_free_bytes": s.dataDirFree(),
+		"version":             s.cfg.Version,
+		"local_agent":         s.localAgentID(),
+		"bus":                 s.nats.ClientURL(),
+		"read_models":         positions,
 	})
 }
 

@@ -27,6 +27,7 @@ import (
 	"github.com/cairnhq/cairn/eventstore/dsn"
 	"github.com/cairnhq/cairn/eventstore/postgres"
 	"github.com/cairnhq/cairn/eventstore/sqlite"
+	"github.com/cairnhq/cairn/infra/accesslog"
 	"github.com/cairnhq/cairn/infra/agentlogs"
 	"github.com/cairnhq/cairn/infra/auth/password"
 	"github.com/cairnhq/cairn/infra/bootstrap"
@@ -114,6 +115,7 @@ type server struct {
 	reg        *prometheus.Registry
 	addresses  *agentlogs.AddressBook
 	agent      *node.Agent
+	access     *accesslog.Writer
 	images     []string
 	vfstorage  *localfs.Storage
 
@@ -197,11 +199,12 @@ func (s *server) startNATS(ctx context.Context) error {
 		return err
 	}
 	opts := natsembed.Options{
-		Host:     host,
-		Port:     port,
-		StoreDir: filepath.Join(s.cfg.DataDir, natsDir),
-		Auth:     &trust,
-		Logger:   s.log,
+		Host:            host,
+		Port:            port,
+		StoreDir:        filepath.Join(s.cfg.DataDir, natsDir),
+		Auth:            &trust,
+		RecoverInterval: s.cfg.NATSRecoverInterval,
+		Logger:          s.log,
 	}
 	if !isLoopbackHost(host) {
 		// Beyond loopback, with TLS: a CA kept in the keys directory (its

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/cairnhq/cairn/domain"
+	"github.com/cairnhq/cairn/eventstore"
 )
 
 type inner struct {
@@ -83,6 +85,9 @@ func newTestApp(t *testing.T) *fiber.App {
 		return domain.Errorf("session.get", domain.KindNotFound, "session %s not found", "abc")
 	})
 	app.Get("/boom", func(c *fiber.Ctx) error { return errors.New("database password is hunter2") })
+	app.Get("/full", func(c *fiber.Ctx) error {
+		return fmt.Errorf("commands.update: %w", eventstore.StorageFull("eventstore/sqlite: commit", errors.New("/secret/path: database or disk is full")))
+	})
 	app.Use(NotFound)
 	return app
 }
@@ -143,6 +148,13 @@ func TestServerProblems(t *testing.T) {
 	status, _, p, body = do(t, app, "GET", "/boom", "s3cret", "")
 	if status != 500 || strings.Contains(body, "hunter2") {
 		t.Fatalf("internal errors must not leak: %d %s", status, body)
+	}
+
+	// A full disk: 503 with the reason, when to try again, and no path.
+	status, hdr, p, body = do(t, app, "GET", "/full", "s3cret", "")
+	if status != 503 || p.Kind != "unavailable" || p.Detail != StorageFullDetail || hdr.Get("Retry-After") != RetryAfterUnavailable ||
+		hdr.Get("Content-Type") != ProblemContentType || strings.Contains(body, "/secret/path") {
+		t.Fatalf("full disk: %d %v %s", status, hdr, body)
 	}
 }
 

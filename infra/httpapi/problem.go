@@ -9,6 +9,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/cairnhq/cairn/domain"
+	"github.com/cairnhq/cairn/eventstore"
 )
 
 // ProblemContentType is the media type of every error body.
@@ -36,6 +37,14 @@ type FieldError struct {
 	Field  string `json:"field"`
 	Detail string `json:"detail"`
 }
+
+// StorageFullDetail is the detail of every answer refused because the data
+// disk is full (eventstore.ErrStorageFull).
+const StorageFullDetail = "the data disk is full: writes are refused until space is freed; reads still work"
+
+// RetryAfterUnavailable is the Retry-After, in seconds, of a 503 answer
+// whose handler did not set one.
+const RetryAfterUnavailable = "5"
 
 // kindStatus is the one mapping between error kinds and HTTP statuses.
 var kindStatus = map[domain.Kind]int{
@@ -84,6 +93,11 @@ func ProblemFor(err error) Problem {
 	}
 	if kind == domain.KindInternal {
 		p.Detail = "internal error; see the server log for the request id"
+		return p
+	}
+	if errors.Is(err, eventstore.ErrStorageFull) {
+		// The driver's message and the paths stay in the server's log.
+		p.Detail = StorageFullDetail
 		return p
 	}
 	p.Detail = err.Error()
@@ -150,6 +164,9 @@ func ErrorHandler(logger *slog.Logger) fiber.ErrorHandler {
 			logger.Error("request failed", "request_id", p.RequestID, "method", c.Method(), "path", c.Path(), "err", err)
 		}
 		c.Set(fiber.HeaderContentType, ProblemContentType)
+		if p.Status == http.StatusServiceUnavailable && len(c.Response().Header.Peek(fiber.HeaderRetryAfter)) == 0 {
+			c.Set(fiber.HeaderRetryAfter, RetryAfterUnavailable)
+		}
 		return c.Status(p.Status).JSON(p, ProblemContentType)
 	}
 }
@@ -162,6 +179,9 @@ func WriteProblem(w http.ResponseWriter, r *http.Request, err error) {
 		p.Instance = r.URL.RequestURI()
 	}
 	w.Header().Set("Content-Type", ProblemContentType)
+	if p.Status == http.StatusServiceUnavailable && w.Header().Get("Retry-After") == "" {
+		w.Header().Set("Retry-After", RetryAfterUnavailable)
+	}
 	w.WriteHeader(p.Status)
 	_ = json.NewEncoder(w).Encode(p)
 }

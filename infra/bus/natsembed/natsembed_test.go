@@ -1,6 +1,7 @@
 package natsembed_test
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -16,6 +18,7 @@ import (
 	"github.com/cairnhq/cairn/infra/bus"
 	"github.com/cairnhq/cairn/infra/bus/busauth"
 	"github.com/cairnhq/cairn/infra/bus/natsembed"
+	"github.com/cairnhq/cairn/infra/tmpfstest"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -152,5 +155,83 @@ func TestOptionsValidate(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error does not mention %q:\n%v", want, err)
 		}
+	}
+}
+
+// A stream whose store found the disk full refuses messages until
+// JetStream restarts: the embedded server restarts it once there is room,
+// with the stream and the messages it stored, and publishing works again.
+func TestJetStreamComesBackAfterAFullDisk(t *testing.T) {
+	mnt := tmpfstest.Mount(t, "16m")
+	logger := quiet
+	if os.Getenv("DEBUGX") != "" {
+		logger = slog.Default()
+	}
+	srv, err := natsembed.Start(t.Context(), natsembed.Options{StoreDir: filepath.Join(mnt, "nats"), Insecure: true, Logger: logger, RecoverInterval: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown()
+	nc, err := nats.Connect(srv.ClientURL(), nats.MaxReconnects(-1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "S", Subjects: []string{"s.>"}, Storage: jetstream.FileStorage}); err != nil {
+		t.Fatal(err)
+	}
+	payload := make([]byte, 64<<10)
+	for i := 0; i < 3; i++ {
+		if _, err := js.Publish(ctx, "s.x", payload); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	ballast := tmpfstest.Fill(t, mnt)
+	deadline := time.Now().Add(time.Minute)
+	for {
+		pctx, cancel := context.WithTimeout(ctx, time.Second)
+		_, err := js.Publish(pctx, "s.x", payload)
+		cancel()
+		if err != nil {
+			t.Logf("publish on a full disk: %v", err)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("publishing still works a minute after the disk filled up")
+		}
+	}
+	for srv.Degraded() == nil {
+		if time.Now().After(deadline) {
+			t.Fatal("not degraded on a full disk")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := os.Remove(ballast); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		pctx, cancel := context.WithTimeout(ctx, time.Second)
+		_, err := js.Publish(pctx, "s.x", payload)
+		cancel()
+		if err == nil && srv.Degraded() == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("publish after room was made: %v (degraded: %v)", err, srv.Degraded())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	st, err := js.Stream(ctx, "S")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := st.CachedInfo().State.Msgs; n < 4 {
+		t.Errorf("the stream holds %d messages after JetStream came back, want at least the 3 before and 1 after", n)
 	}
 }

@@ -29,6 +29,9 @@ const (
 	// DefaultReadyTimeout bounds how long Start waits for the server to
 	// accept connections with JetStream enabled.
 	DefaultReadyTimeout = 10 * time.Second
+	// DefaultRecoverInterval is how often a server whose JetStream has
+	// shut down (out of storage) tries to enable it again.
+	DefaultRecoverInterval = 5 * time.Second
 
 	// maxMaxPayload is NATS's max_pending default (64 MiB): max_payload may
 	// not exceed it.
@@ -73,6 +76,10 @@ type Options struct {
 	SyncAlways bool
 	// ReadyTimeout bounds how long Start waits for readiness (default 10s).
 	ReadyTimeout time.Duration
+	// RecoverInterval is how often the server tries to enable JetStream
+	// again after it shut it down, which NATS does when a write to the
+	// store finds the disk full (default 5s).
+	RecoverInterval time.Duration
 	// Logger receives the server's logs (default slog.Default()). NATS's
 	// notices are logged at debug level, its warnings and errors as such.
 	Logger *slog.Logger
@@ -91,6 +98,9 @@ func (o Options) WithDefaults() Options {
 	}
 	if o.ReadyTimeout == 0 {
 		o.ReadyTimeout = DefaultReadyTimeout
+	}
+	if o.RecoverInterval == 0 {
+		o.RecoverInterval = DefaultRecoverInterval
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -139,6 +149,9 @@ func (o Options) Validate() error {
 	if o.ReadyTimeout < 0 {
 		errs = append(errs, fmt.Errorf("ready timeout %s: must not be negative", o.ReadyTimeout))
 	}
+	if o.RecoverInterval < 0 {
+		errs = append(errs, fmt.Errorf("recover interval %s: must not be negative", o.RecoverInterval))
+	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("natsembed: invalid options: %w", err)
 	}
@@ -165,6 +178,7 @@ func (o Options) logValue() slog.Value {
 		slog.Int64("max_memory", o.MaxMemory),
 		slog.Int64("max_store", o.MaxStore),
 		slog.Bool("sync_always", o.SyncAlways),
+		slog.Duration("recover_interval", o.RecoverInterval),
 		slog.Bool("authenticated", o.Auth != nil),
 		slog.Bool("tls", o.TLS != nil),
 	)
