@@ -15,7 +15,9 @@ type Signer struct {
 }
 
 // AgentJWT signs agentID's user JWT for userKey (see Keys.AgentJWT).
-func (s Signer) AgentJWT(agentID, userKey string) (string, error) { return s.Keys.AgentJWT(agentID, userKey) }
+func (s Signer) AgentJWT(agentID, userKey string) (string, error) {
+	return s.Keys.AgentJWT(agentID, userKey)
+}
 
 // BusCAPEM reads the CA certificate (public), "" without TLS.
 func (s Signer) BusCAPEM() (string, error) {
