@@ -1,6 +1,7 @@
 package readapi_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"testing"
@@ -65,6 +66,7 @@ func TestAgentEnrollmentOverHTTP(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{accessLog: true})
 	tok := offerEnrollment(t, e, "gpu-1", "")
+	first := tok
 	key := enrollKey(t)
 
 	// A malformed key is 400 naming user_key, and spends nothing.
@@ -122,5 +124,23 @@ func TestAgentEnrollmentOverHTTP(t *testing.T) {
 	}
 	if res = e.do(t, "DELETE", "/v1/agents/gpu-1/enrollment", adminToken, ""); res.status != http.StatusNoContent {
 		t.Fatalf("revoke: %d %s", res.status, res.body)
+	}
+
+	// The enrollment went through the access log like every /v1 request,
+	// and no token was stored anywhere (events or their metadata).
+	all, err := e.store.ReadAll(t.Context(), 0, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logged := false
+	for _, ev := range all {
+		raw, _ := json.Marshal(ev)
+		if bytes.Contains(raw, []byte(tok)) || bytes.Contains(raw, []byte(first)) {
+			t.Fatalf("a token is stored in %s at %d", ev.Type, ev.Position)
+		}
+		logged = logged || bytes.Contains(raw, []byte("POST /v1/agent-enrollments"))
+	}
+	if !logged {
+		t.Fatal("no access record of POST /v1/agent-enrollments")
 	}
 }
