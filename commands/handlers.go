@@ -55,6 +55,11 @@ type Handlers struct {
 	// API tokens (login and bearer tokens; see issue_token.go).
 	IssueToken  Handler[IssueToken, IssueTokenResult]
 	RevokeToken Handler[RevokeToken, Result]
+	// Agent enrollment: bus credentials for the agent's own key (see
+	// offer_agent_enrollment.go).
+	OfferAgentEnrollment  Handler[OfferAgentEnrollment, Result]
+	EnrollAgent           Handler[EnrollAgent, Result]
+	RevokeAgentEnrollment Handler[RevokeAgentEnrollment, Result]
 	// Virtual folders (see vfolder.go).
 	CreateVFolder           Handler[CreateVFolder, VFolderResult]
 	RenameVFolder           Handler[RenameVFolder, VFolderResult]
@@ -241,6 +246,9 @@ func NewHandlers(store EventStore, clock func() time.Time, opts Options) (*Handl
 
 		IssueToken:              register(r, issueTokenHandler{d}),
 		RevokeToken:             register(r, revokeTokenHandler{d}),
+		OfferAgentEnrollment:    register(r, offerAgentEnrollmentHandler{d}),
+		EnrollAgent:             register(r, enrollAgentHandler{d}),
+		RevokeAgentEnrollment:   register(r, revokeAgentEnrollmentHandler{d}),
 		CreateVFolder:           register(r, createVFolderHandler{d}),
 		RenameVFolder:           register(r, renameVFolderHandler{d}),
 		InviteToVFolder:         register(r, inviteToVFolderHandler{d}),
@@ -296,6 +304,7 @@ type tenancy struct {
 	resourceGroups  repository[*domain.ResourceGroup]
 	images          repository[*domain.Image]
 	tokens          repository[*domain.Token]
+	enrollments     repository[*domain.AgentEnrollment]
 }
 
 func newTenancyRepos(store EventStore, retry retryPolicy) tenancy {
@@ -311,6 +320,7 @@ func newTenancyRepos(store EventStore, retry retryPolicy) tenancy {
 		resourceGroups:  repository[*domain.ResourceGroup]{store: store, rehydrate: domain.RehydrateResourceGroup, retry: retry},
 		images:          repository[*domain.Image]{store: store, rehydrate: domain.RehydrateImage, retry: retry},
 		tokens:          repository[*domain.Token]{store: store, rehydrate: domain.RehydrateToken, retry: retry},
+		enrollments:     repository[*domain.AgentEnrollment]{store: store, rehydrate: domain.RehydrateAgentEnrollment, retry: retry},
 	}
 }
 

@@ -36,7 +36,7 @@ func TestHandlersListEveryCommandOnce(t *testing.T) {
 		"keypair-policy.create", "keypair-policy.modify", "user-policy.create", "user-policy.modify",
 		"project-policy.create", "project-policy.modify", "resource-group.create", "resource-group.modify",
 		"resource-group.grant", "resource-group.revoke", "image.register", "image.modify", "image.forget",
-		"token.issue", "token.revoke",
+		"token.issue", "token.revoke", "agent.offer-enrollment", "agent.enroll", "agent.revoke-enrollment",
 		"vfolder.create", "vfolder.rename", "vfolder.invite", "vfolder.invitation.accept", "vfolder.invitation.reject",
 		"vfolder.invitation.cancel", "vfolder.leave", "vfolder.share", "vfolder.unshare", "vfolder.clone",
 		"vfolder.finish-clone", "vfolder.trash", "vfolder.restore", "vfolder.delete-forever", "vfolder.finish-delete",

@@ -154,6 +154,10 @@ var registry = buildRegistry(
 	// API tokens.
 	entry[TokenIssued](),
 	entry[TokenRevoked](),
+	// Agent enrollment (bus credentials).
+	entry[AgentEnrollmentOffered](),
+	entry[AgentEnrolled](),
+	entry[AgentEnrollmentRevoked](),
 )
 
 func buildRegistry(entries ...eventEntry) map[string]eventDecoder {

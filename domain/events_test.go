@@ -15,7 +15,7 @@ import (
 // rename is a breaking change this test makes visible.
 func TestEventWireNames(t *testing.T) {
 	want := []string{
-		"access.batch-logged", "access.logged", "agent.allocated", "agent.lost", "agent.registered", "agent.rejoined", "agent.released",
+		"access.batch-logged", "access.logged", "agent.allocated", "agent.enrolled", "agent.enrollment-offered", "agent.enrollment-revoked", "agent.lost", "agent.registered", "agent.rejoined", "agent.released",
 		"audit.sealed",
 		"kernel.creating", "kernel.errored", "kernel.exited", "kernel.prepared", "kernel.preparing",
 		"kernel.pulling", "kernel.running", "kernel.terminated",
@@ -69,6 +69,9 @@ func TestEventRegistryRoundTrip(t *testing.T) {
 		AgentReleased{KernelID: kernelA, SessionID: sessionID, Reason: ReasonTaskFinished, At: at(1)},
 		AgentLost{Reason: ReasonAgentLost, At: at(1)},
 		AgentRejoined{At: at(1)},
+		AgentEnrollmentOffered{AgentID: "a1", Digest: digestA, ExpiresAt: at(60), OfferedBy: "u", At: at(1)},
+		AgentEnrolled{UserKey: userKeyA, Digest: digestA, At: at(2)},
+		AgentEnrollmentRevoked{UserKey: userKeyA, Reason: EnrollmentRevokedByAdmin, At: at(3)},
 		folderCreated(userOwner),
 		VFolderRenamed{Name: "n", By: "u", At: at(1)},
 		invited(invite1, "bob", VFolderReadWrite),

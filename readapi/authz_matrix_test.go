@@ -123,6 +123,16 @@ func pick[T any](own bool, a, b T) T {
 	return b
 }
 
+// offered is a fresh agent id with an enrollment offer.
+func (m *matrix) offered() string {
+	id := m.unique("gpu")
+	m.e.run(m.t, func(ctx context.Context, h *commands.Handlers) (commands.Result, error) {
+		return h.OfferAgentEnrollment.Handle(ctx, testMD, commands.OfferAgentEnrollment{Actor: system, AgentID: id,
+			Digest: token.Of(id).String(), ExpiresAt: m.e.clock.Now().Add(time.Hour)})
+	})
+	return id
+}
+
 func (m *matrix) tenant(own bool) string { return pick(own, "default", "other") }
 
 // token issues a fresh token of alice (own) or carol (other) and returns
@@ -300,6 +310,15 @@ func (m *matrix) rows() []matrixRow {
 		matrixRow{method: "DELETE", route: "/v1/sessions/:id", path: func(own bool) string { return "/v1/sessions/" + m.session(own) },
 			want: map[string]want{"superadmin": same(acc), "admin": {acc, nf}, "user": {acc, nf}, "monitor": same(no)}},
 		matrixRow{method: "GET", route: "/v1/agents", path: fixed("/v1/agents"), want: all(ok)},
+		// Agent enrollment: superadmins offer and revoke; enrolling takes
+		// no user (a wrong token is 401 for everyone).
+		matrixRow{method: "POST", route: "/v1/agents/:id/enrollment", path: func(bool) string { return "/v1/agents/" + m.unique("gpu") + "/enrollment" },
+			want: superOnly(created)},
+		matrixRow{method: "DELETE", route: "/v1/agents/:id/enrollment", path: func(bool) string { return "/v1/agents/" + m.offered() + "/enrollment" },
+			want: superOnly(http.StatusNoContent)},
+		matrixRow{method: "POST", route: "/v1/agent-enrollments", path: fixed("/v1/agent-enrollments"),
+			body: text(`{"agent_id":"gpu-x","token":"cairn_e_` + strings.Repeat("A", 43) + `","user_key":"` + enrollKey(m.t) + `"}`),
+			want: all(http.StatusUnauthorized)},
 		// The audit trail spans every tenant: superadmins only.
 		matrixRow{method: "GET", route: "/v1/audit", path: fixed("/v1/audit"),
 			want: map[string]want{"superadmin": same(ok), "admin": same(no), "user": same(no), "monitor": same(no)}},

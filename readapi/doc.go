@@ -10,10 +10,12 @@
 // sessions_list.go (GET /v1/sessions), sessions_get.go (GET
 // /v1/sessions/{id}), sessions_delete.go (DELETE /v1/sessions/{id}),
 // sessions_logs.go (GET /v1/sessions/{id}/logs), agents_list.go (GET
-// /v1/agents). The wire shapes of sessions are in sessions_view.go; they are
-// this package's own types, mapped from the read models, so the HTTP
-// contract (docs/api/openapi.yaml, kept in sync with the routes by a test)
-// changes only when this package says so.
+// /v1/agents), agents_enrollment.go (an agent's one-time enrollment
+// token, its enrollment with it, its revocation; bus credentials are
+// signed through the BusSigner port). The wire shapes of sessions are in
+// sessions_view.go; they are this package's own types, mapped from the
+// read models, so the HTTP contract (docs/api/openapi.yaml, kept in sync
+// with the routes by a test) changes only when this package says so.
 //
 // # Reading your own writes
 //
@@ -39,8 +41,9 @@
 //
 // # Who sees what
 //
-// Every route but POST /v1/auth/login is behind Deps.Auth
-// (infra/auth/httpauth: Backend.AI-signed requests and bearer tokens),
+// Every route but POST /v1/auth/login and POST /v1/agent-enrollments is
+// behind Deps.Auth (infra/auth/httpauth: Backend.AI-signed requests and
+// bearer tokens),
 // which resolves the caller into a full principal: user, role, domain,
 // access key and projects. Sessions: superadmins see every session, admins
 // and monitors their domain's, users their own; a session the caller may

@@ -212,6 +212,7 @@ func newEnv(t testing.TB, opts envOptions) *env {
 		MaxWait:   opts.maxWait,
 		Clock:     clock.Now,
 		VFolders:  readapi.VFolderDeps{Folders: vfoldersRM, Tenancy: vfTenancy, Storage: vfs, MaxUploadSize: uploadLimit(opts)},
+		Bus:       busSigner(t),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -51,6 +51,9 @@ type Deps struct {
 	// VFolders serve the virtual folder routes (vfolders.go); without
 	// them those routes are not mounted.
 	VFolders VFolderDeps
+	// Bus signs enrolled agents' bus credentials; without it POST
+	// /v1/agent-enrollments answers 503.
+	Bus BusSigner
 }
 
 // Waiter blocks until the read side has reached a position (see
@@ -169,9 +172,11 @@ func Mount(app *fiber.App, d Deps) error {
 		return err
 	}
 	a := &api{Deps: d}
-	// Login is how a caller gets a token: the one /v1 route before
-	// authentication.
+	// Login is how a caller gets a token, enrollment how an agent gets
+	// its bus credentials: the /v1 routes before authentication.
 	app.Post("/v1/auth/login", a.login)
+	// An agent enrolls with a one-time token, not as a user.
+	app.Post("/v1/agent-enrollments", a.enrollAgent)
 	v1 := app.Group("/v1", d.Auth)
 	v1.Post("/sessions", a.createSession)
 	v1.Get("/sessions", a.listSessions)
@@ -179,6 +184,8 @@ func Mount(app *fiber.App, d Deps) error {
 	v1.Delete("/sessions/:id", a.deleteSession)
 	v1.Get("/sessions/:id/logs", a.sessionLogs)
 	v1.Get("/agents", a.listAgents)
+	v1.Post("/agents/:id/enrollment", a.offerEnrollment)
+	v1.Delete("/agents/:id/enrollment", a.revokeEnrollment)
 	v1.Get("/audit", a.listAudit)
 	v1.Get("/audit/stream", a.streamAudit)
 	a.mountTenancy(v1)

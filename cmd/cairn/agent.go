@@ -52,12 +52,19 @@ runs kernels' root as the host's root instead.
 With --listen it serves the kernels' logs over HTTP for the manager:
 GET /kernels/<kernel id>/logs?tail=N&max_bytes=N (no authentication: keep it
 on the manager's network). --advertise is the URL the manager reaches it at
-(default: from --listen, with this machine's host name).`,
+(default: from --listen, with this machine's host name).
+
+Its bus credentials: "cairn agent enroll" (a one-time token from a
+superadmin) writes them to <data dir>/bus.creds and <data dir>/bus-ca.pem,
+which the agent uses when --bus-credentials and --bus-ca are not given.`,
 		Example: `  cairn agent --bus nats://manager:4222 --gpus nvml --listen 0.0.0.0:6001
   CAIRN_BUS=nats://127.0.0.1:4222 CAIRN_GPUS=mock:dgxh100 cairn agent --data-dir ./data/agent-2 --agent-id node-2`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := flags.apply(&cfg); err != nil {
+				return err
+			}
+			if err := enrolledFiles(&cfg); err != nil {
 				return err
 			}
 			cfg.Version = version
@@ -71,8 +78,8 @@ on the manager's network). --advertise is the URL the manager reaches it at
 	f := cmd.Flags()
 	f.StringVar(&cfg.AgentID, "agent-id", defaultAgentID(), "agent id: ASCII letters, digits, '-' and '_', stable across restarts")
 	f.StringVar(&cfg.BusURL, "bus", "", "NATS server of the manager's bus, nats://host:4222 (required)")
-	f.StringVar(&cfg.BusCredentialsFile, "bus-credentials", "", "the agent's NATS .creds file (cairn bus agent-credentials issues one)")
-	f.StringVar(&cfg.BusCAFile, "bus-ca", "", "CA certificate (PEM) that signed the bus server's TLS certificate (cairn dev: <data dir>/bus-keys/bus-ca.pem)")
+	f.StringVar(&cfg.BusCredentialsFile, "bus-credentials", "", "the agent's NATS .creds file (default: <data dir>/bus.creds when it exists, as cairn agent enroll writes it; cairn bus agent-credentials issues one offline)")
+	f.StringVar(&cfg.BusCAFile, "bus-ca", "", "CA certificate (PEM) that signed the bus server's TLS certificate (default: <data dir>/bus-ca.pem when it exists; cairn dev: <data dir>/bus-keys/bus-ca.pem)")
 	f.StringVar(&cfg.PodmanURI, "podman", podman.DefaultURI, "Podman service URI (unix:///path, tcp://host:port, ssh://...)")
 	f.StringVar(&cfg.GPUs, "gpus", node.DefaultGPUs, "GPU discovery: nvml, nvml:<library path>, none, or mock:<dgxa100|dgxh100|dgxh200|dgxb200>[?mig=...]")
 	f.StringVar(&cfg.DataDir, "data-dir", "./data/agent", "directory for the agent's records and the logs of removed kernels")
@@ -87,6 +94,7 @@ on the manager's network). --advertise is the URL the manager reaches it at
 	f.Uint32Var(&cfg.UserNSHostID, "kernel-userns-host-id", runtime.DefaultIDMap.HostID, "with --kernel-userns=private: the host id kernels' root maps to (their id i is this + i); the same on every agent sharing storage")
 	f.Uint32Var(&cfg.UserNSSize, "kernel-userns-size", runtime.DefaultIDMap.Size, "with --kernel-userns=private: how many ids kernels have (0 to size-1)")
 	f.StringSliceVar(&cfg.Capabilities, "kernel-capabilities", slices.Clone(runtime.DefaultCapabilities), "the only capabilities kernels keep, e.g. CHOWN,SETUID (empty: none); every other one is dropped")
+	cmd.AddCommand(newAgentEnrollCommand())
 	return cmd
 }
 

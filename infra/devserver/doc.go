@@ -9,7 +9,9 @@
 //     default), with the read models in the same database;
 //   - an embedded NATS JetStream server (infra/bus/natsembed) carrying the
 //     message bus, on Config.NATSListen, so that `cairn agent --bus
-//     nats://<host>:<port>` on another machine can join;
+//     nats://<host>:<port>` on another machine can join (with credentials
+//     from `cairn agent enroll`), and the follower of revoked agent keys
+//     (infra/bus/busrevoke), which it waits for before going on;
 //   - the projectors of the sessions and agents read models;
 //   - the manager's process managers: the scheduler, the session limits
 //     (idle timeout and lifetime, commands/sessionlimits), the forwarder

@@ -20,6 +20,7 @@ import (
 	"github.com/cairnhq/cairn/infra/agentlogs"
 	"github.com/cairnhq/cairn/infra/auth/httpauth"
 	"github.com/cairnhq/cairn/infra/bootstrap"
+	"github.com/cairnhq/cairn/infra/bus/busauth"
 	"github.com/cairnhq/cairn/infra/httpapi"
 	"github.com/cairnhq/cairn/infra/images"
 	"github.com/cairnhq/cairn/infra/vfolders"
@@ -216,6 +217,7 @@ func (s *server) app(reg prometheus.Registerer, auth *httpauth.Authenticator, ac
 
 			MaxUploadSize: limit(s.cfg.VFolderMaxUpload),
 		},
+		Bus: busauth.Signer{Keys: s.busKeys, CAFile: s.busCA},
 	}); err != nil {
 		return nil, err
 	}
@@ -267,3 +269,5 @@ func localAddr(addr net.Addr) string {
 	}
 	return net.JoinHostPort(host, strconv.Itoa(tcp.Port))
 }
+
+var _ readapi.BusSigner = busauth.Signer{}

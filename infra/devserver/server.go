@@ -33,6 +33,7 @@ import (
 	"github.com/cairnhq/cairn/infra/bootstrap"
 	"github.com/cairnhq/cairn/infra/bus"
 	"github.com/cairnhq/cairn/infra/bus/busauth"
+	"github.com/cairnhq/cairn/infra/bus/busrevoke"
 	"github.com/cairnhq/cairn/infra/bus/natsembed"
 	"github.com/cairnhq/cairn/infra/lease"
 	"github.com/cairnhq/cairn/infra/readmodels"
@@ -223,7 +224,34 @@ func (s *server) startNATS(ctx context.Context) error {
 	s.busKeys = keys
 	s.nats = ns
 	s.parts.onClose("embedded NATS", func() error { ns.Shutdown(); return nil })
-	return nil
+	return s.followRevocations(ctx)
+}
+
+// followRevocations applies the agents' revoked bus keys (enrollments
+// revoked or replaced) to the embedded NATS, and waits until those
+// already in the log are, so no revoked key connects after a restart.
+func (s *server) followRevocations(ctx context.Context) error {
+	reg, err := s.registry()
+	if err != nil {
+		return err
+	}
+	f, err := busrevoke.New(busrevoke.Config{Logger: s.log, Registerer: reg}, s.store, s.busKeys, s.nats)
+	if err != nil {
+		return err
+	}
+	s.parts.goRun("bus revocations", f.Run)
+	timeout := time.NewTimer(s.cfg.ReadyTimeout)
+	defer timeout.Stop()
+	select {
+	case <-f.CaughtUp():
+		return nil
+	case e := <-s.parts.exited:
+		return fmt.Errorf("%s: %w", e.name, e.err)
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timeout.C:
+		return fmt.Errorf("bus revocations have not caught up with the log after %s", s.cfg.ReadyTimeout)
+	}
 }
 
 func (s *server) startBus(ctx context.Context) error {

@@ -19,9 +19,12 @@ type Kind string
 const (
 	Login  Kind = "login"  // issued by email + password login (the Web-UI)
 	Bearer Kind = "bearer" // issued for scripts
+	// Enrollment tokens let an agent enroll its bus key once (POST
+	// /v1/agent-enrollments); they authenticate no API request.
+	Enrollment Kind = "enrollment"
 )
 
-var prefixes = map[Kind]string{Login: "cairn_l_", Bearer: "cairn_b_"}
+var prefixes = map[Kind]string{Login: "cairn_l_", Bearer: "cairn_b_", Enrollment: "cairn_e_"}
 
 // Prefix is the fixed start of tokens of kind k ("" for an unknown kind).
 func (k Kind) Prefix() string { return prefixes[k] }

@@ -19,10 +19,14 @@
 //     prefix. It cannot read another agent's topic or the streams, create
 //     consumers, or publish as anyone else. The server refuses anonymous
 //     connections and bearer tokens (every user proves it holds its key).
+//   - Signer signs, for the HTTP API (readapi.BusSigner), the JWT of an
+//     agent that enrolled its own key with a one-time token (`cairn agent
+//     enroll`): the agent makes the key, the seed never leaves it.
 //   - Revoking a user key (an agent decommissioned or re-enrolled with a
 //     new key) is recorded in the Cairn account's JWT (Keys.Trust with the
 //     revoked keys), which a running embedded server takes at once
-//     (natsembed.Server.UpdateAccount).
+//     (natsembed.Server.UpdateAccount); infra/bus/busrevoke does it for
+//     every revocation in the event log.
 //
 // The manager reads the sender of a report from the subject it arrived on
 // (bus.ReportSender), which the server guarantees, never from the payload.
