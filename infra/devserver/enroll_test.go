@@ -206,17 +206,26 @@ func (r *running) userToken(t *testing.T) string {
 	if status != http.StatusCreated {
 		t.Fatalf("create user: %d %s", status, body)
 	}
-	resp, err := http.Post(r.creds.APIURL+"/v1/auth/login", "application/json",
-		strings.NewReader(`{"email":"bob@example.com","password":"correct horse battery"}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
+	// The login reads the users' read model, which may not have the new
+	// user yet: try again until it has, within a deadline.
 	var out struct {
 		Token string `json:"token"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("login: %d %v", resp.StatusCode, err)
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		resp, err := http.Post(r.creds.APIURL+"/v1/auth/login", "application/json",
+			strings.NewReader(`{"email":"bob@example.com","password":"correct horse battery"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = json.NewDecoder(resp.Body).Decode(&out)
+		resp.Body.Close()
+		if err == nil && resp.StatusCode == http.StatusOK {
+			break
+		}
+		if resp.StatusCode != http.StatusUnauthorized || time.Now().After(deadline) {
+			t.Fatalf("login: %d %v", resp.StatusCode, err)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	return out.Token
 }
