@@ -43,13 +43,13 @@ func (a Allocation) clone() Allocation {
 // from agent.allocated and agent.released events, so it cannot drift from
 // them. The zero Agent is one that never registered (revision -1).
 type Agent struct {
-	id           string
-	architecture string
-	sealKey      string
-	capacity     Slots
-	devices      []Device
-	status       AgentStatus
-	allocations  map[uuid.UUID]Allocation
+	id             string
+	architecture   string
+	sealKey        string
+	capacity       Slots
+	devices        []Device
+	status         AgentStatus
+	allocations    map[uuid.UUID]Allocation
 	registeredAt   time.Time
 	disconnectedAt time.Time
 	lostAt         time.Time

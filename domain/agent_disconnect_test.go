@@ -31,9 +31,9 @@ func TestAgentDisconnect(t *testing.T) {
 			when:  disconnect,
 		},
 		{
-			name:  "an agent that never registered is not found",
-			when:  disconnect,
-			err:   ErrNotFound,
+			name: "an agent that never registered is not found",
+			when: disconnect,
+			err:  ErrNotFound,
 		},
 		{
 			name:  "a reason is required",

@@ -75,10 +75,10 @@ type AgentReconnected struct {
 	At time.Time `json:"at"`
 }
 
-func (AgentRegistered) EventType() string { return TypeAgentRegistered }
-func (AgentAllocated) EventType() string  { return TypeAgentAllocated }
-func (AgentReleased) EventType() string   { return TypeAgentReleased }
-func (AgentLost) EventType() string       { return TypeAgentLost }
-func (AgentRejoined) EventType() string   { return TypeAgentRejoined }
+func (AgentRegistered) EventType() string   { return TypeAgentRegistered }
+func (AgentAllocated) EventType() string    { return TypeAgentAllocated }
+func (AgentReleased) EventType() string     { return TypeAgentReleased }
+func (AgentLost) EventType() string         { return TypeAgentLost }
+func (AgentRejoined) EventType() string     { return TypeAgentRejoined }
 func (AgentDisconnected) EventType() string { return TypeAgentDisconnected }
 func (AgentReconnected) EventType() string  { return TypeAgentReconnected }

@@ -63,9 +63,9 @@ func TestSessionDisconnect(t *testing.T) {
 			when:  disconnect("a1"),
 		},
 		{
-			name:  "an unknown session is not found",
-			when:  disconnect("a1"),
-			err:   ErrNotFound,
+			name: "an unknown session is not found",
+			when: disconnect("a1"),
+			err:  ErrNotFound,
 		},
 		{
 			name:  "the agent is required",

@@ -10,23 +10,23 @@ type SessionStatus string
 // until the agent is heard from again, when it returns to the phase its
 // kernels are in.
 const (
-	StatusPending     SessionStatus = "PENDING"
-	StatusScheduled   SessionStatus = "SCHEDULED"
-	StatusPreparing   SessionStatus = "PREPARING"
-	StatusPulling     SessionStatus = "PULLING"
-	StatusPrepared    SessionStatus = "PREPARED"
-	StatusCreating    SessionStatus = "CREATING"
-	StatusRunning     SessionStatus = "RUNNING"
+	StatusPending   SessionStatus = "PENDING"
+	StatusScheduled SessionStatus = "SCHEDULED"
+	StatusPreparing SessionStatus = "PREPARING"
+	StatusPulling   SessionStatus = "PULLING"
+	StatusPrepared  SessionStatus = "PREPARED"
+	StatusCreating  SessionStatus = "CREATING"
+	StatusRunning   SessionStatus = "RUNNING"
 	// StatusDisconnected: an agent running one of the session's kernels
 	// is silent past the heartbeat timeout. The session keeps its
 	// allocations; it returns to its phase when the agent reports the
 	// kernel again, and goes to ERROR (agent-lost) if the agent is given
 	// up on.
 	StatusDisconnected SessionStatus = "DISCONNECTED"
-	StatusTerminating SessionStatus = "TERMINATING"
-	StatusTerminated  SessionStatus = "TERMINATED"
-	StatusCancelled   SessionStatus = "CANCELLED"
-	StatusError       SessionStatus = "ERROR"
+	StatusTerminating  SessionStatus = "TERMINATING"
+	StatusTerminated   SessionStatus = "TERMINATED"
+	StatusCancelled    SessionStatus = "CANCELLED"
+	StatusError        SessionStatus = "ERROR"
 )
 
 // IsTerminal reports whether no further status change can happen.
@@ -101,21 +101,21 @@ func (s SessionStatus) CanTransition(next SessionStatus) bool {
 
 // Status reasons (status_info) recorded with each change.
 const (
-	ReasonUserRequested        = "user-requested"
-	ReasonIdleTimeout          = "idle-timeout"
-	ReasonSessionLifetime      = "session-lifetime"
-	ReasonTaskFinished         = "task-finished"
-	ReasonTaskFailed           = "task-failed"
-	ReasonTaskTimeout          = "task-timeout"
-	ReasonPendingTimeout       = "pending-timeout"
-	ReasonFailedToStart        = "failed-to-start"
-	ReasonAgentLost            = "agent-lost"
+	ReasonUserRequested   = "user-requested"
+	ReasonIdleTimeout     = "idle-timeout"
+	ReasonSessionLifetime = "session-lifetime"
+	ReasonTaskFinished    = "task-finished"
+	ReasonTaskFailed      = "task-failed"
+	ReasonTaskTimeout     = "task-timeout"
+	ReasonPendingTimeout  = "pending-timeout"
+	ReasonFailedToStart   = "failed-to-start"
+	ReasonAgentLost       = "agent-lost"
 	// ReasonAgentDisconnected: the session's agent is silent past the
 	// heartbeat timeout (DISCONNECTED).
 	ReasonAgentDisconnected = "agent-disconnected"
 	// ReasonAgentReconnected: the agent was heard from again and reported
 	// the session's kernel; the session is back in its phase.
-	ReasonAgentReconnected = "agent-reconnected"
+	ReasonAgentReconnected     = "agent-reconnected"
 	ReasonForceTerminated      = "force-terminated"
 	ReasonNoAvailableInstances = "no-available-instances"
 	ReasonPredicateChecks      = "predicate-checks-failed"
