@@ -50,7 +50,9 @@ func (s *Scheduler) expirePending(ctx context.Context, st *state, now time.Time)
 // scheduler's start if that is later (see phaseStart):
 //   - a session in one phase between SCHEDULED and CREATING for longer
 //     than Config.StartTimeout goes to ERROR (failed-to-start), reported
-//     for its least advanced kernel, which releases its allocations;
+//     for its least advanced kernel, which releases its allocations (a
+//     DISCONNECTED session has no such deadline: its agent's lost timeout
+//     bounds it, and its phase counts afresh from its return);
 //   - a session TERMINATING for longer than Config.TerminatingTimeout is
 //     force-terminated (TERMINATED, force-terminated), which releases its
 //     allocations, and the releases send kernel.destroy to the agents once

@@ -103,11 +103,11 @@ func (st *state) applyAgent(id string, ev domain.Event) bool {
 		a.capacity = e.Capacity.Clone()
 		a.devices = slices.Clone(e.Devices)
 		return true
-	case domain.AgentRejoined:
-		a.lost = false
+	case domain.AgentRejoined, domain.AgentReconnected:
+		a.unreachable = false
 		return true
-	case domain.AgentLost:
-		a.lost = true
+	case domain.AgentLost, domain.AgentDisconnected:
+		a.unreachable = true
 	case domain.AgentAllocated:
 		a.allocations[e.KernelID] = domain.Allocation{
 			KernelID: e.KernelID, SessionID: e.SessionID, Slots: e.Slots.Clone(),
@@ -153,6 +153,15 @@ func (st *state) applySession(id uuid.UUID, position uint64, ev domain.Event) bo
 		s.setStatus(e.Status, e.Reason, e.At)
 	case domain.SessionTerminating:
 		s.setStatus(domain.StatusTerminating, e.Reason, e.At)
+	case domain.SessionDisconnected:
+		if s.status != domain.StatusDisconnected {
+			s.setStatus(domain.StatusDisconnected, e.Reason, e.At)
+		}
+	case domain.SessionReconnected:
+		if e.Status != "" {
+			// Back in its phase: its deadline counts afresh from now.
+			s.setStatus(e.Status, e.Reason, e.At)
+		}
 	case domain.SessionTerminated:
 		delete(st.sessions, id)
 		st.ended[id] = e.Result == domain.ResultSuccess
