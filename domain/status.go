@@ -115,7 +115,10 @@ const (
 	ReasonAgentDisconnected = "agent-disconnected"
 	// ReasonAgentReconnected: the agent was heard from again and reported
 	// the session's kernel; the session is back in its phase.
-	ReasonAgentReconnected     = "agent-reconnected"
+	ReasonAgentReconnected = "agent-reconnected"
+	// ReasonKernelLost: the agent of a DISCONNECTED session came back but
+	// never reported the session's kernel (it no longer has it).
+	ReasonKernelLost           = "kernel-lost"
 	ReasonForceTerminated      = "force-terminated"
 	ReasonNoAvailableInstances = "no-available-instances"
 	ReasonPredicateChecks      = "predicate-checks-failed"

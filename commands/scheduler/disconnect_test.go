@@ -59,3 +59,42 @@ func TestDisconnectedAgentsAndSessions(t *testing.T) {
 		t.Fatalf("reason %s", s.StatusReason())
 	}
 }
+
+// TestAnAgentBackWithoutTheKernelFailsItsSession: a DISCONNECTED session
+// whose agent came back but never reported its kernel does not stay
+// DISCONNECTED forever: a start timeout after the return it goes to ERROR
+// (kernel-lost) and its allocation is released.
+func TestAnAgentBackWithoutTheKernelFailsItsSession(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.RegisterAgent(agentSpec("a1", 8, 64, 0))
+	e.start(scheduler.Config{StartTimeout: 5 * time.Minute, TerminatingTimeout: scheduler.Never})
+
+	res := e.request(cpuMem(1, 1), 1, "")
+	s := e.AwaitStatus(res.SessionID, domain.StatusScheduled)
+	k := s.Kernels()[0]
+	if _, err := e.Handlers.ReportKernelStatus.Handle(bg, e.MD, commands.ReportKernelStatus{
+		SessionID: res.SessionID, KernelID: k.ID(), AgentID: "a1", Phase: domain.PhaseRunning, ContainerID: "c1",
+	}); err != nil {
+		t.Fatal(err)
+	}
+	e.AwaitStatus(res.SessionID, domain.StatusRunning)
+	if _, err := e.Handlers.DisconnectAgent.Handle(bg, e.MD, commands.DisconnectAgent{AgentID: "a1"}); err != nil {
+		t.Fatal(err)
+	}
+	e.AwaitStatus(res.SessionID, domain.StatusDisconnected)
+	e.Clock.Advance(10 * time.Minute) // away longer than the start timeout: no verdict while away
+	if _, err := e.Handlers.ReconnectAgent.Handle(bg, e.MD, commands.ReconnectAgent{AgentID: "a1", Running: []uuid.UUID{}}); err != nil {
+		t.Fatal(err)
+	}
+	marker := e.request(cpuMem(1, 1), 1, "")
+	e.AwaitStatus(marker.SessionID, domain.StatusScheduled) // a round ran after the return
+	if s := e.Session(res.SessionID); s.Status() != domain.StatusDisconnected {
+		t.Fatalf("failed as soon as the agent came back: %s %s", s.Status(), s.StatusReason())
+	}
+	e.Clock.Advance(6 * time.Minute)
+	if s := e.AwaitStatus(res.SessionID, domain.StatusError); s.StatusReason() != domain.ReasonKernelLost {
+		t.Fatalf("reason %s", s.StatusReason())
+	}
+	e.Await("the allocation is released", func() bool { return len(e.Agent("a1").Allocations()) == 1 })
+}

@@ -103,8 +103,11 @@ func (st *state) applyAgent(id string, ev domain.Event) bool {
 		a.capacity = e.Capacity.Clone()
 		a.devices = slices.Clone(e.Devices)
 		return true
-	case domain.AgentRejoined, domain.AgentReconnected:
-		a.unreachable = false
+	case domain.AgentRejoined:
+		a.unreachable, a.backAt = false, e.At
+		return true
+	case domain.AgentReconnected:
+		a.unreachable, a.backAt = false, e.At
 		return true
 	case domain.AgentLost, domain.AgentDisconnected:
 		a.unreachable = true
@@ -157,7 +160,11 @@ func (st *state) applySession(id uuid.UUID, position uint64, ev domain.Event) bo
 		if s.status != domain.StatusDisconnected {
 			s.setStatus(domain.StatusDisconnected, e.Reason, e.At)
 		}
+		if !slices.Contains(s.awaiting, e.AgentID) {
+			s.awaiting = append(s.awaiting, e.AgentID)
+		}
 	case domain.SessionReconnected:
+		s.awaiting = slices.DeleteFunc(s.awaiting, func(id string) bool { return id == e.AgentID })
 		if e.Status != "" {
 			// Back in its phase: its deadline counts afresh from now.
 			s.setStatus(e.Status, e.Reason, e.At)
@@ -178,6 +185,9 @@ func (st *state) applySession(id uuid.UUID, position uint64, ev domain.Event) bo
 
 func (s *sessionView) setStatus(status domain.SessionStatus, reason string, at time.Time) {
 	s.status, s.statusReason, s.pendingDetails, s.since = status, reason, nil, at
+	if status != domain.StatusDisconnected {
+		s.awaiting = nil
+	}
 }
 
 func (s *sessionView) applyKernel(ev domain.Event) {

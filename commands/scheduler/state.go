@@ -65,6 +65,8 @@ type sessionView struct {
 	// revision is the session stream's as folded (its annotations
 	// included): placements are written expecting it.
 	revision int64
+	// awaiting are the agents a DISCONNECTED session waits for.
+	awaiting []string
 }
 
 type kernelView struct {
@@ -80,8 +82,10 @@ type agentView struct {
 	architecture string
 	capacity     domain.Slots
 	devices      []domain.Device
-	// unreachable: lost or disconnected, so nothing is placed on it.
+	// unreachable: lost or disconnected, so nothing is placed on it;
+	// backAt is when it last came back (rejoined or reconnected).
 	unreachable bool
+	backAt      time.Time
 	allocations map[uuid.UUID]domain.Allocation
 	// agg is the agent aggregate folded from the same events, at its
 	// stream's revision: placements are decided on it instead of reading
