@@ -1,6 +1,9 @@
 package e2e
 
 import (
+	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -13,11 +16,16 @@ import (
 const awayFor = 60 * time.Second
 
 // remoteAgent runs `cairn agent` against d's bus as a second machine
-// would, beating every second so that a short heartbeat timeout only
-// trips when it is really gone.
+// would (with bus credentials issued from the manager's keys, kept in dir
+// across restarts), beating every second so that a short heartbeat timeout
+// only trips when it is really gone.
 func remoteAgent(t *testing.T, d *devServer, uri, dir string) *proc {
 	t.Helper()
-	return startProc(t, "cairn-agent", "agent", "--bus", d.natsURL, "--agent-id", d.agentID,
+	creds := filepath.Join(dir, "agent.creds")
+	if _, err := os.Stat(creds); errors.Is(err, os.ErrNotExist) {
+		runCairn(t, "bus", "agent-credentials", "--data-dir", d.dataDir, "--agent-id", d.agentID, "--out", creds)
+	}
+	return startProc(t, "cairn-agent", "agent", "--bus", d.natsURL, "--bus-credentials", creds, "--agent-id", d.agentID,
 		"--data-dir", dir, "--podman", uri, "--listen", "127.0.0.1:0", "--heartbeat-interval", "1s")
 }
 

@@ -3,7 +3,7 @@
 // by the server replicas), and its agent liveness check:
 //
 //	agent.register  → commands.RegisterAgent (idempotent; rejoins a lost
-//	                  agent), creates the agent's consumer of its topic (the
+//	                  agent, reconnects a disconnected one), creates the agent's consumer of its topic (the
 //	                  agent may only bind to it), then a kernel.sync on the
 //	                  agent's topic listing
 //	                  the kernels allocated on it and the agent stream's
