@@ -97,7 +97,9 @@ func TestAgentBackAfterTheLostTimeoutHasItsKernelsRemoved(t *testing.T) {
 	t.Parallel()
 	uri := podmantest.URL(t)
 	podmantest.Image(t, uri)
-	d := startDev(t, uri, "--no-agent", "--heartbeat-timeout", "3s", "--agent-lost-timeout", "6s")
+	// Timeouts far above the agent's 1 s heartbeat, so that a loaded machine
+	// does not give a live agent up before the kill.
+	d := startDev(t, uri, "--no-agent", "--heartbeat-timeout", "5s", "--agent-lost-timeout", "20s")
 	agentDir := t.TempDir()
 
 	agent := remoteAgent(t, d, uri, agentDir)
