@@ -96,5 +96,8 @@ func TestAnAgentBackWithoutTheKernelFailsItsSession(t *testing.T) {
 	if s := e.AwaitStatus(res.SessionID, domain.StatusError); s.StatusReason() != domain.ReasonKernelLost {
 		t.Fatalf("reason %s", s.StatusReason())
 	}
-	e.Await("the allocation is released", func() bool { return len(e.Agent("a1").Allocations()) == 1 })
+	e.Await("the allocation is released", func() bool {
+		_, held := e.Agent("a1").Allocation(k.ID())
+		return !held
+	})
 }
