@@ -57,8 +57,9 @@
 // register interval after (5 minutes by default). The manager runs
 // commands.RegisterAgent{Spec: m.Spec()} (idempotent: the same spec again
 // appends nothing; it rejoins a lost agent and reconnects a disconnected
-// one), creates the agent's consumer of its topic (bus.EnsureAgentConsumer), then answers with a kernel.sync
-// on the agent's topic (see below). Address is where the agent serves
+// one), creates the agent's consumer of its topic
+// (bus.EnsureAgentConsumer), then answers with a kernel.sync on the
+// agent's topic (see below). Address is where the agent serves
 // kernel logs (GET {address}/kernels/{kernel id}/logs, answered only to
 // requests the manager signed), empty if it serves none. SealKey is the
 // agent's public curve key that messages to it are sealed to.
