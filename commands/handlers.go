@@ -21,6 +21,8 @@ type Handlers struct {
 	RegisterAgent         Handler[RegisterAgent, Result]
 	ReportKernelStatus    Handler[ReportKernelStatus, Result]
 	MarkAgentLost         Handler[MarkAgentLost, Result]
+	DisconnectAgent       Handler[DisconnectAgent, Result]
+	ReconnectAgent        Handler[ReconnectAgent, Result]
 	ReleaseAllocation     Handler[ReleaseAllocation, Result]
 	ForceTerminateSession Handler[ForceTerminateSession, Result]
 
@@ -214,6 +216,8 @@ func NewHandlers(store EventStore, clock func() time.Time, opts Options) (*Handl
 		RegisterAgent:         register(r, registerAgentHandler{d}),
 		ReportKernelStatus:    register(r, reportKernelStatusHandler{d}),
 		MarkAgentLost:         register(r, markAgentLostHandler{d}),
+		DisconnectAgent:       register(r, disconnectAgentHandler{d}),
+		ReconnectAgent:        register(r, reconnectAgentHandler{d}),
 		ReleaseAllocation:     register(r, releaseAllocationHandler{d}),
 		ForceTerminateSession: register(r, forceTerminateSessionHandler{d}),
 

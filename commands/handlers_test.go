@@ -29,7 +29,7 @@ func TestHandlersListEveryCommandOnce(t *testing.T) {
 	want := []string{
 		"session.request", "session.terminate", "session.cancel-pending", "session.update-pending", "session.update-pending-batch",
 		"session.schedule", "session.schedule-batch", "agent.register", "kernel.report-status", "agent.mark-lost",
-		"agent.release-allocation", "session.force-terminate",
+		"agent.disconnect", "agent.reconnect", "agent.release-allocation", "session.force-terminate",
 		"domain.create", "domain.modify", "project.create", "project.modify", "project.add-member",
 		"project.remove-member", "user.create", "user.modify", "keypair.issue", "keypair.modify",
 		"keypair.set-active", "keypair.rotate-secret", "user.set-main-keypair",
@@ -47,7 +47,7 @@ func TestHandlersListEveryCommandOnce(t *testing.T) {
 	}
 	if h.RequestSession == nil || h.TerminateSession == nil || h.CancelPendingSession == nil || h.UpdatePendingSession == nil ||
 		h.ScheduleSession == nil || h.RegisterAgent == nil || h.ReportKernelStatus == nil || h.MarkAgentLost == nil ||
-		h.ReleaseAllocation == nil || h.ForceTerminateSession == nil {
+		h.DisconnectAgent == nil || h.ReconnectAgent == nil || h.ReleaseAllocation == nil || h.ForceTerminateSession == nil {
 		t.Fatal("a handler is missing")
 	}
 }

@@ -10,8 +10,9 @@ import (
 	"github.com/google/uuid"
 )
 
-// MarkAgentLost declares an agent gone (its heartbeats stopped). Reason
-// defaults to agent-lost.
+// MarkAgentLost declares an agent given up on (silent past the lost
+// timeout, or an operator said so); see DisconnectAgent for a shorter
+// silence. Reason defaults to agent-lost.
 type MarkAgentLost struct {
 	AgentID string
 	Reason  string

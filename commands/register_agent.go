@@ -18,7 +18,9 @@ type registerAgentHandler struct{ deps }
 
 // Handle records the announcement (domain.Agent.Register): the first
 // creates the agent; the same announcement again appends nothing; a
-// changed one updates capacity and devices; a lost agent rejoins.
+// changed one updates capacity and devices; a lost agent rejoins; a
+// disconnected agent reconnects (its sessions return as it reports their
+// kernels, see domain.Session.ReportKernel).
 // Allocations are kept across re-registration: a restarted agent rebuilds
 // its containers from their labels and keeps what it runs.
 func (h registerAgentHandler) Handle(ctx context.Context, md Metadata, cmd RegisterAgent) (Result, error) {

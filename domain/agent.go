@@ -12,7 +12,13 @@ type AgentStatus string
 
 const (
 	AgentStatusAlive AgentStatus = "alive"
-	AgentStatusLost  AgentStatus = "lost"
+	// AgentStatusDisconnected: silent past the heartbeat timeout. Its
+	// kernels most likely still run, so it keeps its allocations, but
+	// nothing new is placed on it until it is heard from again.
+	AgentStatusDisconnected AgentStatus = "disconnected"
+	// AgentStatusLost: given up on (silent past the lost timeout, or an
+	// operator said so); its allocations are released.
+	AgentStatusLost AgentStatus = "lost"
 )
 
 // Allocation is what one kernel holds on an agent: its slots and the
@@ -37,15 +43,16 @@ func (a Allocation) clone() Allocation {
 // from agent.allocated and agent.released events, so it cannot drift from
 // them. The zero Agent is one that never registered (revision -1).
 type Agent struct {
-	id           string
-	architecture string
-	sealKey      string
-	capacity     Slots
-	devices      []Device
-	status       AgentStatus
-	allocations  map[uuid.UUID]Allocation
-	registeredAt time.Time
-	lostAt       time.Time
+	id             string
+	architecture   string
+	sealKey        string
+	capacity       Slots
+	devices        []Device
+	status         AgentStatus
+	allocations    map[uuid.UUID]Allocation
+	registeredAt   time.Time
+	disconnectedAt time.Time
+	lostAt         time.Time
 
 	exists   bool
 	revision int64
@@ -65,6 +72,10 @@ func (a *Agent) Status() AgentStatus     { return a.status }
 func (a *Agent) Capacity() Slots         { return a.capacity.Clone() }
 func (a *Agent) RegisteredAt() time.Time { return a.registeredAt }
 func (a *Agent) LostAt() time.Time       { return a.lostAt }
+
+// DisconnectedAt is when the agent was last declared disconnected (zero if
+// never).
+func (a *Agent) DisconnectedAt() time.Time { return a.disconnectedAt }
 
 // Devices returns the agent's devices, by id.
 func (a *Agent) Devices() []Device { return append([]Device(nil), a.devices...) }

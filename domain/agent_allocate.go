@@ -85,8 +85,8 @@ func (a *Agent) allocateKernels(reqs []AllocationRequest, at time.Time, b *budge
 		return nil, Invalid(op, "at", "must be set")
 	case len(reqs) == 0:
 		return nil, Invalid(op, "kernels", "nothing to allocate")
-	case a.status == AgentStatusLost:
-		return nil, Errorf(op, KindConflict, "agent %s is lost", a.id)
+	case a.status != AgentStatusAlive:
+		return nil, Errorf(op, KindConflict, "agent %s is %s", a.id, a.status)
 	}
 	free := b.free
 	var taken []DeviceShare // deducted from b.devices, given back on refusal

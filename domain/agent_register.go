@@ -34,7 +34,8 @@ type AgentSpec struct {
 // the agent (alive). Registering again is idempotent: the same spec from an
 // alive agent returns no events; a changed spec records the new capacity
 // and devices (even below what is allocated: the node is what it says, and
-// allocations fit again as they are released); a lost agent rejoins.
+// allocations fit again as they are released); a lost agent rejoins; a
+// disconnected agent reconnects (its allocations were kept).
 // Every problem of the spec is reported at once (errors.Join).
 func (a *Agent) Register(spec AgentSpec, at time.Time) ([]Event, error) {
 	const op = "agent.register"
@@ -53,8 +54,11 @@ func (a *Agent) Register(spec AgentSpec, at time.Time) ([]Event, error) {
 		return nil, Invalid(op, "id", "agent %s cannot register as %s", a.id, spec.ID)
 	}
 	var events []Event
-	if a.status == AgentStatusLost {
+	switch a.status {
+	case AgentStatusLost:
 		events = append(events, AgentRejoined{At: at})
+	case AgentStatusDisconnected:
+		events = append(events, AgentReconnected{At: at})
 	}
 	if spec.Architecture != a.architecture || !sameSlots(spec.Capacity, a.capacity) || !slices.Equal(spec.Devices, a.devices) || spec.SealKey != a.sealKey {
 		events = append(events, registered)

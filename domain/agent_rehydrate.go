@@ -57,6 +57,10 @@ func (a *Agent) apply(ev Event) error {
 		a.status, a.lostAt = AgentStatusLost, e.At
 	case AgentRejoined:
 		a.status = AgentStatusAlive
+	case AgentDisconnected:
+		a.status, a.disconnectedAt = AgentStatusDisconnected, e.At
+	case AgentReconnected:
+		a.status = AgentStatusAlive
 	default:
 		return fmt.Errorf("event type %q does not belong to an agent stream", ev.EventType())
 	}

@@ -75,6 +75,8 @@ var registry = buildRegistry(
 	entry[SessionTerminated](),
 	entry[SessionCancelled](),
 	entry[SessionErrored](),
+	entry[SessionDisconnected](),
+	entry[SessionReconnected](),
 	// Kernels, recorded in their session's stream.
 	entry[KernelPreparing](),
 	entry[KernelPulling](),
@@ -90,6 +92,8 @@ var registry = buildRegistry(
 	entry[AgentReleased](),
 	entry[AgentLost](),
 	entry[AgentRejoined](),
+	entry[AgentDisconnected](),
+	entry[AgentReconnected](),
 	// Virtual folder stream.
 	entry[VFolderCreated](),
 	entry[VFolderRenamed](),

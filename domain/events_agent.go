@@ -13,6 +13,10 @@ const (
 	TypeAgentReleased   = "agent.released"
 	TypeAgentLost       = "agent.lost"
 	TypeAgentRejoined   = "agent.rejoined"
+	// Added with the disconnected state: an agent silent past the
+	// heartbeat timeout, and its return.
+	TypeAgentDisconnected = "agent.disconnected"
+	TypeAgentReconnected  = "agent.reconnected"
 )
 
 // AgentRegistered: an agent announced itself, or announced a changed
@@ -56,8 +60,25 @@ type AgentRejoined struct {
 	At time.Time `json:"at"`
 }
 
-func (AgentRegistered) EventType() string { return TypeAgentRegistered }
-func (AgentAllocated) EventType() string  { return TypeAgentAllocated }
-func (AgentReleased) EventType() string   { return TypeAgentReleased }
-func (AgentLost) EventType() string       { return TypeAgentLost }
-func (AgentRejoined) EventType() string   { return TypeAgentRejoined }
+// AgentDisconnected: the agent stopped answering for longer than the
+// heartbeat timeout. It keeps its allocations (its kernels most likely
+// still run and hold their devices) but takes no new ones until it is
+// heard from again (agent.reconnected) or given up on (agent.lost).
+type AgentDisconnected struct {
+	Reason string    `json:"reason"`
+	At     time.Time `json:"at"`
+}
+
+// AgentReconnected: a disconnected agent was heard from again (a
+// heartbeat or a registration) before it was given up on.
+type AgentReconnected struct {
+	At time.Time `json:"at"`
+}
+
+func (AgentRegistered) EventType() string   { return TypeAgentRegistered }
+func (AgentAllocated) EventType() string    { return TypeAgentAllocated }
+func (AgentReleased) EventType() string     { return TypeAgentReleased }
+func (AgentLost) EventType() string         { return TypeAgentLost }
+func (AgentRejoined) EventType() string     { return TypeAgentRejoined }
+func (AgentDisconnected) EventType() string { return TypeAgentDisconnected }
+func (AgentReconnected) EventType() string  { return TypeAgentReconnected }

@@ -16,6 +16,9 @@ const (
 	TypeSessionTerminated     = "session.terminated"
 	TypeSessionCancelled      = "session.cancelled"
 	TypeSessionErrored        = "session.errored"
+	// Added with the DISCONNECTED status.
+	TypeSessionDisconnected = "session.disconnected"
+	TypeSessionReconnected  = "session.reconnected"
 )
 
 // SessionRequested: a user asked for a session; it is PENDING.
@@ -117,6 +120,25 @@ type SessionErrored struct {
 	At      time.Time `json:"at"`
 }
 
+// SessionDisconnected: the agent running one of the session's kernels is
+// silent past the heartbeat timeout. The first one moves the session to
+// DISCONNECTED; its allocations are kept and nothing is torn down.
+type SessionDisconnected struct {
+	AgentID string    `json:"agent_id"`
+	Reason  string    `json:"reason"`
+	At      time.Time `json:"at"`
+}
+
+// SessionReconnected: a disconnected agent of the session reported its
+// kernel again. Status is the phase the session returns to (derived from
+// its kernels), empty while another of its agents is still disconnected.
+type SessionReconnected struct {
+	AgentID string        `json:"agent_id"`
+	Status  SessionStatus `json:"status,omitempty"`
+	Reason  string        `json:"reason"`
+	At      time.Time     `json:"at"`
+}
+
 func (SessionRequested) EventType() string      { return TypeSessionRequested }
 func (SessionPendingUpdated) EventType() string { return TypeSessionPendingUpdated }
 func (SessionScheduled) EventType() string      { return TypeSessionScheduled }
@@ -125,3 +147,5 @@ func (SessionTerminating) EventType() string    { return TypeSessionTerminating 
 func (SessionTerminated) EventType() string     { return TypeSessionTerminated }
 func (SessionCancelled) EventType() string      { return TypeSessionCancelled }
 func (SessionErrored) EventType() string        { return TypeSessionErrored }
+func (SessionDisconnected) EventType() string   { return TypeSessionDisconnected }
+func (SessionReconnected) EventType() string    { return TypeSessionReconnected }

@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -78,12 +79,42 @@ func (s *Session) ReportKernel(r KernelReport) ([]Event, error) {
 		return nil, Errorf(op, KindConflict, "session is PENDING: kernel %s is not scheduled", k.id)
 	case r.AgentID != k.agentID:
 		return nil, Errorf(op, KindConflict, "kernel %s runs on agent %s, not %s", k.id, k.agentID, r.AgentID)
+	case slices.Contains(s.disconnectedFrom, r.AgentID):
+		// The agent is back: the session reconnects first, and the
+		// report then means what it means to a connected session (an
+		// exit ends it as usual).
+		rec := s.reconnected(r.AgentID, r.At)
+		after, err := s.withEvent(op, rec)
+		if err != nil {
+			return nil, err
+		}
+		events, err := after.ReportKernel(r)
+		if err != nil {
+			return nil, err
+		}
+		return append([]Event{rec}, events...), nil
 	}
 	kev, err := s.kernelEvent(op, k, r)
 	if kev == nil || err != nil {
 		return nil, err
 	}
-	return s.withSessionEvent(op, kev, r)
+	// Disconnected from another agent: decide as the session was; only an
+	// end or a teardown moves it out of DISCONNECTED (its phase is derived
+	// again when the agent returns).
+	events, err := s.resumed().withSessionEvent(op, kev, r)
+	if s.status == StatusDisconnected && len(events) == 2 && progressRank(sessionEventStatus(events[1])) > 0 {
+		events = events[:1]
+	}
+	return events, err
+}
+
+// sessionEventStatus is the status a session event of withSessionEvent
+// moves to.
+func sessionEventStatus(ev Event) SessionStatus {
+	if e, ok := ev.(SessionStatusChanged); ok {
+		return e.Status
+	}
+	return ""
 }
 
 func (r KernelReport) validate(op string) error {

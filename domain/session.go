@@ -76,6 +76,13 @@ type Session struct {
 	result         SessionResult
 	exitCode       *int
 
+	// disconnectedFrom are the silent agents (sorted) that made the
+	// session DISCONNECTED; resumeStatus and resumeReason are the status
+	// it had before.
+	disconnectedFrom []string
+	resumeStatus     SessionStatus
+	resumeReason     string
+
 	requestedAt  time.Time
 	scheduledAt  time.Time
 	startedAt    time.Time

@@ -79,6 +79,10 @@ func (s *Session) apply(ev Event) error {
 		s.endKernels(StatusError, e.Reason)
 		s.setStatus(StatusError, e.Reason)
 		s.terminatedAt = e.At
+	case SessionDisconnected:
+		s.applyDisconnected(e)
+	case SessionReconnected:
+		s.applyReconnected(e)
 	default:
 		return s.applyKernelEvent(ev)
 	}
@@ -156,8 +160,13 @@ func (s *Session) applyKernelEvent(ev Event) error {
 	return nil
 }
 
+// setStatus moves the session to status. Any status but DISCONNECTED
+// ends a disconnection: the session is back, torn down or over.
 func (s *Session) setStatus(status SessionStatus, reason string) {
 	s.status, s.statusReason = status, reason
+	if status != StatusDisconnected {
+		s.disconnectedFrom, s.resumeStatus, s.resumeReason = nil, "", ""
+	}
 }
 
 // endKernels moves every kernel that has not ended to status: a cancelled

@@ -41,7 +41,7 @@ type listAgentsResponse struct {
 	Items []agentView `json:"items"`
 }
 
-// listAgents handles GET /v1/agents?status=alive|lost.
+// listAgents handles GET /v1/agents?status=alive|disconnected|lost.
 func (a *api) listAgents(c *fiber.Ctx) error {
 	if _, err := callerOf(c); err != nil {
 		return err

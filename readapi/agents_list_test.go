@@ -59,3 +59,44 @@ func TestListAgents(t *testing.T) {
 		t.Fatalf("bad status: %d %s", r.status, r.body)
 	}
 }
+
+// TestMarkAgentLost: a superadmin gives an agent up at once: its session
+// goes to ERROR (agent-lost) and the agent is listed lost. Nobody else
+// may; an unknown agent is not found.
+func TestMarkAgentLost(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{})
+	e.registerAgent(t, "node-1")
+	c := e.create(t, aliceToken, `{"image":"localhost/busybox:latest","resources":{"cpu":1,"mem":"1g"}}`)
+	e.schedule(t, c, "node-1", "")
+
+	for _, token := range []string{aliceToken, monitorToken} {
+		if r := e.do(t, "POST", "/v1/agents/node-1/lost", token, ""); r.status != http.StatusForbidden {
+			t.Fatalf("%s: %d %s", token, r.status, r.body)
+		}
+	}
+	if r := e.do(t, "POST", "/v1/agents/nobody/lost", adminToken, ""); r.status != http.StatusNotFound {
+		t.Fatalf("unknown agent: %d %s", r.status, r.body)
+	}
+	r := e.do(t, "POST", "/v1/agents/node-1/lost", adminToken, "")
+	if r.status != http.StatusOK {
+		t.Fatalf("mark lost: %d %s", r.status, r.body)
+	}
+	var w struct {
+		Position uint64 `json:"position"`
+	}
+	r.decode(t, &w)
+	if s := e.get(t, aliceToken, c.ID, w.Position); s.Status != "ERROR" || s.StatusReason != "agent-lost" {
+		t.Fatalf("session %+v", s)
+	}
+	r = e.do(t, "GET", fmt.Sprintf("/v1/agents?status=lost&wait_for_position=%d", w.Position), adminToken, "")
+	var out struct {
+		Items []struct {
+			ID string `json:"id"`
+		} `json:"items"`
+	}
+	r.decode(t, &out)
+	if len(out.Items) != 1 || out.Items[0].ID != "node-1" {
+		t.Fatalf("lost agents %s", r.body)
+	}
+}

@@ -172,6 +172,16 @@ func (m *matrix) image() string {
 	return imageIDOf(ref, "x86_64")
 }
 
+// agent registers a fresh agent, for a request that changes it.
+func (m *matrix) agent() string {
+	id := m.unique("node")
+	m.e.run(m.t, func(ctx context.Context, h *commands.Handlers) (commands.Result, error) {
+		return h.RegisterAgent.Handle(ctx, testMD, commands.RegisterAgent{Spec: domain.AgentSpec{
+			ID: id, Architecture: "x86_64", Capacity: domain.Slots{domain.SlotCPU: domain.Units(1), domain.SlotMem: domain.Units(1 << 30)}}})
+	})
+	return id
+}
+
 func (m *matrix) rows() []matrixRow {
 	const (
 		ok      = http.StatusOK
@@ -319,6 +329,7 @@ func (m *matrix) rows() []matrixRow {
 		matrixRow{method: "POST", route: "/v1/agent-enrollments", path: fixed("/v1/agent-enrollments"),
 			body: text(`{"agent_id":"gpu-x","token":"cairn_e_` + strings.Repeat("A", 43) + `","user_key":"` + enrollKey(m.t) + `"}`),
 			want: all(http.StatusUnauthorized)},
+		matrixRow{method: "POST", route: "/v1/agents/:id/lost", path: func(bool) string { return "/v1/agents/" + m.agent() + "/lost" }, want: superOnly(ok)},
 		// The audit trail spans every tenant: superadmins only.
 		matrixRow{method: "GET", route: "/v1/audit", path: fixed("/v1/audit"),
 			want: map[string]want{"superadmin": same(ok), "admin": same(no), "user": same(no), "monitor": same(no)}},

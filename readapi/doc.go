@@ -12,7 +12,8 @@
 // sessions_logs.go (GET /v1/sessions/{id}/logs), agents_list.go (GET
 // /v1/agents), agents_enrollment.go (an agent's one-time enrollment
 // token, its enrollment with it, its revocation; bus credentials are
-// signed through the BusSigner port). The wire shapes of sessions are in
+// signed through the BusSigner port), agents_mark_lost.go (POST
+// /v1/agents/{id}/lost). The wire shapes of sessions are in
 // sessions_view.go; they are this package's own types, mapped from the
 // read models, so the HTTP contract (docs/api/openapi.yaml, kept in sync
 // with the routes by a test) changes only when this package says so.

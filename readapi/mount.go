@@ -186,6 +186,7 @@ func Mount(app *fiber.App, d Deps) error {
 	v1.Get("/agents", a.listAgents)
 	v1.Post("/agents/:id/enrollment", a.offerEnrollment)
 	v1.Delete("/agents/:id/enrollment", a.revokeEnrollment)
+	v1.Post("/agents/:id/lost", a.markAgentLost)
 	v1.Get("/audit", a.listAudit)
 	v1.Get("/audit/stream", a.streamAudit)
 	a.mountTenancy(v1)

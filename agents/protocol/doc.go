@@ -56,17 +56,24 @@
 // agent.register (AgentRegister): sent when the agent starts and every
 // register interval after (5 minutes by default). The manager runs
 // commands.RegisterAgent{Spec: m.Spec()} (idempotent: the same spec again
-// appends nothing; it rejoins a lost agent), creates the agent's consumer
-// of its topic (bus.EnsureAgentConsumer), then answers with a kernel.sync
-// on the agent's topic (see below). Address is where the agent serves
+// appends nothing; it rejoins a lost agent and reconnects a disconnected
+// one), creates the agent's consumer of its topic
+// (bus.EnsureAgentConsumer), then answers with a kernel.sync on the
+// agent's topic (see below). Address is where the agent serves
 // kernel logs (GET {address}/kernels/{kernel id}/logs, answered only to
 // requests the manager signed), empty if it serves none. SealKey is the
 // agent's public curve key that messages to it are sealed to.
 //
 // agent.heartbeat (AgentHeartbeat): every heartbeat interval (10 s by
-// default; Interval carries it). The manager's liveness check declares the
-// agent lost (commands.MarkAgentLost) when no heartbeat or register came
-// for a few intervals. Running lists the kernels whose containers run.
+// default; Interval carries it). Running lists the kernels whose
+// containers run. The manager's liveness check declares the agent
+// disconnected (commands.DisconnectAgent: its sessions DISCONNECTED, its
+// allocations kept, nothing destroyed) when no message came for its
+// heartbeat timeout, and lost (commands.MarkAgentLost) only after the much
+// longer lost timeout. A heartbeat from a disconnected agent brings it back
+// (commands.ReconnectAgent): each of its sessions whose kernel is in
+// Running returns to its phase; a kernel.status about a kernel of a
+// disconnected session does the same for that session.
 //
 // kernel.status (KernelStatus): a kernel's progress and end, mapped one to
 // one onto commands.ReportKernelStatus{SessionID, KernelID, AgentID, Phase,
@@ -117,7 +124,8 @@
 // (and cancels every pending creation) of a kernel that is not in the list
 // and whose KernelCreate.AllocationRevision is at most AsOfRevision: an
 // orphan, whose allocation the manager has already released (for instance
-// while the agent was lost). A kernel allocated after the list was read
+// when it gave the agent up as lost). A merely disconnected agent keeps its
+// allocations, so the list still names its kernels and nothing is removed. A kernel allocated after the list was read
 // has a higher allocation revision and is kept, so a kernel.create that
 // overtakes the sync is never mistaken for an orphan. Kernels in the list
 // that the agent runs, or already removed, are reported again. Without a

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cairnhq/cairn/agents/node"
+	"github.com/cairnhq/cairn/commands/reports"
 	"github.com/cairnhq/cairn/infra/auth/signing"
 	"github.com/cairnhq/cairn/infra/config"
 	"github.com/cairnhq/cairn/infra/devserver"
@@ -75,6 +76,10 @@ then the managers, the bus, NATS and the store.`,
 	f.IntVar(&cfg.AuditQueue, "audit-queue", devserver.DefaultAuditQueue, "access records kept in memory while the disk is full; once full, requests are answered 503")
 	f.DurationVar(&cfg.AuditFullWait, "audit-full-wait", devserver.DefaultAuditFullWait, "how long a request waits for room in a full queue of access records before it is answered 503")
 	f.DurationVar(&cfg.NATSRecoverInterval, "nats-recover-interval", devserver.DefaultNATSRecoverInterval, "how often the embedded NATS checks whether a full disk has room again (to restart JetStream)")
+	f.DurationVar(&cfg.HeartbeatTimeout, "heartbeat-timeout", reports.DefaultHeartbeatTimeout,
+		"an agent silent this long is disconnected: its sessions show DISCONNECTED, keep their resources, and nothing is destroyed")
+	f.DurationVar(&cfg.AgentLostTimeout, "agent-lost-timeout", reports.DefaultAgentLostTimeout,
+		"an agent silent this long is given up on: its sessions go to ERROR (agent-lost), their resources are released, and its kernels are removed if it returns")
 	return cmd
 }
 

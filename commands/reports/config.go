@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/cairnhq/cairn/infra/bus"
 )
 
@@ -17,15 +19,24 @@ const (
 	// DefaultHeartbeatTimeout is three of the agents' default heartbeat
 	// intervals (10s).
 	DefaultHeartbeatTimeout = 30 * time.Second
+	// DefaultAgentLostTimeout is how long a disconnected agent is waited
+	// for before it is given up on: long enough for a node to reboot.
+	DefaultAgentLostTimeout = 15 * time.Minute
 )
 
 // Config configures a Consumer. The zero value is valid.
 type Config struct {
 	// Durable names the bus consumer (default "manager").
 	Durable string
-	// HeartbeatTimeout declares an agent lost when nothing was heard from
-	// it for this long (default 30s).
+	// HeartbeatTimeout declares an agent disconnected when nothing was
+	// heard from it for this long (default 30s): its sessions are marked
+	// DISCONNECTED, keep their allocations, and nothing is torn down.
 	HeartbeatTimeout time.Duration
+	// AgentLostTimeout gives a silent agent up when nothing was heard from
+	// it for this long (default 15m, more than HeartbeatTimeout): its
+	// sessions go to ERROR (agent-lost), their allocations are released,
+	// and its kernels are removed when it comes back.
+	AgentLostTimeout time.Duration
 	// CheckInterval is how often liveness is checked (default a quarter of
 	// HeartbeatTimeout).
 	CheckInterval time.Duration
@@ -33,6 +44,8 @@ type Config struct {
 	Clock func() time.Time
 	// Logger receives the consumer's logs (default slog.Default()).
 	Logger *slog.Logger
+	// Registerer receives the liveness metrics (none when nil).
+	Registerer prometheus.Registerer
 }
 
 // WithDefaults returns c with every zero field set to its default.
@@ -42,6 +55,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.HeartbeatTimeout == 0 {
 		c.HeartbeatTimeout = DefaultHeartbeatTimeout
+	}
+	if c.AgentLostTimeout == 0 {
+		c.AgentLostTimeout = DefaultAgentLostTimeout
 	}
 	if c.CheckInterval == 0 {
 		c.CheckInterval = max(c.HeartbeatTimeout/4, time.Millisecond)
@@ -66,8 +82,14 @@ func (c Config) Validate() error {
 	if c.HeartbeatTimeout < 0 {
 		errs = append(errs, fmt.Errorf("heartbeat timeout %v: must not be negative", c.HeartbeatTimeout))
 	}
+	if c.AgentLostTimeout < 0 {
+		errs = append(errs, fmt.Errorf("agent lost timeout %v: must not be negative", c.AgentLostTimeout))
+	}
 	if c.CheckInterval < 0 {
 		errs = append(errs, fmt.Errorf("check interval %v: must not be negative", c.CheckInterval))
+	}
+	if d := c.WithDefaults(); c.HeartbeatTimeout >= 0 && c.AgentLostTimeout >= 0 && d.AgentLostTimeout <= d.HeartbeatTimeout {
+		errs = append(errs, fmt.Errorf("agent lost timeout %v: must be longer than the heartbeat timeout %v", d.AgentLostTimeout, d.HeartbeatTimeout))
 	}
 	return errors.Join(errs...)
 }
@@ -77,6 +99,7 @@ func (c Config) LogValue() slog.Value {
 	return slog.GroupValue(
 		slog.String("durable", c.Durable),
 		slog.Duration("heartbeat_timeout", c.HeartbeatTimeout),
+		slog.Duration("agent_lost_timeout", c.AgentLostTimeout),
 		slog.Duration("check_interval", c.CheckInterval),
 	)
 }

@@ -43,6 +43,7 @@ type Consumer struct {
 	handlers *commands.Handlers
 	logger   *slog.Logger
 	live     *liveness
+	metrics  metrics
 }
 
 // New checks cfg and builds a consumer of b's reports topic that sends
@@ -65,10 +66,15 @@ func New(cfg Config, b Bus, log Log, handlers *commands.Handlers) (*Consumer, er
 		return nil, fmt.Errorf("reports: %w", errors.Join(errs...))
 	}
 	cfg = cfg.WithDefaults()
+	m, err := newMetrics(cfg.Registerer)
+	if err != nil {
+		return nil, fmt.Errorf("reports: %w", err)
+	}
 	return &Consumer{
 		cfg: cfg, bus: b, log: log, handlers: handlers,
-		logger: cfg.Logger.With("component", "reports"),
-		live:   newLiveness(cfg.Clock),
+		logger:  cfg.Logger.With("component", "reports"),
+		live:    newLiveness(cfg.Clock),
+		metrics: m,
 	}, nil
 }
 
@@ -115,7 +121,7 @@ func (c *Consumer) handle(ctx context.Context, msg *message.Message) error {
 	case protocol.AgentRegister:
 		return c.register(ctx, md, msg, m)
 	case protocol.AgentHeartbeat:
-		return nil
+		return c.heartbeat(ctx, md, m)
 	case protocol.KernelStatus:
 		return c.status(ctx, md, m)
 	}

@@ -3,12 +3,13 @@
 // by the server replicas), and its agent liveness check:
 //
 //	agent.register  → commands.RegisterAgent (idempotent; rejoins a lost
-//	                  agent), creates the agent's consumer of its topic (the
+//	                  agent, reconnects a disconnected one), creates the agent's consumer of its topic (the
 //	                  agent may only bind to it), then a kernel.sync on the
 //	                  agent's topic listing
 //	                  the kernels allocated on it and the agent stream's
 //	                  revision that list was read at
-//	agent.heartbeat → the agent is alive
+//	agent.heartbeat → the agent is alive; from a disconnected agent,
+//	                  commands.ReconnectAgent with the kernels it runs
 //	kernel.status   → commands.ReportKernelStatus
 //
 // A report counts only for the agent that sent it, which the subject it
@@ -30,14 +31,31 @@
 //
 // # Liveness
 //
-// The consumer folds the agents' registrations and losses from the event
-// store's log (from position 0, so a restarted manager knows every agent)
-// and notes when each was last heard from (any message counts). An alive
-// agent silent for longer than Config.HeartbeatTimeout is declared lost
-// with commands.MarkAgentLost, which puts its sessions in ERROR
-// (agent-lost) and releases their allocations. After a manager restart
-// every alive agent gets a full timeout from the moment the log was read,
-// so that a manager that was down does not mistake its own absence for the
-// agents'. A lost agent that still runs comes back with its next
-// agent.register (agents re-register periodically).
+// The consumer folds the agents' status events from the event store's log
+// (from position 0, so a restarted manager knows every agent) and notes
+// when each was last heard from (any message counts). Silence has two
+// stages, as operators of GPU clusters expect (a node that reboots or
+// drops off the network for a minute still runs its containers, which
+// still hold its GPUs):
+//
+//   - an alive agent silent for longer than Config.HeartbeatTimeout is
+//     disconnected (commands.DisconnectAgent): its sessions are
+//     DISCONNECTED (agent-disconnected) and keep their allocations,
+//     nothing is torn down, and nothing new is placed on it. When it is
+//     heard from again it comes back: a heartbeat runs
+//     commands.ReconnectAgent with the kernels it reports running (their
+//     sessions return to their phase, agent-reconnected), a register
+//     reconnects it, and a kernel's report reconnects that kernel's
+//     session (an exit that happened meanwhile ends it as usual);
+//   - a disconnected agent silent for longer than Config.AgentLostTimeout
+//     (counted from when it was last heard from) is given up on with
+//     commands.MarkAgentLost, which puts its sessions in ERROR
+//     (agent-lost) and releases their allocations. A lost agent that still
+//     runs comes back with its next agent.register (agents re-register
+//     periodically); the kernel.sync answering it no longer lists those
+//     kernels, so the agent removes them.
+//
+// After a manager restart every agent not lost gets a full timeout from
+// the moment the log was read, so that a manager that was down does not
+// mistake its own absence for the agents'.
 package reports

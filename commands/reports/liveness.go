@@ -9,25 +9,26 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cairnhq/cairn/agents/protocol"
 	"github.com/cairnhq/cairn/commands"
 	"github.com/cairnhq/cairn/domain"
 )
 
 const agentStreamPrefix = "agent-"
 
-// liveness knows which agents are alive (from the log) and when each was
-// last heard from (from the bus). The bus handler and the check loop share
-// it.
+// liveness knows each agent's status (from the log, and from the
+// consumer's own commands) and when each was last heard from (from the
+// bus). The bus handler and the check loop share it.
 type liveness struct {
 	clock func() time.Time
 
 	mu       sync.Mutex
-	alive    map[string]bool
+	status   map[string]domain.AgentStatus
 	lastSeen map[string]time.Time
 }
 
 func newLiveness(clock func() time.Time) *liveness {
-	return &liveness{clock: clock, alive: map[string]bool{}, lastSeen: map[string]time.Time{}}
+	return &liveness{clock: clock, status: map[string]domain.AgentStatus{}, lastSeen: map[string]time.Time{}}
 }
 
 // heard notes a message from the agent.
@@ -40,28 +41,36 @@ func (l *liveness) heard(agentID string) {
 	}
 }
 
-// setAlive records what the log says of an agent. An alive agent never
-// heard from since this process started (the log is older than the
-// process) counts as heard from now: it gets a full timeout.
-func (l *liveness) setAlive(agentID string, alive bool) {
+// setStatus records an agent's status. An agent not lost and never heard
+// from since this process started (the log is older than the process)
+// counts as heard from now: it gets a full timeout.
+func (l *liveness) setStatus(agentID string, status domain.AgentStatus) {
 	now := l.clock()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if _, heard := l.lastSeen[agentID]; alive && !heard {
+	if _, heard := l.lastSeen[agentID]; status != domain.AgentStatusLost && !heard {
 		l.lastSeen[agentID] = now
 	}
-	l.alive[agentID] = alive
+	l.status[agentID] = status
 }
 
-// silent returns, sorted, the alive agents not heard from for longer than
-// timeout.
-func (l *liveness) silent(timeout time.Duration) []string {
+// statusOf is the agent's status as the consumer knows it ("" for an agent
+// it does not know).
+func (l *liveness) statusOf(agentID string) domain.AgentStatus {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.status[agentID]
+}
+
+// silent returns, sorted, the agents in status not heard from for longer
+// than timeout.
+func (l *liveness) silent(status domain.AgentStatus, timeout time.Duration) []string {
 	now := l.clock()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var out []string
-	for _, id := range slices.Sorted(maps.Keys(l.alive)) {
-		if l.alive[id] && now.Sub(l.lastSeen[id]) > timeout {
+	for _, id := range slices.Sorted(maps.Keys(l.status)) {
+		if l.status[id] == status && now.Sub(l.lastSeen[id]) > timeout {
 			out = append(out, id)
 		}
 	}
@@ -94,7 +103,7 @@ func (c *Consumer) runLiveness(ctx context.Context) error {
 			c.foldAgent(msg.Event.Stream, msg.Event.Type)
 		case <-ticker.C:
 			if caughtUp {
-				c.markSilentLost(ctx)
+				c.checkSilent(ctx)
 			}
 		}
 	}
@@ -107,30 +116,63 @@ func (c *Consumer) foldAgent(stream, eventType string) {
 		return
 	}
 	switch eventType {
-	case domain.TypeAgentRegistered, domain.TypeAgentRejoined:
-		// agent.registered also records a changed spec of a lost agent, but
-		// a lost agent registering again always rejoins in the same append.
-		c.live.setAlive(id, true)
+	case domain.TypeAgentRegistered, domain.TypeAgentRejoined, domain.TypeAgentReconnected:
+		// agent.registered also records a changed spec of a lost or
+		// disconnected agent, but such an agent registering again always
+		// rejoins or reconnects in the same append.
+		c.live.setStatus(id, domain.AgentStatusAlive)
+	case domain.TypeAgentDisconnected:
+		c.live.setStatus(id, domain.AgentStatusDisconnected)
 	case domain.TypeAgentLost:
-		c.live.setAlive(id, false)
+		c.live.setStatus(id, domain.AgentStatusLost)
 	}
 }
 
-// markSilentLost declares every silent agent lost. A failure is retried at
-// the next check.
-func (c *Consumer) markSilentLost(ctx context.Context) {
-	for _, id := range c.live.silent(c.cfg.HeartbeatTimeout) {
+// checkSilent declares every alive agent silent past the heartbeat timeout
+// disconnected, and gives up every disconnected agent silent past the lost
+// timeout. A failure is retried at the next check.
+func (c *Consumer) checkSilent(ctx context.Context) {
+	md := commands.Metadata{Actor: "system:liveness"}
+	for _, id := range c.live.silent(domain.AgentStatusAlive, c.cfg.HeartbeatTimeout) {
 		if ctx.Err() != nil {
 			return
 		}
-		md := commands.Metadata{Actor: "system:liveness"}
+		if _, err := c.handlers.DisconnectAgent.Handle(ctx, md, commands.DisconnectAgent{AgentID: id}); err != nil {
+			c.logger.Warn("cannot mark a silent agent disconnected", "agent_id", id, "error", err)
+			continue
+		}
+		c.live.setStatus(id, domain.AgentStatusDisconnected)
+		c.metrics.disconnected.Inc()
+		c.logger.Warn("agent disconnected: no heartbeat; its sessions keep their allocations", "agent_id", id,
+			"timeout", c.cfg.HeartbeatTimeout, "lost_after", c.cfg.AgentLostTimeout)
+	}
+	for _, id := range c.live.silent(domain.AgentStatusDisconnected, c.cfg.AgentLostTimeout) {
+		if ctx.Err() != nil {
+			return
+		}
 		if _, err := c.handlers.MarkAgentLost.Handle(ctx, md, commands.MarkAgentLost{AgentID: id}); err != nil {
 			c.logger.Warn("cannot mark a silent agent lost", "agent_id", id, "error", err)
 			continue
 		}
-		c.live.setAlive(id, false)
-		c.logger.Warn("agent lost: no heartbeat", "agent_id", id, "timeout", c.cfg.HeartbeatTimeout)
+		c.live.setStatus(id, domain.AgentStatusLost)
+		c.metrics.lost.Inc()
+		c.logger.Warn("agent lost: silent past the lost timeout; its sessions are failed", "agent_id", id, "timeout", c.cfg.AgentLostTimeout)
 	}
+}
+
+// heartbeat brings a disconnected agent back: it is alive again, and each
+// of its sessions whose kernel it reports running returns to its phase.
+func (c *Consumer) heartbeat(ctx context.Context, md commands.Metadata, m protocol.AgentHeartbeat) error {
+	if c.live.statusOf(m.AgentID) != domain.AgentStatusDisconnected {
+		return nil
+	}
+	if _, err := c.handlers.ReconnectAgent.Handle(ctx, md, commands.ReconnectAgent{AgentID: m.AgentID, Running: m.Running}); err != nil {
+		return c.failure(err, "reconnect refused", "agent_id", m.AgentID)
+	}
+	c.live.setStatus(m.AgentID, domain.AgentStatusAlive)
+	c.metrics.reconnected.Inc()
+	c.logger.Info("agent reconnected", "agent_id", m.AgentID, "running", len(m.Running))
+	return nil
 }
 
 // stopped returns nil when ctx ended (a requested stop), err otherwise.

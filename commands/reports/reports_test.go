@@ -151,37 +151,73 @@ func TestAnEarlyReportWaitsForTheSchedule(t *testing.T) {
 	e.AwaitStatus(res.SessionID, domain.StatusRunning)
 }
 
-func TestASilentAgentIsLost(t *testing.T) {
+// TestASilentAgentIsDisconnectedThenLost: an agent silent past the
+// heartbeat timeout is disconnected, its session DISCONNECTED with its
+// allocation kept; a heartbeat listing the kernel brings both back, the
+// session RUNNING in the same container. Silent past the lost timeout, it
+// is given up on: the session in ERROR, the allocation released, and the
+// kernel.sync answering its return no longer lists the kernel (the agent
+// removes it).
+func TestASilentAgentIsDisconnectedThenLost(t *testing.T) {
 	t.Parallel()
 	e := managertest.New(t)
 	b := e.Bus()
-	start(e, b, reports.Config{HeartbeatTimeout: 30 * time.Second, CheckInterval: 10 * time.Millisecond})
+	received := e.Listen(b, "a1")
+	start(e, b, reports.Config{HeartbeatTimeout: 30 * time.Second, AgentLostTimeout: 10 * time.Minute, CheckInterval: 10 * time.Millisecond})
 	// a1 runs a session and keeps beating for a while; canary never does.
 	e.Report(b, register("a1"))
 	e.Report(b, register("canary"))
 	e.Await("both registered", func() bool { return e.Agent("a1").Exists() && e.Agent("canary").Exists() })
+	e.Next(received) // the sync answering the register
 	res := scheduled(e, "a1")
-
+	running := status(res, "a1", domain.PhaseRunning)
+	running.ContainerID = "c0ffee"
+	e.Report(b, running)
+	e.AwaitStatus(res.SessionID, domain.StatusRunning)
 	e.Clock.Advance(20 * time.Second)
 	e.Report(b, heartbeat("a1"))
 	e.Report(b, register("marker")) // handled after the heartbeat
 	e.Await("marker registered", func() bool { return e.Agent("marker").Exists() })
-
-	// 35s: the canary, silent since 0s, is lost; a1, heard at 20s, is not.
+	// 35s: the canary, silent since 0s, is disconnected; a1, heard at 20s, is not.
 	e.Clock.Advance(15 * time.Second)
-	e.Await("canary lost", func() bool { return e.Agent("canary").Status() == domain.AgentStatusLost })
-	if a := e.Agent("a1"); a.Status() != domain.AgentStatusAlive || e.Session(res.SessionID).Status() != domain.StatusScheduled {
+	e.Await("canary disconnected", func() bool { return e.Agent("canary").Status() == domain.AgentStatusDisconnected })
+	if a := e.Agent("a1"); a.Status() != domain.AgentStatusAlive || e.Session(res.SessionID).Status() != domain.StatusRunning {
 		t.Fatalf("a1 %s, session %s: a heartbeat did not count", a.Status(), e.Session(res.SessionID).Status())
 	}
-
-	// 51s: a1 silent for 31s is lost, its session in ERROR, its
-	// allocation released.
+	// 51s: a1 silent for 31s is disconnected, its session too; nothing is
+	// released.
 	e.Clock.Advance(16 * time.Second)
-	s := e.AwaitStatus(res.SessionID, domain.StatusError)
+	s := e.AwaitStatus(res.SessionID, domain.StatusDisconnected)
+	if s.StatusReason() != domain.ReasonAgentDisconnected {
+		t.Fatalf("reason %s", s.StatusReason())
+	}
+	e.Await("a1 disconnected", func() bool { return e.Agent("a1").Status() == domain.AgentStatusDisconnected })
+	if n := e.Count(commands.AgentStream("a1"), domain.TypeAgentReleased); n != 0 || e.Agent("a1").Occupied().IsZero() {
+		t.Fatalf("%d releases, occupied %v: a disconnected agent keeps its allocations", n, e.Agent("a1").Occupied())
+	}
+
+	// 111s: it beats again, running the kernel: back, same container.
+	e.Clock.Advance(60 * time.Second)
+	hb := heartbeat("a1")
+	hb.Running = res.KernelIDs
+	e.Report(b, hb)
+	s = e.AwaitStatus(res.SessionID, domain.StatusRunning)
+	if k, _ := s.Kernel(res.KernelIDs[0]); s.StatusReason() != domain.ReasonAgentReconnected || k.ContainerID() != "c0ffee" {
+		t.Fatalf("reason %s, container %s", s.StatusReason(), k.ContainerID())
+	}
+	e.Await("a1 reconnected", func() bool { return e.Agent("a1").Status() == domain.AgentStatusAlive })
+
+	// Silent again: disconnected after 30s, lost 10 minutes after it was
+	// last heard from.
+	e.Clock.Advance(31 * time.Second)
+	e.AwaitStatus(res.SessionID, domain.StatusDisconnected)
+	e.Clock.Advance(10 * time.Minute)
+	s = e.AwaitStatus(res.SessionID, domain.StatusError)
 	if s.StatusReason() != domain.ReasonAgentLost {
 		t.Fatalf("reason %s", s.StatusReason())
 	}
 	e.Await("a1 lost", func() bool { return e.Agent("a1").Status() == domain.AgentStatusLost })
+	e.Await("canary lost", func() bool { return e.Agent("canary").Status() == domain.AgentStatusLost })
 	if a := e.Agent("a1"); !a.Occupied().IsZero() {
 		t.Fatalf("occupied %v", a.Occupied())
 	}
@@ -194,10 +230,48 @@ func TestASilentAgentIsLost(t *testing.T) {
 	if len(released) != 1 || released[0].KernelID != res.KernelIDs[0] || released[0].Reason != domain.ReasonAgentLost {
 		t.Fatalf("released %+v", released)
 	}
-
-	// It comes back by registering again.
+	// It comes back by registering again; the sync lists nothing, so the
+	// agent removes the kernel the manager gave up on.
 	e.Report(b, register("a1"))
 	e.Await("a1 rejoined", func() bool { return e.Agent("a1").Status() == domain.AgentStatusAlive })
+	if sync, ok := e.Next(received).Message.(protocol.KernelSync); !ok || len(sync.Kernels) != 0 {
+		t.Fatalf("sync %+v: want no kernel listed", sync)
+	}
+}
+
+// TestAHeartbeatFromALostAgentIsNotAReturn: a lost agent comes back only
+// by registering; its heartbeat changes nothing.
+func TestAHeartbeatFromALostAgentIsNotAReturn(t *testing.T) {
+	t.Parallel()
+	e := managertest.New(t)
+	b := e.Bus()
+	start(e, b, reports.Config{HeartbeatTimeout: 30 * time.Second, AgentLostTimeout: time.Minute, CheckInterval: 10 * time.Millisecond})
+	e.Report(b, register("a1"))
+	e.Await("a1 registered", func() bool { return e.Agent("a1").Exists() })
+	e.Clock.Advance(31 * time.Second)
+	e.Await("a1 disconnected", func() bool { return e.Agent("a1").Status() == domain.AgentStatusDisconnected })
+	e.Clock.Advance(31 * time.Second)
+	e.Await("a1 lost", func() bool { return e.Agent("a1").Status() == domain.AgentStatusLost })
+	e.Report(b, heartbeat("a1"))
+	e.Report(b, register("marker")) // handled after the heartbeat
+	e.Await("marker registered", func() bool { return e.Agent("marker").Exists() })
+	if a := e.Agent("a1"); a.Status() != domain.AgentStatusLost {
+		t.Fatalf("a1 %s", a.Status())
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	t.Parallel()
+	if err := (reports.Config{}).Validate(); err != nil {
+		t.Fatalf("zero config: %v", err)
+	}
+	bad := reports.Config{HeartbeatTimeout: time.Minute, AgentLostTimeout: 30 * time.Second}
+	if err := bad.Validate(); err == nil {
+		t.Fatal("a lost timeout shorter than the heartbeat timeout passed")
+	}
+	if err := (reports.Config{HeartbeatTimeout: -1, AgentLostTimeout: -1}).Validate(); err == nil {
+		t.Fatal("negative timeouts passed")
+	}
 }
 
 func TestUndecodableReportsAreDropped(t *testing.T) {

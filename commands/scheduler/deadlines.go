@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/cairnhq/cairn/commands"
@@ -50,7 +51,13 @@ func (s *Scheduler) expirePending(ctx context.Context, st *state, now time.Time)
 // scheduler's start if that is later (see phaseStart):
 //   - a session in one phase between SCHEDULED and CREATING for longer
 //     than Config.StartTimeout goes to ERROR (failed-to-start), reported
-//     for its least advanced kernel, which releases its allocations;
+//     for its least advanced kernel, which releases its allocations (a
+//     DISCONNECTED session has no such deadline: its agent's lost timeout
+//     bounds it, and its phase counts afresh from its return);
+//   - a DISCONNECTED session whose agents are all back, but whose kernel
+//     they never reported, goes to ERROR (kernel-lost) Config.StartTimeout
+//     after the last came back (an agent that returns reports its kernels
+//     within seconds; one that does not has lost them);
 //   - a session TERMINATING for longer than Config.TerminatingTimeout is
 //     force-terminated (TERMINATED, force-terminated), which releases its
 //     allocations, and the releases send kernel.destroy to the agents once
@@ -60,6 +67,13 @@ func (s *Scheduler) enforceDeadlines(ctx context.Context, st *state, now time.Ti
 		for _, sv := range st.sessionsIn(startingPhases...) {
 			if ctx.Err() == nil && !now.Before(s.phaseStart(sv).Add(s.cfg.StartTimeout)) {
 				s.failToStart(ctx, sv)
+			}
+		}
+	}
+	if s.cfg.StartTimeout > 0 {
+		for _, sv := range st.sessionsIn(domain.StatusDisconnected) {
+			if back, ok := st.backSince(sv); ok && ctx.Err() == nil && !now.Before(latest(s.phaseStart(sv), back).Add(s.cfg.StartTimeout)) {
+				s.failUnreported(ctx, sv, back)
 			}
 		}
 	}
@@ -100,6 +114,50 @@ func (s *Scheduler) failToStart(ctx context.Context, sv *sessionView) {
 	}
 	s.wrote(res.Position)
 	s.logger.Warn("session failed to start in time", "session_id", sv.id, "kernel_id", k.id, "agent_id", k.agentID, "status", sv.status)
+}
+
+// backSince reports whether every agent a DISCONNECTED session waits for
+// is reachable again, and since when (the latest return).
+func (st *state) backSince(sv *sessionView) (time.Time, bool) {
+	var back time.Time
+	for _, id := range sv.awaiting {
+		a := st.agents[id]
+		if a == nil || a.unreachable {
+			return time.Time{}, false
+		}
+		back = latest(back, a.backAt)
+	}
+	return back, len(sv.awaiting) > 0
+}
+
+func latest(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// failUnreported fails a DISCONNECTED session through a kernel its
+// returned agent never reported: the report reconnects the session and
+// ends it in ERROR (kernel-lost), which releases its allocations.
+func (s *Scheduler) failUnreported(ctx context.Context, sv *sessionView, back time.Time) {
+	for _, k := range sv.kernels {
+		if !slices.Contains(sv.awaiting, k.agentID) || k.status.IsTerminal() {
+			continue
+		}
+		res, err := s.handlers.ReportKernelStatus.Handle(ctx, s.md, commands.ReportKernelStatus{
+			SessionID: sv.id, KernelID: k.id, AgentID: k.agentID, Phase: domain.PhaseFailed,
+			Reason:  domain.ReasonKernelLost,
+			Message: fmt.Sprintf("agent %s came back at %s and has not reported the kernel since", k.agentID, back.Format(time.RFC3339)),
+		})
+		if err != nil {
+			s.logger.Log(ctx, s.levelFor(err), "cannot fail a session its returned agent does not report", "session_id", sv.id, "error", err)
+			return
+		}
+		s.wrote(res.Position)
+		s.logger.Warn("session failed: its agent came back without its kernel", "session_id", sv.id, "kernel_id", k.id, "agent_id", k.agentID)
+		return
+	}
 }
 
 func (s *Scheduler) forceTerminate(ctx context.Context, sv *sessionView, now time.Time) {

@@ -104,10 +104,13 @@ func (st *state) applyAgent(id string, ev domain.Event) bool {
 		a.devices = slices.Clone(e.Devices)
 		return true
 	case domain.AgentRejoined:
-		a.lost = false
+		a.unreachable, a.backAt = false, e.At
 		return true
-	case domain.AgentLost:
-		a.lost = true
+	case domain.AgentReconnected:
+		a.unreachable, a.backAt = false, e.At
+		return true
+	case domain.AgentLost, domain.AgentDisconnected:
+		a.unreachable = true
 	case domain.AgentAllocated:
 		a.allocations[e.KernelID] = domain.Allocation{
 			KernelID: e.KernelID, SessionID: e.SessionID, Slots: e.Slots.Clone(),
@@ -153,6 +156,19 @@ func (st *state) applySession(id uuid.UUID, position uint64, ev domain.Event) bo
 		s.setStatus(e.Status, e.Reason, e.At)
 	case domain.SessionTerminating:
 		s.setStatus(domain.StatusTerminating, e.Reason, e.At)
+	case domain.SessionDisconnected:
+		if s.status != domain.StatusDisconnected {
+			s.setStatus(domain.StatusDisconnected, e.Reason, e.At)
+		}
+		if !slices.Contains(s.awaiting, e.AgentID) {
+			s.awaiting = append(s.awaiting, e.AgentID)
+		}
+	case domain.SessionReconnected:
+		s.awaiting = slices.DeleteFunc(s.awaiting, func(id string) bool { return id == e.AgentID })
+		if e.Status != "" {
+			// Back in its phase: its deadline counts afresh from now.
+			s.setStatus(e.Status, e.Reason, e.At)
+		}
 	case domain.SessionTerminated:
 		delete(st.sessions, id)
 		st.ended[id] = e.Result == domain.ResultSuccess
@@ -169,6 +185,9 @@ func (st *state) applySession(id uuid.UUID, position uint64, ev domain.Event) bo
 
 func (s *sessionView) setStatus(status domain.SessionStatus, reason string, at time.Time) {
 	s.status, s.statusReason, s.pendingDetails, s.since = status, reason, nil, at
+	if status != domain.StatusDisconnected {
+		s.awaiting = nil
+	}
 }
 
 func (s *sessionView) applyKernel(ev domain.Event) {

@@ -65,6 +65,8 @@ type sessionView struct {
 	// revision is the session stream's as folded (its annotations
 	// included): placements are written expecting it.
 	revision int64
+	// awaiting are the agents a DISCONNECTED session waits for.
+	awaiting []string
 }
 
 type kernelView struct {
@@ -80,8 +82,11 @@ type agentView struct {
 	architecture string
 	capacity     domain.Slots
 	devices      []domain.Device
-	lost         bool
-	allocations  map[uuid.UUID]domain.Allocation
+	// unreachable: lost or disconnected, so nothing is placed on it;
+	// backAt is when it last came back (rejoined or reconnected).
+	unreachable bool
+	backAt      time.Time
+	allocations map[uuid.UUID]domain.Allocation
 	// agg is the agent aggregate folded from the same events, at its
 	// stream's revision: placements are decided on it instead of reading
 	// the stream again. Nil once an event did not fold (the writes then
@@ -150,11 +155,11 @@ func (st *state) dependencyState(id uuid.UUID) placement.DependencyState {
 	return placement.DependencyFailed
 }
 
-// agent is the placement input for an agent: a lost one is not
-// schedulable; occupancy and the devices' used shares are the sums of its
+// agent is the placement input for an agent: a lost or disconnected one
+// is not schedulable (a disconnected one keeps its allocations); occupancy and the devices' used shares are the sums of its
 // allocations.
 func (a *agentView) agent() placement.Agent {
-	out := placement.Agent{ID: a.id, Architecture: a.architecture, Schedulable: !a.lost, Capacity: a.capacity, Occupied: domain.Slots{}}
+	out := placement.Agent{ID: a.id, Architecture: a.architecture, Schedulable: !a.unreachable, Capacity: a.capacity, Occupied: domain.Slots{}}
 	used := map[string]domain.Quantity{}
 	for _, al := range a.allocations {
 		out.Occupied = out.Occupied.Add(al.Slots)

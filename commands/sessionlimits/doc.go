@@ -29,7 +29,10 @@
 // reads (a batch of records lost in a crash makes a session look idle
 // since a little earlier). Idle deadlines also count from the manager's
 // start at the earliest, so that a manager coming back after a while does
-// not end sessions whose users could not reach a stopped API.
+// not end sessions whose users could not reach a stopped API. For the same
+// reason a DISCONNECTED session (its agent is silent) is not ended for
+// idleness, and idleness counts from its return at the earliest; its
+// lifetime still counts, since it still holds its resources.
 //
 // Policies are the keypair's current ones: changing a policy's limits
 // applies to the sessions already running. A session whose keypair or

@@ -28,6 +28,11 @@ type session struct {
 	// then, or from lastAccess when later.
 	runningAt  time.Time
 	lastAccess time.Time
+	// disconnected: its agent is silent, so its user cannot reach it and
+	// idleness is not counted; reconnectedAt is when it last came back
+	// (idleness counts from then at the earliest).
+	disconnected  bool
+	reconnectedAt time.Time
 }
 
 // state is the manager's fold of the log. Only the loop goroutine
@@ -49,6 +54,7 @@ var folded = map[string]bool{
 	domain.TypeSessionRequested: true, domain.TypeSessionScheduled: true, domain.TypeSessionStatusChanged: true,
 	domain.TypeSessionTerminating: true, domain.TypeSessionTerminated: true, domain.TypeSessionCancelled: true,
 	domain.TypeSessionErrored: true, domain.TypeAccessLogged: true, domain.TypeAccessBatchLogged: true,
+	domain.TypeSessionDisconnected: true, domain.TypeSessionReconnected: true,
 }
 
 // sessionEntity is how an access record about a session shows in its
@@ -110,6 +116,15 @@ func (st *state) applySession(id uuid.UUID, ev domain.Event) {
 	case domain.SessionStatusChanged:
 		if e.Status == domain.StatusRunning && s.runningAt.IsZero() {
 			s.runningAt = e.At
+		}
+	case domain.SessionDisconnected:
+		s.disconnected = true
+	case domain.SessionReconnected:
+		if e.Status != "" {
+			s.disconnected, s.reconnectedAt = false, e.At
+			if e.Status == domain.StatusRunning && s.runningAt.IsZero() {
+				s.runningAt = e.At
+			}
 		}
 	case domain.SessionTerminating, domain.SessionTerminated, domain.SessionCancelled, domain.SessionErrored:
 		// Being torn down or ended: no limit applies any more.

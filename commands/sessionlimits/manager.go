@@ -122,8 +122,8 @@ func (m *Manager) overdue(st *state, now time.Time) []due {
 			out = append(out, due{id, domain.ReasonSessionLifetime, fmt.Sprintf("%s %s since %s", quota.LimitSessionLifetime, life, s.scheduledAt.Format(time.RFC3339))})
 			continue
 		}
-		if idle := seconds(p.IdleTimeout); idle > 0 && s.typ == domain.SessionInteractive && !s.runningAt.IsZero() {
-			since := latest(s.runningAt, s.lastAccess, m.started)
+		if idle := seconds(p.IdleTimeout); idle > 0 && s.typ == domain.SessionInteractive && !s.runningAt.IsZero() && !s.disconnected {
+			since := latest(s.runningAt, s.lastAccess, m.started, s.reconnectedAt)
 			if !now.Before(since.Add(idle)) {
 				out = append(out, due{id, domain.ReasonIdleTimeout, fmt.Sprintf("%s %s since %s", quota.LimitIdleTimeout, idle, since.Format(time.RFC3339))})
 			}

@@ -238,3 +238,33 @@ func TestNewRefusesABadConfig(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestIdleIsNotCountedWhileDisconnected: a session whose agent is silent
+// cannot be reached by its user, so it is not ended for idleness while
+// DISCONNECTED, and idleness counts afresh from its return.
+func TestIdleIsNotCountedWhileDisconnected(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, managertest.TenantSpec{MainPolicy: unlimited(func(p *domain.KeypairPolicySpec) { p.IdleTimeout = 600 }), OtherPolicy: unlimited(nil)})
+	e.start()
+	away := e.running(e.tenant.Main, domain.SessionInteractive)
+	marker := e.running(e.tenant.Other, domain.SessionInteractive) // no idle_timeout: shows that a check ran
+	k := e.Session(away).Kernels()[0]
+	if _, err := e.Handlers.DisconnectAgent.Handle(bg, e.MD, commands.DisconnectAgent{AgentID: k.AgentID()}); err != nil {
+		t.Fatal(err)
+	}
+	e.AwaitStatus(away, domain.StatusDisconnected)
+
+	e.Clock.Advance(11 * minute)
+	e.access(marker, audit.Success)
+	e.still(away, domain.StatusDisconnected)
+
+	if _, err := e.Handlers.ReconnectAgent.Handle(bg, e.MD, commands.ReconnectAgent{AgentID: k.AgentID(), Running: []uuid.UUID{k.ID()}}); err != nil {
+		t.Fatal(err)
+	}
+	e.AwaitStatus(away, domain.StatusRunning)
+	e.Clock.Advance(9 * minute) // 20 minutes since it first ran, 9 since its return
+	e.access(marker, audit.Success)
+	e.still(away, domain.StatusRunning)
+	e.Clock.Advance(2 * minute)
+	e.endedBy(away, domain.ReasonIdleTimeout)
+}

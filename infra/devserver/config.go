@@ -14,6 +14,7 @@ import (
 	"github.com/cairnhq/cairn/agents/node"
 	"github.com/cairnhq/cairn/agents/protocol"
 	"github.com/cairnhq/cairn/agents/runtime/podman"
+	"github.com/cairnhq/cairn/commands/reports"
 	"github.com/cairnhq/cairn/commands/vfolderorphans"
 	"github.com/cairnhq/cairn/infra/accesslog"
 	"github.com/cairnhq/cairn/infra/bus/natsembed"
@@ -145,6 +146,14 @@ type Config struct {
 	// the disk of its store has room again after it was full, to restart
 	// JetStream (default 5s).
 	NATSRecoverInterval time.Duration
+	// HeartbeatTimeout declares an agent disconnected when nothing was
+	// heard from it for this long (default reports.DefaultHeartbeatTimeout,
+	// 30s): its sessions are DISCONNECTED and keep their allocations.
+	HeartbeatTimeout time.Duration
+	// AgentLostTimeout gives a silent agent up when nothing was heard from
+	// it for this long (default reports.DefaultAgentLostTimeout, 15m): its
+	// sessions go to ERROR (agent-lost) and their allocations are released.
+	AgentLostTimeout time.Duration
 	// Version is reported by /healthz and the local agent.
 	Version string
 	// Logger receives every part's logs (default slog.Default()).
@@ -342,6 +351,9 @@ func (c Config) Validate() error {
 	if c.AuditQueue < 0 {
 		add("audit queue %d: must not be negative", c.AuditQueue)
 	}
+	if err := c.reportsConfig().Validate(); err != nil {
+		add("agent liveness: %w", err)
+	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("devserver: invalid config: %w", err)
 	}
@@ -395,8 +407,16 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("audit_queue", c.AuditQueue),
 		slog.Duration("audit_full_wait", c.AuditFullWait),
 		slog.Duration("nats_recover_interval", c.NATSRecoverInterval),
+		slog.Duration("heartbeat_timeout", c.HeartbeatTimeout),
+		slog.Duration("agent_lost_timeout", c.AgentLostTimeout),
 	)
 }
 
 // limit is a size limit of Config as its users take it: 0 for none.
 func limit(n int64) int64 { return max(n, 0) }
+
+// reportsConfig is the agent liveness part of the reports consumer's
+// configuration.
+func (c Config) reportsConfig() reports.Config {
+	return reports.Config{HeartbeatTimeout: c.HeartbeatTimeout, AgentLostTimeout: c.AgentLostTimeout}
+}

@@ -55,6 +55,7 @@ func TestConfigValidateReportsEveryProblem(t *testing.T) {
 		{"negative replay cache size", Config{AuthReplayCacheSize: -1}, []string{"auth replay cache size"}},
 		{"negative http limits and timeouts", Config{HTTPMaxConns: -1, HTTPMaxConnsPerIP: -1, HTTPReadTimeout: -1, HTTPIdleTimeout: -1, UploadIdleTimeout: -1},
 			[]string{"http max conns -1", "http max conns per ip", "http read timeout", "http idle timeout", "upload idle timeout"}},
+		{"agent given up before it is disconnected", Config{HeartbeatTimeout: time.Minute, AgentLostTimeout: time.Second}, []string{"agent lost timeout"}},
 		{"all at once", Config{Listen: "x", AgentID: "a b", Images: []string{""}}, []string{"listen", "agent id", "image"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -321,7 +321,13 @@ func (s *server) startManagers(context.Context) error {
 	if err != nil {
 		return err
 	}
-	rep, err := reports.New(reports.Config{Clock: s.cfg.Clock, Logger: s.log}, s.bus, s.store, s.handlers)
+	reg, err := s.registry()
+	if err != nil {
+		return err
+	}
+	repCfg := s.cfg.reportsConfig()
+	repCfg.Clock, repCfg.Logger, repCfg.Registerer = s.cfg.Clock, s.log, reg
+	rep, err := reports.New(repCfg, s.bus, s.store, s.handlers)
 	if err != nil {
 		return err
 	}
@@ -330,10 +336,6 @@ func (s *server) startManagers(context.Context) error {
 		return err
 	}
 	s.addresses = book
-	reg, err := s.registry()
-	if err != nil {
-		return err
-	}
 	seq, err := auditseq.New(auditseq.Config{Logger: s.log, Registerer: reg}, s.store)
 	if err != nil {
 		return err

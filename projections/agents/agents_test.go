@@ -147,6 +147,26 @@ func TestOccupancyFollowsAllocations(t *testing.T) {
 			t.Fatalf("node-1 after a release %+v", a)
 		}
 
+		// node-1 goes silent: disconnected, its allocation kept; then back.
+		out, err = e.h.DisconnectAgent.Handle(ctx, projectiontest.MD, commands.DisconnectAgent{AgentID: "node-1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a := e.get(t, out.Position, "node-1"); a.Status != domain.AgentStatusDisconnected || a.Allocations != 1 || a.LostAt != nil {
+			t.Fatalf("disconnected node-1 %+v", a)
+		}
+		away, err := e.rm.ListAgents(ctx, agents.Filter{Status: domain.AgentStatusDisconnected})
+		if err != nil || len(away) != 1 || away[0].ID != "node-1" {
+			t.Fatalf("disconnected agents %+v, %v", away, err)
+		}
+		out, err = e.h.ReconnectAgent.Handle(ctx, projectiontest.MD, commands.ReconnectAgent{AgentID: "node-1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a := e.get(t, out.Position, "node-1"); a.Status != domain.AgentStatusAlive || a.Allocations != 1 {
+			t.Fatalf("reconnected node-1 %+v", a)
+		}
+
 		// node-1 is lost: its sessions fail and everything is released.
 		out, err = e.h.MarkAgentLost.Handle(ctx, projectiontest.MD, commands.MarkAgentLost{AgentID: "node-1"})
 		if err != nil {

@@ -52,6 +52,10 @@ func (m *ReadModel) Apply(ctx context.Context, tx projections.Tx, ev projections
 		return exec(ctx, tx, m.sql.setStatus, id, string(domain.AgentStatusLost), d.Time(e.At), nil, pos)
 	case domain.AgentRejoined:
 		return exec(ctx, tx, m.sql.setStatus, id, string(domain.AgentStatusAlive), nil, d.Time(e.At), pos)
+	case domain.AgentDisconnected:
+		return exec(ctx, tx, m.sql.setStatus, id, string(domain.AgentStatusDisconnected), nil, nil, pos)
+	case domain.AgentReconnected:
+		return exec(ctx, tx, m.sql.setStatus, id, string(domain.AgentStatusAlive), nil, d.Time(e.At), pos)
 	default:
 		return fmt.Errorf("agents: unexpected event %s", ev.Type)
 	}

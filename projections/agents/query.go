@@ -28,10 +28,10 @@ func (m *ReadModel) ListAgents(ctx context.Context, f Filter) ([]Agent, error) {
 	switch f.Status {
 	case "":
 		rows, err = m.db.Query(ctx, m.sql.list)
-	case domain.AgentStatusAlive, domain.AgentStatusLost:
+	case domain.AgentStatusAlive, domain.AgentStatusDisconnected, domain.AgentStatusLost:
 		rows, err = m.db.Query(ctx, m.sql.listStatus, string(f.Status))
 	default:
-		return nil, domain.Invalid(op, "status", "unknown agent status %q (alive, lost)", f.Status)
+		return nil, domain.Invalid(op, "status", "unknown agent status %q (alive, disconnected, lost)", f.Status)
 	}
 	if err != nil {
 		return nil, &domain.Error{Op: op, Kind: domain.KindUnavailable, Err: err}

@@ -34,6 +34,8 @@ func (*ReadModel) EventTypes() []string {
 		domain.TypeAgentReleased,
 		domain.TypeAgentLost,
 		domain.TypeAgentRejoined,
+		domain.TypeAgentDisconnected,
+		domain.TypeAgentReconnected,
 	}
 }
 

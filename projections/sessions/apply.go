@@ -55,6 +55,18 @@ func (m *ReadModel) Apply(ctx context.Context, tx projections.Tx, ev projections
 		return m.applyEnded(ctx, tx, sid, pos, domain.StatusCancelled, e.Reason, "", d.Time(e.At))
 	case domain.SessionErrored:
 		return m.applyEnded(ctx, tx, sid, pos, domain.StatusError, e.Reason, e.Message, d.Time(e.At))
+	case domain.SessionDisconnected:
+		return exec(ctx, tx, m.sql.setStatus, sid, string(domain.StatusDisconnected), e.Reason, nil, pos)
+	case domain.SessionReconnected:
+		if e.Status == "" {
+			// Another agent of the session is still disconnected.
+			return exec(ctx, tx, m.sql.touchSession, sid, pos)
+		}
+		var started any
+		if e.Status == domain.StatusRunning {
+			started = d.Time(e.At)
+		}
+		return exec(ctx, tx, m.sql.setStatus, sid, string(e.Status), e.Reason, started, pos)
 	default:
 		return m.applyKernel(ctx, tx, sid, pos, ev.Payload)
 	}

@@ -19,7 +19,7 @@ const (
 // statuses are the statuses a filter may name.
 var statuses = []domain.SessionStatus{
 	domain.StatusPending, domain.StatusScheduled, domain.StatusPreparing, domain.StatusPulling,
-	domain.StatusPrepared, domain.StatusCreating, domain.StatusRunning, domain.StatusTerminating,
+	domain.StatusPrepared, domain.StatusCreating, domain.StatusRunning, domain.StatusDisconnected, domain.StatusTerminating,
 	domain.StatusTerminated, domain.StatusCancelled, domain.StatusError,
 }
 

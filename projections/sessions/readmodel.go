@@ -41,6 +41,8 @@ func (*ReadModel) EventTypes() []string {
 		domain.TypeSessionTerminated,
 		domain.TypeSessionCancelled,
 		domain.TypeSessionErrored,
+		domain.TypeSessionDisconnected,
+		domain.TypeSessionReconnected,
 		domain.TypeKernelPreparing,
 		domain.TypeKernelPulling,
 		domain.TypeKernelPrepared,

@@ -134,6 +134,50 @@ func TestCancelledAndErroredSessions(t *testing.T) {
 	})
 }
 
+// TestDisconnectedSessions: a session whose agent is silent shows
+// DISCONNECTED (agent-disconnected), can be listed as such, and shows
+// RUNNING (agent-reconnected) when the agent is back.
+func TestDisconnectedSessions(t *testing.T) {
+	projectiontest.Run(t, func(t *testing.T, b *projectiontest.Backend) {
+		e := newEnv(t, b, projections.Options{})
+		if _, err := e.h.RegisterAgent.Handle(ctx, projectiontest.MD, commands.RegisterAgent{Spec: projectiontest.AgentSpec("node-1", 8)}); err != nil {
+			t.Fatal(err)
+		}
+		res := e.request(t, projectiontest.SessionSpec("alice", "1", 1))
+		if _, err := e.h.ScheduleSession.Handle(ctx, projectiontest.MD, commands.ScheduleSession{
+			SessionID: res.SessionID, Kernels: projectiontest.Place("node-1", res.KernelIDs, "GPU-0", "1")}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.h.ReportKernelStatus.Handle(ctx, projectiontest.MD, commands.ReportKernelStatus{
+			SessionID: res.SessionID, KernelID: res.KernelIDs[0], AgentID: "node-1", Phase: domain.PhaseRunning, ContainerID: "c1"}); err != nil {
+			t.Fatal(err)
+		}
+		out, err := e.h.DisconnectAgent.Handle(ctx, projectiontest.MD, commands.DisconnectAgent{AgentID: "node-1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := e.get(t, out.Position, res.SessionID)
+		checkMirrors(t, s, e.aggregate(t, res.SessionID))
+		if s.Status != domain.StatusDisconnected || s.StatusReason != domain.ReasonAgentDisconnected || s.Kernels[0].Status != domain.StatusRunning {
+			t.Fatalf("disconnected session %+v", s)
+		}
+		page, err := e.rm.ListSessions(ctx, sessions.Filter{Statuses: []domain.SessionStatus{domain.StatusDisconnected}})
+		if err != nil || len(page.Sessions) != 1 || page.Sessions[0].ID != res.SessionID {
+			t.Fatalf("disconnected sessions %+v, %v", page.Sessions, err)
+		}
+
+		out, err = e.h.ReconnectAgent.Handle(ctx, projectiontest.MD, commands.ReconnectAgent{AgentID: "node-1", Running: res.KernelIDs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s = e.get(t, out.Position, res.SessionID)
+		checkMirrors(t, s, e.aggregate(t, res.SessionID))
+		if s.Status != domain.StatusRunning || s.StatusReason != domain.ReasonAgentReconnected || s.Kernels[0].ContainerID != "c1" {
+			t.Fatalf("reconnected session %+v", s)
+		}
+	})
+}
+
 func TestGetSessionNotFound(t *testing.T) {
 	projectiontest.Run(t, func(t *testing.T, b *projectiontest.Backend) {
 		e := newEnv(t, b, projections.Options{})
