@@ -18,7 +18,6 @@ type banner struct {
 	credentialsPath string
 	created         bool
 	busURL          string
-	busCA           string
 	dataDir         string
 	joinURL         string
 	loopbackOnly    bool
@@ -39,7 +38,6 @@ func (s *server) banner() banner {
 		credentialsPath: path,
 		created:         s.created,
 		busURL:          s.nats.ClientURL(),
-		busCA:           s.busCA,
 		dataDir:         s.cfg.DataDir,
 		images:          s.images,
 	}
@@ -91,17 +89,15 @@ func printBanner(w io.Writer, b banner) {
 	line("images", "%s", strings.Join(b.images, ", "))
 	fmt.Fprintf(&sb, "\nTry it:\n")
 	fmt.Fprintf(&sb, "  curl -H 'Authorization: Bearer %s' %s/v1/agents\n", b.token, b.apiURL)
-	fmt.Fprintf(&sb, "\nAnother machine's agent joins with its own credentials (issue them here, copy them there):\n")
-	fmt.Fprintf(&sb, "  cairn bus agent-credentials --data-dir %s --agent-id <name> --out <name>.creds\n", b.dataDir)
-	ca := b.busCA
-	if ca == "" {
-		ca = filepath.Join(b.dataDir, "bus-keys", "bus-ca.pem")
-	}
-	fmt.Fprintf(&sb, "  cairn agent --bus %s --bus-credentials <name>.creds --bus-ca bus-ca.pem --agent-id <name> --listen 0.0.0.0:6001\n", b.joinURL)
-	fmt.Fprintf(&sb, "  (bus-ca.pem is a copy of %s)\n", ca)
+	fmt.Fprintf(&sb, "\nAnother machine's agent joins with a one-time token (docs/security.md):\n")
 	if b.loopbackOnly {
 		fmt.Fprintf(&sb, "  (the bus listens on loopback only: start cairn dev with --nats-listen 0.0.0.0:%s first; it then uses TLS)\n", portOf(b.busURL))
 	}
+	fmt.Fprintf(&sb, "  curl -X POST -H 'Authorization: Bearer %s' %s/v1/agents/<name>/enrollment\n", b.token, b.apiURL)
+	fmt.Fprintf(&sb, "  CAIRN_TOKEN=<token> cairn agent enroll --api <this API, reachable from there> --agent-id <name> --data-dir <dir>\n")
+	fmt.Fprintf(&sb, "  cairn agent --bus %s --agent-id <name> --data-dir <dir> --listen 0.0.0.0:6001\n", b.joinURL)
+	fmt.Fprintf(&sb, "  (or, offline: cairn bus agent-credentials --data-dir %s --agent-id <name> --out <name>.creds,\n", b.dataDir)
+	fmt.Fprintf(&sb, "   then --bus-credentials <name>.creds --bus-ca with a copy of %s)\n", filepath.Join(b.dataDir, "bus-keys", "bus-ca.pem"))
 	fmt.Fprintf(&sb, "\nCtrl-C stops Cairn; containers keep running and are adopted at the next start.\n\n")
 	_, _ = io.WriteString(w, sb.String())
 }
