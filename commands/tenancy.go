@@ -13,7 +13,7 @@ import (
 // Tenancy commands: domains, projects and their members, users, keypairs,
 // resource policies, resource groups and images. Every one of them
 // carries the Principal acting, and authorizes it before anything is
-// written. The decision table (DOMAIN.md: superadmins act everywhere,
+// written. The decision table (superadmins act everywhere,
 // domain admins inside their domain, users and monitors do not
 // administrate):
 //

@@ -37,8 +37,8 @@ func progressReason(s SessionStatus) string {
 	return ReasonScheduled
 }
 
-// deriveSessionStatus is the session status its kernels imply (DOMAIN.md,
-// "Sessions and kernels"), given the session's current status:
+// deriveSessionStatus is the session status its kernels imply, given the
+// session's current status:
 //   - any kernel in ERROR: ERROR;
 //   - every kernel ended: TERMINATED (CANCELLED kernels count as ended;
 //     CANCELLED if every kernel was cancelled);

@@ -18,8 +18,8 @@ const (
 	maxPolicyCount = 1_000_000
 )
 
-// KeypairPolicySpec is what a keypair resource policy limits (DOMAIN.md,
-// "Resource policies"). Counts of 0 mean no limit, except
+// KeypairPolicySpec is what a keypair resource policy limits. Counts of 0
+// mean no limit, except
 // max_containers_per_session (at least 1); timeouts are in seconds, 0
 // meaning never.
 type KeypairPolicySpec struct {

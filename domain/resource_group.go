@@ -30,8 +30,7 @@ const (
 // maxFIFOSkipAfter bounds fifo_skip_after.
 const maxFIFOSkipAfter = 1_000_000
 
-// ResourceGroupSpec is a resource group's settings (DOMAIN.md, "Resource
-// groups").
+// ResourceGroupSpec is a resource group's settings.
 type ResourceGroupSpec struct {
 	Description string `json:"description"`
 	IsActive    bool   `json:"is_active"`

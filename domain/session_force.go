@@ -3,7 +3,7 @@ package domain
 import "time"
 
 // ForceTerminate ends a TERMINATING session whose teardown did not finish
-// in time (DOMAIN.md: "terminating timeout (then force)"): every kernel
+// in time (the terminating timeout, then force): every kernel
 // that has not ended is TERMINATED with the reason, and the session is
 // TERMINATED with it (force-terminated), so that its allocations are
 // released and it can never stay TERMINATING forever. Whatever still runs

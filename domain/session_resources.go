@@ -1,7 +1,7 @@
 package domain
 
 // validateResources checks the per-kernel slots of a request and returns
-// them without zero amounts. Rules (DOMAIN.md, "Resource slots"): known
+// them without zero amounts. Rules: known
 // slot names, no negative amounts, cpu and mem present and positive, whole
 // bytes for byte slots, at most one accelerator slot (cuda.device,
 // cuda.shares and MIG profiles are mutually exclusive), cuda.shares in

@@ -3,8 +3,8 @@ package domain
 import "time"
 
 // Terminate ends the session on a user's (or a limit's) request, whatever
-// its status (DOMAIN.md: "a user may terminate a session in any
-// non-terminal status"):
+// its status (a user may terminate a session in any non-terminal
+// status):
 //   - PENDING: nothing runs, so the session is CANCELLED with the reason;
 //   - SCHEDULED .. RUNNING: TERMINATING with the reason; the agents tear the
 //     kernels down and report them gone, which ends the session;

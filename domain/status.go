@@ -1,6 +1,6 @@
 package domain
 
-// SessionStatus is where a session is in its lifecycle (DOMAIN.md).
+// SessionStatus is where a session is in its lifecycle.
 type SessionStatus string
 
 // The lifecycle: PENDING → SCHEDULED → PREPARING (→ PULLING) → PREPARED →

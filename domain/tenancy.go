@@ -10,7 +10,7 @@ import (
 	"unicode/utf8"
 )
 
-// Tenancy (DOMAIN.md, "Tenancy and people"): domains, projects, users and
+// Tenancy: domains, projects, users and
 // their keypairs, the resource policies that limit them, resource groups
 // and the image registry. Each object is an aggregate with a stream of its
 // own, named by its natural key where it has one (a domain's name, a
@@ -63,7 +63,7 @@ func (s UserStatus) Valid() bool {
 // storage host.
 type VFolderHostPermission string
 
-// The storage host permissions (DOMAIN.md, "Resource policies"), in their
+// The storage host permissions of resource policies, in their
 // canonical order.
 const (
 	PermCreateVFolder        VFolderHostPermission = "create-vfolder"

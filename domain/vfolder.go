@@ -73,8 +73,7 @@ type VFolderOwner struct {
 // owner and counts folders against max_vfolder_count (see VFolderIndex).
 func (o VFolderOwner) Stream() string { return "vfolder-owner-" + string(o.Kind) + "-" + o.ID }
 
-// VFolderStatus is a folder's lifecycle status (DOMAIN.md, "Virtual
-// folders").
+// VFolderStatus is a folder's lifecycle status.
 type VFolderStatus string
 
 const (

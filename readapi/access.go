@@ -14,7 +14,7 @@ import (
 	"github.com/cairnhq/cairn/projections/sessions"
 )
 
-// Roles (DOMAIN.md, "Tenancy and people").
+// Roles, from the most to the least powerful.
 const (
 	RoleSuperadmin = string(domain.RoleSuperadmin)
 	RoleAdmin      = string(domain.RoleAdmin)

@@ -15,7 +15,7 @@ import (
 // The virtual folder rows of the authorization matrix. The folders of a
 // row are fresh for every request (most requests change them): on the own
 // side they belong to the caller's tenant "default", on the other side to
-// "other". The rules (DOMAIN.md "Virtual folders", domain/vfolder_access.go):
+// "other". The rules (domain/vfolder_access.go):
 // superadmins and the domain's admins manage every folder of their reach,
 // the owner of a user folder manages it, a project's members use its
 // folders with the folder's permission, a monitor of the domain reads

@@ -12,7 +12,7 @@ import (
 const opCreateKeypairPolicy = "keypair-policy.create"
 
 // createKeypairPolicyRequest is the body of POST /v1/keypair-policies: a
-// name and the policy's limits (DOMAIN.md, "Resource policies").
+// name and the policy's limits.
 type createKeypairPolicyRequest struct {
 	Name string `json:"name"`
 	domain.KeypairPolicySpec

@@ -12,7 +12,7 @@ import (
 const opCreateResourceGroup = "resource-group.create"
 
 // createResourceGroupRequest is the body of POST /v1/resource-groups: a
-// name and the group's settings (DOMAIN.md, "Resource groups").
+// name and the group's settings.
 type createResourceGroupRequest struct {
 	Name string `json:"name"`
 	domain.ResourceGroupSpec

@@ -1,6 +1,5 @@
 // Package auditseq is the audit trail's sequencer: the one writer of the
-// hash chain (DOMAIN.md "Audit and logs", ARCHITECTURE "A tamper-evident
-// audit trail").
+// hash chain of the tamper-evident audit trail (docs/architecture.md).
 //
 // # Design
 //

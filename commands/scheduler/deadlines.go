@@ -45,8 +45,8 @@ func (s *Scheduler) expirePending(ctx context.Context, st *state, now time.Time)
 	return ended
 }
 
-// enforceDeadlines ends the sessions stuck in a phase (DOMAIN.md, failure
-// 1: no session may stay in a non-terminal phase forever):
+// enforceDeadlines ends the sessions stuck in a phase (no session may stay
+// in a non-terminal phase forever):
 // Deadlines count from when the session entered its phase, or from the
 // scheduler's start if that is later (see phaseStart):
 //   - a session in one phase between SCHEDULED and CREATING for longer

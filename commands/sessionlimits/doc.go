@@ -1,6 +1,5 @@
 // Package sessionlimits is the process manager that ends sessions at the
-// limits of their keypair's resource policy (DOMAIN.md, "Resource
-// policies"): idle_timeout (reason idle-timeout) and max_session_lifetime
+// limits of their keypair's resource policy: idle_timeout (reason idle-timeout) and max_session_lifetime
 // (reason session-lifetime), each in seconds, 0 meaning never. It ends a
 // session with commands.TerminateSession, like a user's DELETE: the
 // session goes TERMINATING and its agents tear the kernels down.

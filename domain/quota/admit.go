@@ -39,7 +39,7 @@ type Exceeded struct {
 func (e *Exceeded) Error() string { return e.Message }
 
 // Admit refuses a session whose answer is already known when it is
-// requested (DOMAIN.md, "Resource policies"), reporting every problem at
+// requested, reporting every problem at
 // once (errors.Join; errors.Is matches each kind):
 //   - more kernels than the keypair policy's max_containers_per_session:
 //     KindInvalid on cluster_size, naming the limit;

@@ -1,5 +1,5 @@
-// Package quota is the pure model of resource quotas (DOMAIN.md,
-// "Resource policies" and "Scheduling"): what each keypair, user, project
+// Package quota is the pure model of resource quotas (resource policies
+// and scheduling, docs/architecture.md): what each keypair, user, project
 // and domain occupies and queues, what it may occupy, and the checks that
 // compare the two. It does no I/O; its folds take decoded domain events
 // and the key of the stream they came from.

@@ -1,5 +1,5 @@
 // Package accesslog records every API request in the audit trail
-// (DOMAIN.md "Audit and logs"): a fiber middleware builds each request's
+// (docs/architecture.md, the audit trail): a fiber middleware builds each request's
 // access record, and either hands it to the command the request runs
 // (commands.AccessSlot: the record is appended with the command's events)
 // or, for reads, refusals and failures, queues it for the Writer, which

@@ -1,6 +1,6 @@
 // Package lease elects one leader among a cluster's manager replicas, for
-// the work only one of them may do at a time (the scheduler, ARCHITECTURE
-// "Deployment shapes"). The lease lives beside the event store:
+// the work only one of them may do at a time (the scheduler; see
+// docs/architecture.md). The lease lives beside the event store:
 //
 //   - PostgreSQL: a session-level advisory lock held by a dedicated
 //     connection (Postgres). PostgreSQL releases it the moment that

@@ -40,7 +40,7 @@
 //
 // # What the reference implementation does, and what Cairn follows
 //
-// DOMAIN.md gives the algorithm; where it is silent, Cairn follows
+// The algorithm is Backend.AI's; where its description is silent, Cairn follows
 // Backend.AI's code (lablup/backend.ai: the client's
 // src/ai/backend/client/auth.py generate_signature and request.py
 // Request.fetch, the manager's src/ai/backend/manager/api/auth.py

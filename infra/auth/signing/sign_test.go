@@ -69,7 +69,8 @@ func TestSignatureMatchesBackendAIClient(t *testing.T) {
 }
 
 // TestSignatureStepByStep rebuilds the HMAC chain by hand, from the
-// algorithm as DOMAIN.md states it, and compares with Signature.
+// algorithm as the package documentation states it, and compares with
+// Signature.
 func TestSignatureStepByStep(t *testing.T) {
 	t.Parallel()
 	mac := func(key []byte, msg string) []byte {
