@@ -52,6 +52,15 @@ func StringToSign(r Request) string {
 	var b strings.Builder
 	ct := CanonicalContentType(r.ContentType)
 	b.Grow(len(r.Method) + len(r.PathQuery) + len(r.Date) + len(r.Host) + len(ct) + len(r.Version) + 64 + 48)
+	writeRequestLines(&b, r, ct)
+	b.WriteByte('\n')
+	b.WriteString(emptyBodyHash)
+	return b.String()
+}
+
+// writeRequestLines writes the lines both modes sign: method, path and
+// query, date, host, content type (ct, canonical) and API version.
+func writeRequestLines(b *strings.Builder, r Request, ct string) {
 	b.WriteString(r.Method)
 	b.WriteByte('\n')
 	b.WriteString(r.PathQuery)
@@ -63,9 +72,6 @@ func StringToSign(r Request) string {
 	b.WriteString(ct)
 	b.WriteString("\nx-backendai-version:")
 	b.WriteString(r.Version)
-	b.WriteByte('\n')
-	b.WriteString(emptyBodyHash)
-	return b.String()
 }
 
 // CanonicalContentType is the content type as Backend.AI's manager reads
