@@ -14,7 +14,8 @@ DEV_FLAGS ?=
 
 .PHONY: help
 help: ## list the targets, one line each
-	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk -v listen='$(LISTEN)' -v data='$(DATA_DIR)' 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / { \
+	  gsub(/\$$\(LISTEN\)/, listen, $$2); gsub(/\$$\(DATA_DIR\)/, data, $$2); printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: build
 build: ## build bin/cairn

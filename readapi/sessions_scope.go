@@ -40,8 +40,12 @@ func (a *api) checkSessionScope(c *fiber.Ctx, who caller, spec *domain.SessionSp
 		return err
 	}
 	if !who.isSuperadmin() && who.Role != RoleAdmin && !who.memberOf(spec.Project) {
-		return &domain.Error{Op: op, Kind: domain.KindForbidden, Field: "project",
-			Message: "not a member of project " + spec.Project + " of domain " + who.Domain}
+		msg := "not a member of project " + spec.Project + " of domain " + who.Domain
+		if spec.Project == defaultScope {
+			// The usual surprise: the field was left out.
+			msg += ` (a session without "project" goes to "` + defaultScope + `"; name one of your projects)`
+		}
+		return &domain.Error{Op: op, Kind: domain.KindForbidden, Field: "project", Message: msg}
 	}
 	p, err := a.Tenancy.GetProject(ctx, who.Domain, spec.Project)
 	switch {

@@ -87,7 +87,9 @@ if ! ping; then
   # From /: the service outlives this script, and conmon fails every
   # container ("Failed to get working directory") once the directory it
   # was started in is removed (a CI checkout, a temporary clone).
-  (cd / && nohup podman system service --time=0 "unix://$SOCK" >/tmp/cairn-podman-service.log 2>&1 &)
+  # setsid: its own session and process group, so Ctrl-C on `make run` (sent
+  # to the terminal's foreground group) stops Cairn and leaves the service running.
+  (cd / && setsid -f nohup podman system service --time=0 "unix://$SOCK" >/tmp/cairn-podman-service.log 2>&1 &)
   for _ in $(seq 1 100); do
     ping && break
     sleep 0.1

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"strconv"
@@ -16,11 +17,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cairnhq/cairn/commands"
 	"github.com/cairnhq/cairn/commands/auditseq"
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/domain/audit"
 	"github.com/cairnhq/cairn/eventstore"
 	"github.com/cairnhq/cairn/eventstore/dsn"
+	"github.com/cairnhq/cairn/infra/logging"
 	"github.com/cairnhq/cairn/infra/progress"
 )
 
@@ -61,6 +64,12 @@ printed on stderr; publish it to anchor the next verification.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			if o.quiet && !cmd.Flags().Changed("log-level") {
+				// Quiet means the verdict alone: no progress, no store logs.
+				if err := quietLogs(cmd); err != nil {
+					return err
+				}
+			}
 			storeDSN, err := sf.dsn()
 			if err != nil {
 				return err
@@ -85,7 +94,7 @@ printed on stderr; publish it to anchor the next verification.`,
 	f.BoolVar(&o.verify, "verify", false, "verify the hash chain (exit status 1 when it is broken)")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print no records (with --verify: only the verdict)")
 	f.StringSliceVar(&o.anchors, "anchor", nil, "a head published earlier, SEQ:HASH (repeatable)")
-	f.StringVar(&o.actor, "actor", "", "print the records of this user id or access key")
+	f.StringVar(&o.actor, "actor", "", "print the records of this user (id or e-mail address) or access key")
 	f.StringVar(&o.action, "action", "", `print the records of this action, e.g. "POST /v1/sessions"`)
 	f.StringVar(&o.outcome, "outcome", "", "print the records with this outcome: success, error, denied")
 	f.StringVar(&o.from, "from", "", "print the records at or after this time (RFC 3339)")
@@ -99,6 +108,43 @@ type auditFilter struct {
 	actor, action string
 	outcome       audit.Outcome
 	from, to      time.Time
+}
+
+// quietLogs lowers the default logger to warnings, keeping the format the
+// --log-format flag chose.
+func quietLogs(cmd *cobra.Command) error {
+	format, _ := cmd.Flags().GetString("log-format")
+	logger, err := logging.New(cmd.ErrOrStderr(), logging.Config{Level: "warn", Format: format})
+	if err != nil {
+		return err
+	}
+	slog.SetDefault(logger)
+	return nil
+}
+
+// resolveActor turns an --actor that is an e-mail address into the id of
+// the user the address belongs to (its reservation stream says which),
+// since the records name users by id. Anything else is used as given.
+func resolveActor(ctx context.Context, store eventstore.Store, actor string) (string, error) {
+	if !strings.Contains(actor, "@") {
+		return actor, nil
+	}
+	recs, err := store.ReadStream(ctx, commands.UserEmailStream(actor), eventstore.ReadStreamOptions{})
+	if errors.Is(err, eventstore.ErrStreamNotFound) || (err == nil && len(recs) == 0) {
+		return "", fmt.Errorf("--actor %q: no user has this e-mail address", actor)
+	}
+	if err != nil {
+		return "", err
+	}
+	events, err := commands.DecodeStream(recs)
+	if err != nil {
+		return "", err
+	}
+	r, err := domain.RehydrateEmailReservation(events)
+	if err != nil {
+		return "", err
+	}
+	return r.UserID().String(), nil
 }
 
 func (o auditReplayOptions) filter() (auditFilter, error) {
@@ -151,6 +197,9 @@ func parseAnchor(s string) (audit.Head, error) {
 func replayAudit(ctx context.Context, store eventstore.Store, o auditReplayOptions, out io.Writer) (audit.Head, error) {
 	filter, err := o.filter()
 	if err != nil {
+		return audit.Head{}, err
+	}
+	if filter.actor, err = resolveActor(ctx, store, filter.actor); err != nil {
 		return audit.Head{}, err
 	}
 	var anchors []audit.Head

@@ -12,6 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
+	"github.com/cairnhq/cairn/commands"
 	"github.com/cairnhq/cairn/commands/auditseq"
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/domain/audit"
@@ -213,5 +216,29 @@ func TestReplayAuditDetectsTamperingInsideARun(t *testing.T) {
 				t.Fatalf("err = %v, want %v", err, c.want)
 			}
 		})
+	}
+}
+
+func TestReplayAuditActorByEmail(t *testing.T) {
+	store := openTrail(t)
+	bob := uuid.New()
+	ev, err := eventstore.NewEvent(domain.TypeUserEmailReserved, domain.UserEmailReserved{Email: "bob@example.com", UserID: bob, At: time.Unix(1_800_000_000, 0)}, eventstore.Metadata{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Append(context.Background(), commands.UserEmailStream("bob@example.com"), eventstore.NoStream, ev); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ actor, want string }{
+		{"Bob@Example.com", bob.String()}, // addresses match without case, as at login
+		{"bob", "bob"},                    // ids and access keys pass unchanged
+	} {
+		got, err := resolveActor(context.Background(), store, tc.actor)
+		if err != nil || got != tc.want {
+			t.Errorf("resolveActor(%q) = %q, %v; want %q", tc.actor, got, err, tc.want)
+		}
+	}
+	if _, err := resolveActor(context.Background(), store, "nobody@example.com"); err == nil || !strings.Contains(err.Error(), "no user has this e-mail") {
+		t.Errorf("an unknown address: %v", err)
 	}
 }

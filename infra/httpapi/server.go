@@ -124,8 +124,9 @@ func New(cfg Config) (*fiber.App, error) {
 			status = ProblemFor(err).Status
 		}
 		route := c.Route().Path
-		m.observe(c.Method(), route, status, time.Since(start))
-		cfg.Logger.Debug("http request", "request_id", RequestID(c), "method", c.Method(), "path", c.Path(), "status", status, "duration", time.Since(start))
+		method := methodLabel(c.Method())
+		m.observe(method, route, status, time.Since(start))
+		cfg.Logger.Debug("http request", "request_id", RequestID(c), "method", method, "path", c.Path(), "status", status, "duration", time.Since(start))
 		return err
 	})
 	if cfg.StreamRequestBody != nil {
@@ -185,6 +186,22 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		reg.MustRegister(m.requests, m.duration, m.bodyStalls)
 	}
 	return m
+}
+
+// methodLabel returns a constant string for the request's method.
+// fiber's c.Method() is a view of a buffer the next request on the
+// connection reuses, so keeping it (as a metric label) would later read
+// as another method ("GETETE"), and a label set changed behind the
+// registry's back makes /metrics fail. Unknown methods share "OTHER",
+// which also bounds the label's values.
+func methodLabel(m string) string {
+	for _, known := range [...]string{fiber.MethodGet, fiber.MethodHead, fiber.MethodPost, fiber.MethodPut,
+		fiber.MethodPatch, fiber.MethodDelete, fiber.MethodOptions, fiber.MethodConnect, fiber.MethodTrace} {
+		if m == known {
+			return known
+		}
+	}
+	return "OTHER"
 }
 
 func (m *metrics) observe(method, route string, status int, d time.Duration) {
