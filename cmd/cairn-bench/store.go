@@ -124,7 +124,11 @@ func runBenchStore(ctx context.Context, cfg benchStoreConfig) error {
 		return nil
 	}
 	var buf bytes.Buffer
-	header := fmt.Sprintf("# Event store benchmarks\n\nMade by `make bench` (`cairn-bench store %s`) on %s, %s, %d CPUs, %s.\n"+
+	header := fmt.Sprintf("# Event store benchmarks\n\n"+
+		"`make bench` builds `bin/cairn-bench` (the benchmarks' own binary: `cairn` carries none of them) and runs its\n"+
+		"commands `store`, `schedule` and `api` against a throwaway PostgreSQL, then `sessions` on Podman; each appends\n"+
+		"its section below. Run one alone with `bin/cairn-bench <command> --help` for its flags.\n\n"+
+		"Made by `make bench` (`cairn-bench store %s`) on %s, %s, %d CPUs, %s.\n"+
 		"Each Cairn figure sits next to a raw baseline measured in the same run on the same database:\n"+
 		"plain INSERTs of the same row shape at the same concurrency (one transaction per append), and a plain\n"+
 		"ordered keyset SELECT scan. Lag rows compare append→delivered with the append call's own latency.\n"+
