@@ -196,8 +196,9 @@ type Endpoints struct {
 	// which measures what the audit trail costs by alternating between the
 	// two in one process; `cairn dev` never calls it and no flag or
 	// environment variable reaches it. The caller ends ctx and waits for
-	// the call to return before the server stops.
-	ServeWithoutAudit func(ctx context.Context, ln net.Listener) error
+	// the call to return before the server stops. It is left out of the
+	// JSON form of Endpoints (a test's child process prints it).
+	ServeWithoutAudit func(ctx context.Context, ln net.Listener) error `json:"-"`
 }
 
 // WithDefaults returns c with every zero field set to its default.
