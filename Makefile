@@ -2,6 +2,7 @@
 SHELL := /usr/bin/env bash
 GO ?= go
 BIN := bin/cairn
+BENCH_BIN := bin/cairn-bench
 DATA_DIR ?= ./data
 # The podman v5 bindings build without C libraries only with these tags.
 BUILD_TAGS := remote,exclude_graphdriver_btrfs,btrfs_noversion,exclude_graphdriver_devicemapper,containers_image_openpgp
@@ -18,8 +19,9 @@ help: ## list the targets, one line each
 	  gsub(/\$$\(LISTEN\)/, listen, $$2); gsub(/\$$\(DATA_DIR\)/, data, $$2); printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: build
-build: ## build bin/cairn
+build: ## build bin/cairn and bin/cairn-bench (the benchmarks, a binary of their own)
 	$(GO) build -o $(BIN) ./cmd/cairn
+	$(GO) build -o $(BENCH_BIN) ./cmd/cairn-bench
 
 .PHONY: run
 run: build ## start Cairn for development (cairn dev: API on $(LISTEN), NATS, local Podman agent, SQLite in $(DATA_DIR))
@@ -38,12 +40,12 @@ test-long: ## run the long tests (CAIRN_LONG_TESTS=1): a 1 GiB upload at 1 MiB/s
 	CAIRN_LONG_TESTS=1 $(GO) test -race -count=1 -timeout 40m -run '^TestLong' -v ./infra/devserver/
 
 .PHONY: bench
-bench: build ## run the benchmarks against their baselines (store, scheduling, API audit on/off, session start vs podman run), write docs/benchmarks.md
-	scripts/with-postgres.sh $(BIN) bench store --out docs/benchmarks.md
-	scripts/with-postgres.sh $(BIN) bench schedule --append docs/benchmarks.md
-	scripts/with-postgres.sh $(BIN) bench api --append docs/benchmarks.md
+bench: build ## run bin/cairn-bench against its baselines (store, scheduling, API audit on/off, session start vs podman run), write docs/benchmarks.md
+	scripts/with-postgres.sh $(BENCH_BIN) store --out docs/benchmarks.md
+	scripts/with-postgres.sh $(BENCH_BIN) schedule --append docs/benchmarks.md
+	scripts/with-postgres.sh $(BENCH_BIN) api --append docs/benchmarks.md
 	@if [[ $$(id -u) -eq 0 ]]; then scripts/install-podman.sh; fi
-	$(BIN) bench sessions --append docs/benchmarks.md
+	$(BENCH_BIN) sessions --append docs/benchmarks.md
 
 .PHONY: fuzz
 FUZZ_TARGETS := agents/protocol:FuzzDecodePayload agents/accelerator:FuzzParseCDISpec eventstore:FuzzValidJSON eventstore:FuzzUnmarshalEnvelope eventstore/sqlite:FuzzParseDSN readapi:FuzzParseRange readapi:FuzzParseCreateSession infra/bus:FuzzAgentTopic infra/auth/signing:FuzzParseAuthorization infra/auth/signing:FuzzStrictHeaders infra/auth/token:FuzzParse infra/auth/password:FuzzParseHash infra/vfstorage:FuzzCleanPath domain:FuzzCheckImageReference domain/audit:FuzzScanJSON domain:FuzzSlotsUnmarshalJSON domain:FuzzParseAmount domain:FuzzDecodeSessionRequested domain:FuzzDecodeSessionPendingUpdated domain:FuzzDecodeSessionScheduled domain:FuzzDecodeAgentRegistered domain:FuzzDecodeAgentAllocated domain:FuzzMarshalEvent domain/internal/plainjson:FuzzAppendString domain/internal/plainjson:FuzzStr

@@ -41,7 +41,7 @@ CAIRN_DATA_DIR, --log-level is CAIRN_LOG_LEVEL, and so on. Flags win.`,
 	}
 	root.PersistentFlags().StringVar(&logCfg.Level, "log-level", "info", "log level: debug, info, warn, error")
 	root.PersistentFlags().StringVar(&logCfg.Format, "log-format", "text", "log format: text or json")
-	root.AddCommand(newDevCommand(), newBenchCommand(), newAgentCommand(), newReplayCommand(), newBusCommand())
+	root.AddCommand(newDevCommand(), newAgentCommand(), newReplayCommand(), newBusCommand())
 	annotate(root)
 	return root
 }

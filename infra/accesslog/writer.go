@@ -54,7 +54,7 @@ const (
 	// DefaultInterval is the shortest time between two appends. Each
 	// append costs the same whatever it carries (a commit and its fsync,
 	// a wake-up of every subscription of the log): at 10ms, the trail cost
-	// `cairn bench api` 6-9% more throughput than at 50ms, on either
+	// `cairn-bench api` 6-9% more throughput than at 50ms, on either
 	// backend. The interval only widens the crash window of reads'
 	// records, whose responses were sent already: Kubernetes' batching
 	// audit backend waits up to 30s by default.

@@ -1,6 +1,7 @@
 package devserver
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -163,12 +164,6 @@ type Config struct {
 	Out io.Writer
 	// Clock stamps events and measures timeouts (default time.Now).
 	Clock func() time.Time
-	// UnauditedListen, when set, serves the same API a second time on
-	// this address, host:port, WITHOUT the access log: no request made
-	// there is recorded in the audit trail. It exists for `cairn bench
-	// api`, which measures what the audit trail costs by alternating
-	// between the two in one process; `cairn dev` has no flag for it.
-	UnauditedListen string
 	// AuthReplayCacheSize bounds how many strict-mode request signatures
 	// the API remembers to refuse their replays (default
 	// signing.DefaultReplayCacheSize); when full, the window in which a
@@ -195,9 +190,15 @@ type Endpoints struct {
 	BusURL string
 	// AgentID is the local agent's id, empty without one.
 	AgentID string
-	// UnauditedAPIURL is where the API serves without the audit trail
-	// (Config.UnauditedListen), empty unless asked for.
-	UnauditedAPIURL string
+	// ServeWithoutAudit serves the same API on ln, without the access-log
+	// middleware (no request made there is recorded in the audit trail),
+	// until ctx ends. It exists for the API benchmark (cairn-bench api),
+	// which measures what the audit trail costs by alternating between the
+	// two in one process; `cairn dev` never calls it and no flag or
+	// environment variable reaches it. The caller ends ctx and waits for
+	// the call to return before the server stops. It is left out of the
+	// JSON form of Endpoints (a test's child process prints it).
+	ServeWithoutAudit func(ctx context.Context, ln net.Listener) error `json:"-"`
 }
 
 // WithDefaults returns c with every zero field set to its default.
@@ -296,14 +297,6 @@ func (c Config) Validate() error {
 	if d.Listen == d.NATSListen && !hasPortZero(d.Listen) {
 		add("listen and nats listen are both %q", d.Listen)
 	}
-	if d.UnauditedListen != "" {
-		if err := checkHostPort(d.UnauditedListen); err != nil {
-			add("unaudited listen %q: %w", d.UnauditedListen, err)
-		}
-		if (d.UnauditedListen == d.Listen || d.UnauditedListen == d.NATSListen) && !hasPortZero(d.UnauditedListen) {
-			add("unaudited listen %q is already taken by listen or nats listen", d.UnauditedListen)
-		}
-	}
 	if err := protocol.ValidateAgentID(d.AgentID); err != nil {
 		add("agent id: %w", err)
 	}
@@ -384,7 +377,6 @@ func (c Config) LogValue() slog.Value {
 		slog.String("data_dir", c.DataDir),
 		slog.String("store", config.RedactDSN(c.Store)),
 		slog.String("nats_listen", c.NATSListen),
-		slog.String("unaudited_listen", c.UnauditedListen),
 		slog.Bool("no_agent", c.NoAgent),
 		slog.String("agent_id", c.AgentID),
 		slog.String("gpus", c.GPUs),

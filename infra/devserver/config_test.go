@@ -45,8 +45,6 @@ func TestConfigValidateReportsEveryProblem(t *testing.T) {
 		{"port out of range", Config{NATSListen: "127.0.0.1:70000"}, []string{"nats listen"}},
 		{"same address twice", Config{Listen: "127.0.0.1:9000", NATSListen: "127.0.0.1:9000"}, []string{"both"}},
 		{"bad agent id", Config{AgentID: "has.dot"}, []string{"agent id"}},
-		{"unaudited without port", Config{UnauditedListen: "localhost"}, []string{"unaudited listen"}},
-		{"unaudited on the API's address", Config{Listen: "127.0.0.1:9000", UnauditedListen: "127.0.0.1:9000"}, []string{"unaudited listen", "already taken"}},
 		{"bad gpus", Config{GPUs: "mock:nosuch"}, []string{"gpus"}},
 		{"bad kernel userns", Config{KernelUserNS: "auto"}, []string{"kernel userns"}},
 		{"bad image", Config{Images: []string{"has space"}}, []string{"image"}},

@@ -94,6 +94,7 @@ func (s *server) startHTTP(ctx context.Context) error {
 		ln.Close()
 		return err
 	}
+	s.auth = auth
 	app, err := s.app(reg, auth, access)
 	if err != nil {
 		ln.Close()
@@ -104,56 +105,51 @@ func (s *server) startHTTP(ctx context.Context) error {
 		ln.Close()
 		return err
 	}
-	s.serve("HTTP API", app, lln)
+	s.parts.goRun("HTTP API", func(ctx context.Context) error { return serve(ctx, app, lln) })
 	s.log.Info("HTTP API serving", "url", s.apiURL, "images", s.images)
-	if s.cfg.UnauditedListen == "" {
-		return nil
-	}
-	uln, err := net.Listen("tcp", s.cfg.UnauditedListen)
-	if err != nil {
-		return fmt.Errorf("unaudited listen: %w", err)
-	}
-	s.unauditedURL = "http://" + localAddr(uln.Addr())
-	// Its HTTP metrics go to a registry of their own (the same work per
-	// request), not into the server's.
-	unaudited, err := s.app(prometheus.NewRegistry(), auth, nil)
-	if err != nil {
-		uln.Close()
-		return err
-	}
-	ulln, err := httpapi.NewListener(uln, s.listenerConfig("unaudited", nil))
-	if err != nil {
-		uln.Close()
-		return err
-	}
-	s.serve("unaudited HTTP API", unaudited, ulln)
-	s.log.Warn("serving the API a second time WITHOUT the audit trail (Config.UnauditedListen, for benchmarks only)", "url", s.unauditedURL)
 	return nil
 }
 
-// serve runs app on ln as a part, until the part is stopped.
-func (s *server) serve(name string, app *fiber.App, ln net.Listener) {
-	url := "http://" + localAddr(ln.Addr())
-	s.parts.goRun(name, func(ctx context.Context) error {
-		served := make(chan error, 1)
-		go func() { served <- app.Listener(ln) }()
-		select {
-		case err := <-served:
-			return fmt.Errorf("serve %s: %w", url, err)
-		case <-ctx.Done():
-		}
-		err := app.ShutdownWithTimeout(httpShutdownTimeout)
-		// A shutdown that comes before the server has started serving
-		// finds nothing to close: closing the listener stops a Serve
-		// that starts late.
-		if cerr := ln.Close(); cerr != nil && !errors.Is(cerr, net.ErrClosed) {
-			err = errors.Join(err, cerr)
-		}
-		if serr := <-served; serr != nil && !errors.Is(serr, net.ErrClosed) {
-			err = errors.Join(err, serr)
-		}
+// serveWithoutAudit is Endpoints.ServeWithoutAudit: the API as startHTTP
+// serves it, without the access-log middleware, on ln until ctx ends.
+func (s *server) serveWithoutAudit(ctx context.Context, ln net.Listener) error {
+	// Its HTTP metrics go to a registry of their own (the same work per
+	// request), not into the server's.
+	app, err := s.app(prometheus.NewRegistry(), s.auth, nil)
+	if err != nil {
+		ln.Close()
 		return err
-	})
+	}
+	lln, err := httpapi.NewListener(ln, s.listenerConfig("unaudited", nil))
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	s.log.Warn("serving the API WITHOUT the audit trail (Endpoints.ServeWithoutAudit, for benchmarks only)", "url", "http://"+localAddr(ln.Addr()))
+	return serve(ctx, app, lln)
+}
+
+// serve runs app on ln until ctx ends, then shuts it down.
+func serve(ctx context.Context, app *fiber.App, ln net.Listener) error {
+	url := "http://" + localAddr(ln.Addr())
+	served := make(chan error, 1)
+	go func() { served <- app.Listener(ln) }()
+	select {
+	case err := <-served:
+		return fmt.Errorf("serve %s: %w", url, err)
+	case <-ctx.Done():
+	}
+	err := app.ShutdownWithTimeout(httpShutdownTimeout)
+	// A shutdown that comes before the server has started serving
+	// finds nothing to close: closing the listener stops a Serve
+	// that starts late.
+	if cerr := ln.Close(); cerr != nil && !errors.Is(cerr, net.ErrClosed) {
+		err = errors.Join(err, cerr)
+	}
+	if serr := <-served; serr != nil && !errors.Is(serr, net.ErrClosed) {
+		err = errors.Join(err, serr)
+	}
+	return err
 }
 
 // listenerConfig is the connection limits and accept retries of the
@@ -179,7 +175,7 @@ func (s *server) authenticator(reg prometheus.Registerer) (*httpauth.Authenticat
 
 // app builds a fiber app: /healthz and /metrics without authentication,
 // readapi's /v1 routes behind signed requests and tokens (auth), every
-// /v1 request recorded by access (none when nil: the unaudited API).
+// /v1 request recorded by access (none when nil: ServeWithoutAudit).
 func (s *server) app(reg prometheus.Registerer, auth *httpauth.Authenticator, access *accesslog.Writer) (*fiber.App, error) {
 	app, err := httpapi.New(httpapi.Config{
 		Logger: s.log, Registerer: reg, StreamRequestBody: readapi.StreamsBody,

@@ -29,6 +29,7 @@ import (
 	"github.com/cairnhq/cairn/eventstore/sqlite"
 	"github.com/cairnhq/cairn/infra/accesslog"
 	"github.com/cairnhq/cairn/infra/agentlogs"
+	"github.com/cairnhq/cairn/infra/auth/httpauth"
 	"github.com/cairnhq/cairn/infra/auth/password"
 	"github.com/cairnhq/cairn/infra/bootstrap"
 	"github.com/cairnhq/cairn/infra/bus"
@@ -86,7 +87,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	printBanner(cfg.Out, b)
 	if cfg.OnReady != nil {
 		cfg.OnReady(Endpoints{APIURL: s.apiURL, Token: s.credentials.Token, CredentialsPath: b.credentialsPath,
-			BusURL: s.nats.ClientURL(), AgentID: s.localAgentID(), UnauditedAPIURL: s.unauditedURL})
+			BusURL: s.nats.ClientURL(), AgentID: s.localAgentID(), ServeWithoutAudit: s.serveWithoutAudit})
 	}
 
 	select {
@@ -117,13 +118,13 @@ type server struct {
 	addresses  *agentlogs.AddressBook
 	agent      *node.Agent
 	access     *accesslog.Writer
+	auth       *httpauth.Authenticator
 	images     []string
 	vfstorage  *localfs.Storage
 
-	apiURL       string
-	unauditedURL string
-	credentials  bootstrap.Credentials
-	created      bool
+	apiURL      string
+	credentials bootstrap.Credentials
+	created     bool
 }
 
 // start starts every part in order; what started is stopped by Run.

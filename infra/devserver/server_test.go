@@ -263,21 +263,26 @@ func TestHealthzJSON(t *testing.T) {
 	}
 }
 
-// TestRunServesUnauditedOnlyWhenAsked: Config.UnauditedListen serves the
-// same API, authenticated, without recording its requests; the audited
-// API records every one (it is seen sealed in the audit trail).
-func TestRunServesUnauditedOnlyWhenAsked(t *testing.T) {
+// TestServeWithoutAudit: Endpoints.ServeWithoutAudit serves the same
+// API, authenticated, without recording its requests; the audited API
+// records every one (it is seen sealed in the audit trail).
+func TestServeWithoutAudit(t *testing.T) {
 	t.Parallel()
-	if u := start(t, testConfig(t.TempDir())).endpoints.UnauditedAPIURL; u != "" {
-		t.Fatalf("an unaudited API at %s without being asked", u)
+	r := start(t, testConfig(t.TempDir()))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
 	}
-	cfg := testConfig(t.TempDir())
-	cfg.UnauditedListen = "127.0.0.1:0"
-	r := start(t, cfg)
-	unaudited := r.endpoints.UnauditedAPIURL
-	if unaudited == "" || unaudited == r.creds.APIURL {
-		t.Fatalf("unaudited API at %q (audited at %q)", unaudited, r.creds.APIURL)
-	}
+	unaudited := "http://" + ln.Addr().String()
+	ctx, cancel := context.WithCancel(t.Context())
+	served := make(chan error, 1)
+	go func() { served <- r.endpoints.ServeWithoutAudit(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-served; err != nil {
+			t.Errorf("ServeWithoutAudit: %v", err)
+		}
+	})
 	call := func(base, path, requestID string, auth bool) (int, []byte) {
 		t.Helper()
 		req, err := http.NewRequest("GET", base+path, nil)

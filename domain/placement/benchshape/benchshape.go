@@ -1,6 +1,6 @@
 // Package benchshape is the shape of the scheduling benchmarks' queue,
 // shared by the pure placement benchmark (domain/placement) and the end
-// to end one (commands/scheduler/schedbench), so that both measure the
+// to end one (cmd/cairn-bench/internal/schedbench), so that both measure the
 // same mix of requests.
 package benchshape
 

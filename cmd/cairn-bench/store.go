@@ -17,20 +17,11 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/spf13/cobra"
 
+	"github.com/cairnhq/cairn/cmd/cairn-bench/internal/storebench"
 	"github.com/cairnhq/cairn/eventstore"
 	"github.com/cairnhq/cairn/eventstore/postgres"
 	"github.com/cairnhq/cairn/eventstore/sqlite"
-	"github.com/cairnhq/cairn/eventstore/storebench"
 )
-
-func newBenchCommand() *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "bench",
-		Short: "Run Cairn's benchmarks against raw baselines measured in the same run",
-	}
-	cmd.AddCommand(newBenchStoreCommand(), newBenchSessionsCommand(), newBenchScheduleCommand(), newBenchAPICommand())
-	return cmd
-}
 
 type benchStoreConfig struct {
 	Backends     []string
@@ -133,12 +124,16 @@ func runBenchStore(ctx context.Context, cfg benchStoreConfig) error {
 		return nil
 	}
 	var buf bytes.Buffer
-	header := fmt.Sprintf("# Event store benchmarks\n\nMade by `make bench` (`cairn bench store %s`) on %s, %s, %d CPUs, %s.\n"+
+	header := fmt.Sprintf("# Event store benchmarks\n\n"+
+		"`make bench` builds `bin/cairn-bench` (the benchmarks' own binary: `cairn` carries none of them) and runs its\n"+
+		"commands `store`, `schedule` and `api` against a throwaway PostgreSQL, then `sessions` on Podman; each appends\n"+
+		"its section below. Run one alone with `bin/cairn-bench <command> --help` for its flags.\n\n"+
+		"Made by `make bench` (`cairn-bench store %s`) on %s, %s, %d CPUs, %s.\n"+
 		"Each Cairn figure sits next to a raw baseline measured in the same run on the same database:\n"+
 		"plain INSERTs of the same row shape at the same concurrency (one transaction per append), and a plain\n"+
 		"ordered keyset SELECT scan. Lag rows compare append→delivered with the append call's own latency.\n"+
 		"The machines are shared and noisy: read the ratios, not the absolute figures.",
-		strings.Join(os.Args[3:], " "), time.Now().UTC().Format("2006-01-02"), runtime.GOOS+"/"+runtime.GOARCH, runtime.NumCPU(), runtime.Version())
+		strings.Join(os.Args[2:], " "), time.Now().UTC().Format("2006-01-02"), runtime.GOOS+"/"+runtime.GOARCH, runtime.NumCPU(), runtime.Version())
 	if err := storebench.WriteMarkdown(&buf, all, cfg.Writers, header); err != nil {
 		return err
 	}

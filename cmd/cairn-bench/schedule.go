@@ -14,7 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cairnhq/cairn/commands/scheduler/schedbench"
+	"github.com/cairnhq/cairn/cmd/cairn-bench/internal/schedbench"
 	"github.com/cairnhq/cairn/eventstore/postgres"
 	"github.com/cairnhq/cairn/eventstore/sqlite"
 	"github.com/cairnhq/cairn/projections"
@@ -103,7 +103,7 @@ func runBenchSchedule(ctx context.Context, cfg benchScheduleConfig) error {
 		rows = append(rows, row{backend, res})
 	}
 	var md bytes.Buffer
-	fmt.Fprintf(&md, "\n## Scheduling end to end\n\nMade by `cairn bench schedule` on %s, %s, %d CPUs: %d agents × 8 GPUs, %d pending sessions,\n"+
+	fmt.Fprintf(&md, "\n## Scheduling end to end\n\nMade by `cairn-bench schedule` on %s, %s, %d CPUs: %d agents × 8 GPUs, %d pending sessions,\n"+
 		"requested through the command handlers; the real scheduler loop from its start (log fold included) until the\n"+
 		"sessions read model shows every placement. Target: ≥ %d placements/s.\n\n",
 		time.Now().UTC().Format("2006-01-02"), runtime.GOOS+"/"+runtime.GOARCH, runtime.NumCPU(), cfg.Bench.Agents, cfg.Bench.Sessions, scheduleTarget)

@@ -5,14 +5,15 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"github.com/cairnhq/cairn/infra/httpapi"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"time"
 
 	"github.com/cairnhq/cairn/infra/bootstrap"
 	"github.com/cairnhq/cairn/infra/devserver"
+	"github.com/cairnhq/cairn/infra/httpapi"
 )
 
 // ServerConfig says where the benchmarked server keeps its data.
@@ -41,7 +42,8 @@ type Server struct {
 	// AuditedURL serves the API as `cairn dev` does: every /v1 request
 	// is recorded in the audit trail.
 	AuditedURL string
-	// UnauditedURL serves the same API without the access log.
+	// UnauditedURL serves the same API without the access log
+	// (devserver.Endpoints.ServeWithoutAudit).
 	UnauditedURL string
 	// User is an ordinary user's keypair, provisioned through the API.
 	User Keypair
@@ -49,6 +51,9 @@ type Server struct {
 	token  string
 	cancel context.CancelFunc
 	done   chan error
+	// stopUnaudited ends the unaudited API and returns what it returned;
+	// nil until it serves.
+	stopUnaudited func() error
 }
 
 // StartServer starts the server, waits until it serves, and provisions
@@ -68,7 +73,7 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	s := &Server{cancel: cancel, done: make(chan error, 1)}
 	go func() {
 		s.done <- devserver.Run(srvCtx, devserver.Config{
-			Listen: "127.0.0.1:0", UnauditedListen: "127.0.0.1:0", NATSListen: "127.0.0.1:0",
+			Listen: "127.0.0.1:0", NATSListen: "127.0.0.1:0",
 			DataDir: cfg.DataDir, Store: cfg.Store, NoAgent: true,
 			ReadyTimeout: cfg.ReadyTimeout, Version: "bench", Logger: cfg.Logger,
 			OnReady: func(e devserver.Endpoints) { ready <- e },
@@ -78,7 +83,10 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	defer timeout.Stop()
 	select {
 	case e := <-ready:
-		s.AuditedURL, s.UnauditedURL, s.token = e.APIURL, e.UnauditedAPIURL, e.Token
+		s.AuditedURL, s.token = e.APIURL, e.Token
+		if err := s.serveUnaudited(ctx, e); err != nil {
+			return nil, errors.Join(fmt.Errorf("apibench: the unaudited API: %w", err), s.Stop())
+		}
 	case err := <-s.done:
 		s.done <- err
 		return nil, errors.Join(fmt.Errorf("apibench: cairn dev: %w", err), s.Stop())
@@ -97,10 +105,34 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	return s, nil
 }
 
-// Stop ends the server and returns what went wrong while it stopped.
+// serveUnaudited serves the API without the access log on a free
+// loopback port, in this process, until Stop.
+func (s *Server) serveUnaudited(ctx context.Context, e devserver.Endpoints) error {
+	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	s.UnauditedURL = "http://" + ln.Addr().String()
+	uctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan error, 1)
+	go func() { done <- e.ServeWithoutAudit(uctx, ln) }()
+	s.stopUnaudited = func() error {
+		cancel()
+		return <-done
+	}
+	return nil
+}
+
+// Stop ends the server (the unaudited API first: it uses the server's
+// parts) and returns what went wrong while it stopped.
 func (s *Server) Stop() error {
+	var err error
+	if s.stopUnaudited != nil {
+		err = s.stopUnaudited()
+		s.stopUnaudited = nil
+	}
 	s.cancel()
-	return <-s.done
+	return errors.Join(err, <-s.done)
 }
 
 // provision makes an ordinary user, a member of the default project, with

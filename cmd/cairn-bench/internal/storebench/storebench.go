@@ -1,7 +1,7 @@
 // Package storebench measures an event store against a raw baseline
 // measured in the same run on the same database: plain INSERTs of the same
 // row shape at the same concurrency, and a plain ordered SELECT scan. It
-// backs `cairn bench store` (`make bench`).
+// backs `cairn-bench store` (`make bench`).
 package storebench
 
 import (

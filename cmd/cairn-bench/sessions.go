@@ -402,7 +402,7 @@ func writeSessionsTable(w io.Writer, results []*benchSeries) {
 func appendSessionsMarkdown(cfg benchSessionsConfig, results []*benchSeries) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n## Session start latency\n\n")
-	fmt.Fprintf(&b, "Made by `cairn bench sessions` on %s, %s, %d CPUs, %s: %d sessions one after the other\n",
+	fmt.Fprintf(&b, "Made by `cairn-bench sessions` on %s, %s, %d CPUs, %s: %d sessions one after the other\n",
 		time.Now().UTC().Format("2006-01-02"), runtime.GOOS+"/"+runtime.GOARCH, runtime.NumCPU(), runtime.Version(), cfg.Sessions)
 	target := "its own `cairn dev` (SQLite, embedded NATS, the local agent on Podman)"
 	if cfg.API != "" {

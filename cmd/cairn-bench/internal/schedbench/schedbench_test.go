@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairnhq/cairn/commands/scheduler/schedbench"
+	"github.com/cairnhq/cairn/cmd/cairn-bench/internal/schedbench"
 	"github.com/cairnhq/cairn/eventstore/sqlite"
 	"github.com/cairnhq/cairn/projections"
 )
@@ -37,8 +37,8 @@ func TestRunSmall(t *testing.T) {
 }
 
 // BenchmarkRun is the end-to-end run at a tenth of the issue's scale on
-// SQLite, for profiling (go test -bench Run -cpuprofile ...); `cairn bench
-// schedule` runs the full scale on both backends.
+// SQLite, for profiling (go test -bench Run -cpuprofile ...);
+// `cairn-bench schedule` runs the full scale on both backends.
 func BenchmarkRun(b *testing.B) {
 	for b.Loop() {
 		ctx := context.Background()

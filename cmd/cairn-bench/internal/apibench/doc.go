@@ -1,5 +1,5 @@
-// Package apibench measures the HTTP API under load, for `cairn bench
-// api` (issue #4's benchmark): signed requests per second on a
+// Package apibench measures the HTTP API under load, for `cairn-bench api`
+// (issue #4's benchmark): signed requests per second on a
 // cheap authenticated GET, with their client-side p50 and p99 latency,
 // and what the audit trail costs.
 //
@@ -11,7 +11,8 @@
 // projectors, the process managers, the audit sequencer under its lease,
 // the access-log writer, and the API twice — once as `cairn dev` serves
 // it, every /v1 request recorded in the audit trail, and once more
-// without the access-log middleware (devserver.Config.UnauditedListen).
+// without the access-log middleware, on a listener of the benchmark's own
+// (devserver.Endpoints.ServeWithoutAudit: `cairn dev` never serves it).
 // It provisions an ordinary user with a keypair through that API (so
 // through the real commands) with the bootstrap superadmin's token.
 //

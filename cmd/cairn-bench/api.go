@@ -15,7 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cairnhq/cairn/infra/apibench"
+	"github.com/cairnhq/cairn/cmd/cairn-bench/internal/apibench"
 )
 
 type benchAPIConfig struct {
@@ -111,7 +111,7 @@ func runBenchAPI(ctx context.Context, cfg benchAPIConfig) error {
 		}
 		b := cfg.Bench
 		header := fmt.Sprintf("\n## HTTP API: signed requests and the audit trail (%s)\n\n"+
-			"Made by `cairn bench api` on %s, %s, %d CPUs, %s; load average %s before, %s after (1, 5, 15 min).\n"+
+			"Made by `cairn-bench api` on %s, %s, %d CPUs, %s; load average %s before, %s after (1, 5, 15 min).\n"+
 			"A `cairn dev` in the benchmark's process (%s, no local agent) serves the API twice: as `cairn dev` does (audit on:\n"+
 			"access-log middleware, writer, sequencer, every projector following the log) and without the access-log middleware\n"+
 			"(audit off). %d clients in the same process (the load generator shares the %d cores) send %s-signed\n"+

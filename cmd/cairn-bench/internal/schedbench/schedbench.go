@@ -1,7 +1,7 @@
 // Package schedbench measures scheduling end to end: sessions requested
 // through the command handlers, the real scheduler loop (log fold,
 // placement, writes with expected revisions), and the placements visible
-// in the sessions read model. `cairn bench schedule` runs it on SQLite and
+// in the sessions read model. `cairn-bench schedule` runs it on SQLite and
 // PostgreSQL; the pure placement algorithm has its own benchmark
 // (domain/placement BenchmarkPlace).
 //
