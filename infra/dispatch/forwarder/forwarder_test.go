@@ -15,12 +15,12 @@ import (
 
 	"github.com/cairnhq/cairn/agents/protocol"
 	"github.com/cairnhq/cairn/commands"
-	"github.com/cairnhq/cairn/commands/forwarder"
-	"github.com/cairnhq/cairn/commands/internal/managertest"
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/domain/audit"
 	"github.com/cairnhq/cairn/eventstore"
 	"github.com/cairnhq/cairn/infra/bus"
+	"github.com/cairnhq/cairn/infra/dispatch/forwarder"
+	"github.com/cairnhq/cairn/infra/managertest"
 )
 
 var bg = context.Background()

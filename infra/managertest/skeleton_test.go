@@ -9,12 +9,12 @@ import (
 
 	"github.com/cairnhq/cairn/agents/protocol"
 	"github.com/cairnhq/cairn/commands"
-	"github.com/cairnhq/cairn/commands/forwarder"
-	"github.com/cairnhq/cairn/commands/internal/managertest"
-	"github.com/cairnhq/cairn/commands/reports"
 	"github.com/cairnhq/cairn/commands/scheduler"
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/infra/bus"
+	"github.com/cairnhq/cairn/infra/dispatch/forwarder"
+	"github.com/cairnhq/cairn/infra/dispatch/reports"
+	"github.com/cairnhq/cairn/infra/managertest"
 )
 
 // scriptedAgent plays a node agent on the real bus: it registers, runs

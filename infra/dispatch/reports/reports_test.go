@@ -10,10 +10,10 @@ import (
 
 	"github.com/cairnhq/cairn/agents/protocol"
 	"github.com/cairnhq/cairn/commands"
-	"github.com/cairnhq/cairn/commands/internal/managertest"
-	"github.com/cairnhq/cairn/commands/reports"
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/infra/bus"
+	"github.com/cairnhq/cairn/infra/dispatch/reports"
+	"github.com/cairnhq/cairn/infra/managertest"
 )
 
 var bg = context.Background()
