@@ -94,7 +94,8 @@ type backend interface {
 
 // DB is the database the read models live in, for one dialect: the
 // projectors write to it and the query functions read from it. Build it
-// with OpenSQLite, NewSQLite or NewPostgres. It is safe for concurrent use.
+// with NewSQLite or NewPostgres (infra/readmodels opens one beside an
+// event store). It is safe for concurrent use.
 type DB struct {
 	dialect Dialect
 	// prefix replaces "{schema}." in statements: "" on SQLite, the quoted
@@ -106,7 +107,7 @@ type DB struct {
 }
 
 // takesTurns reports whether write transactions take turns with the event
-// store's writer (an SQLite DB from OpenSQLite).
+// store's writer (an SQLite DB given SQLiteOptions.LockWrites).
 func (db *DB) takesTurns() bool {
 	b, ok := db.b.(*sqliteBackend)
 	return ok && b.takesTurns()
@@ -142,8 +143,9 @@ func (db *DB) QueryRow(ctx context.Context, query string, args ...any) Row {
 	return db.b.queryRow(ctx, query, args...)
 }
 
-// Close releases what the constructor opened (the SQLite write connection
-// of OpenSQLite); handles passed in by the caller stay open.
+// Close releases the prepared statements, and the SQLite write connection
+// when SQLiteOptions.CloseWrite says it is the DB's; other handles stay
+// open.
 func (db *DB) Close() error { return db.b.close() }
 
 func (db *DB) begin(ctx context.Context) (txn, error) { return db.b.begin(ctx) }

@@ -8,9 +8,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
-
-	"github.com/cairnhq/cairn/eventstore/postgres"
 )
 
 // schemaName is what NewPostgres accepts, as the event store does.
@@ -20,7 +19,7 @@ var schemaName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
 const rollbackTimeout = 5 * time.Second
 
 // NewPostgres builds a DB on a PostgreSQL pool, with the read models'
-// tables in schema: normally the event store's (postgres.Store.Pool() and
+// tables in schema: normally the event store's (the eventstore/postgres store's Pool() and
 // Schema()), so read models live beside the events. The pool stays the
 // caller's. Its sessions must run READ COMMITTED (the event store's pool
 // forces it).
@@ -62,7 +61,12 @@ func (b *pgBackend) queryRow(ctx context.Context, query string, args ...any) Row
 
 func (b *pgBackend) close() error { return nil }
 
-func (b *pgBackend) full(err error) bool { return postgres.IsDiskFull(err) }
+// full reports PostgreSQL's disk_full (SQLSTATE 53100), as the event
+// store's adapter does for its own statements.
+func (b *pgBackend) full(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "53100"
+}
 
 // pgTx is a pgx transaction with a pipeline of queued statements.
 type pgTx struct {

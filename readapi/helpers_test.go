@@ -28,6 +28,7 @@ import (
 	"github.com/cairnhq/cairn/infra/auth/password"
 	"github.com/cairnhq/cairn/infra/auth/token"
 	"github.com/cairnhq/cairn/infra/httpapi"
+	"github.com/cairnhq/cairn/infra/readmodels"
 	infravf "github.com/cairnhq/cairn/infra/vfolders"
 	"github.com/cairnhq/cairn/infra/vfstorage/localfs"
 	"github.com/cairnhq/cairn/projections"
@@ -132,7 +133,7 @@ func newEnv(t testing.TB, opts envOptions) *env {
 			t.Errorf("close store: %v", err)
 		}
 	})
-	db, err := projections.OpenSQLite(store, sqlite.Options{})
+	db, err := readmodels.OpenSQLite(store, sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

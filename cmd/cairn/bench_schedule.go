@@ -17,6 +17,7 @@ import (
 	"github.com/cairnhq/cairn/commands/scheduler/schedbench"
 	"github.com/cairnhq/cairn/eventstore/postgres"
 	"github.com/cairnhq/cairn/eventstore/sqlite"
+	"github.com/cairnhq/cairn/infra/readmodels"
 	"github.com/cairnhq/cairn/projections"
 )
 
@@ -149,7 +150,7 @@ func benchScheduleSQLite(ctx context.Context, cfg schedbench.Config) (schedbench
 		return schedbench.Result{}, err
 	}
 	defer store.Close()
-	db, err := projections.OpenSQLite(store, sqlite.Options{})
+	db, err := readmodels.OpenSQLite(store, sqlite.Options{})
 	if err != nil {
 		return schedbench.Result{}, err
 	}

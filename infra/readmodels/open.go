@@ -27,7 +27,7 @@ func Open(ctx context.Context, storeDSN string) (eventstore.Store, *projections.
 			err = perr
 			break
 		}
-		db, err = projections.OpenSQLite(s, opts)
+		db, err = OpenSQLite(s, opts)
 	case *postgres.Store:
 		db, err = projections.NewPostgres(s.Pool(), s.Schema())
 	default:

@@ -12,6 +12,7 @@ import (
 	"github.com/cairnhq/cairn/eventstore/postgres"
 	"github.com/cairnhq/cairn/eventstore/sqlite"
 	"github.com/cairnhq/cairn/infra/pgtest"
+	"github.com/cairnhq/cairn/infra/readmodels"
 	"github.com/cairnhq/cairn/projections"
 )
 
@@ -60,7 +61,7 @@ func SQLite(t testing.TB) *Backend {
 	})
 	open := func(t testing.TB) *projections.DB {
 		t.Helper()
-		db, err := projections.OpenSQLite(store, sqlite.Options{})
+		db, err := readmodels.OpenSQLite(store, sqlite.Options{})
 		if err != nil {
 			t.Fatalf("OpenSQLite: %v", err)
 		}
