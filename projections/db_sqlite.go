@@ -33,7 +33,7 @@ func NewSQLite(write, read *sql.DB, o SQLiteOptions) *DB {
 	if read == nil {
 		read = write
 	}
-	return newDB(SQLite, "", &sqliteBackend{write: write, read: read, ownsWrite: o.CloseWrite, lockWrites: o.LockWrites, isFull: o.IsFull})
+	return NewDB(SQLite, "", &sqliteBackend{write: write, read: read, ownsWrite: o.CloseWrite, lockWrites: o.LockWrites, isFull: o.IsFull})
 }
 
 type sqliteBackend struct {
@@ -111,14 +111,14 @@ func (b *sqliteBackend) prepareWanted(ctx context.Context) {
 	}
 }
 
-func (b *sqliteBackend) full(err error) bool {
+func (b *sqliteBackend) IsFull(err error) bool {
 	return (b.isFull != nil && b.isFull(err)) || eventstore.IsStorageFull(err)
 }
 
 // takesTurns reports whether transactions take the store's write gate.
 func (b *sqliteBackend) takesTurns() bool { return b.lockWrites != nil }
 
-func (b *sqliteBackend) begin(ctx context.Context) (txn, error) {
+func (b *sqliteBackend) Begin(ctx context.Context) (txn, error) {
 	b.prepareWanted(ctx)
 	release := func() {}
 	if b.lockWrites != nil {
@@ -135,7 +135,7 @@ func (b *sqliteBackend) begin(ctx context.Context) (txn, error) {
 	return &sqliteTx{tx: tx, b: b, release: release}, nil
 }
 
-func (b *sqliteBackend) query(ctx context.Context, query string, args ...any) (Rows, error) {
+func (b *sqliteBackend) Query(ctx context.Context, query string, args ...any) (Rows, error) {
 	rows, err := b.read.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
@@ -143,11 +143,11 @@ func (b *sqliteBackend) query(ctx context.Context, query string, args ...any) (R
 	return sqlRows{rows}, nil
 }
 
-func (b *sqliteBackend) queryRow(ctx context.Context, query string, args ...any) Row {
+func (b *sqliteBackend) QueryRow(ctx context.Context, query string, args ...any) Row {
 	return b.read.QueryRowContext(ctx, query, args...)
 }
 
-func (b *sqliteBackend) close() error {
+func (b *sqliteBackend) Close() error {
 	b.mu.Lock()
 	var errs []error
 	for _, st := range b.stmts {
@@ -173,7 +173,7 @@ type sqliteTx struct {
 	// ctx is the context of the Apply running, for Queue.
 	ctx    context.Context
 	event  *Event
-	failed *queuedError
+	failed *QueuedError
 }
 
 func (t *sqliteTx) Dialect() Dialect        { return SQLite }
@@ -210,7 +210,7 @@ func (t *sqliteTx) Queue(query string, args ...any) {
 		ctx = context.Background()
 	}
 	if _, err := t.exec(ctx, query, args); err != nil {
-		t.failed = &queuedError{event: t.event, err: err}
+		t.failed = &QueuedError{Event: t.event, Err: err}
 	}
 }
 
@@ -232,7 +232,7 @@ func (t *sqliteTx) QueryRow(ctx context.Context, query string, args ...any) Row 
 	return t.tx.QueryRowContext(ctx, query, args...)
 }
 
-func (t *sqliteTx) applying(ctx context.Context, ev *Event) error {
+func (t *sqliteTx) Applying(ctx context.Context, ev *Event) error {
 	t.ctx, t.event = ctx, ev
 	if t.failed != nil {
 		return t.failed
@@ -240,22 +240,22 @@ func (t *sqliteTx) applying(ctx context.Context, ev *Event) error {
 	return nil
 }
 
-func (t *sqliteTx) flush(context.Context) error {
+func (t *sqliteTx) Flush(context.Context) error {
 	if t.failed != nil {
 		return t.failed
 	}
 	return nil
 }
 
-func (t *sqliteTx) commit(ctx context.Context) error {
-	if err := t.flush(ctx); err != nil {
+func (t *sqliteTx) Commit(ctx context.Context) error {
+	if err := t.Flush(ctx); err != nil {
 		return err
 	}
 	defer t.release()
 	return t.tx.Commit()
 }
 
-func (t *sqliteTx) rollback() error {
+func (t *sqliteTx) Rollback() error {
 	defer t.release()
 	if err := t.tx.Rollback(); err != nil && !errors.Is(err, sql.ErrTxDone) {
 		return err

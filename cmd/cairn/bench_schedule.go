@@ -18,7 +18,6 @@ import (
 	"github.com/cairnhq/cairn/eventstore/postgres"
 	"github.com/cairnhq/cairn/eventstore/sqlite"
 	"github.com/cairnhq/cairn/infra/readmodels"
-	"github.com/cairnhq/cairn/projections"
 )
 
 // scheduleTarget is issue #5's end-to-end target, placements/s.
@@ -169,7 +168,7 @@ func benchSchedulePostgres(ctx context.Context, url string, cfg schedbench.Confi
 		return schedbench.Result{}, err
 	}
 	defer store.Close()
-	db, err := projections.NewPostgres(store.Pool(), store.Schema())
+	db, err := readmodels.NewPostgres(store.Pool(), store.Schema())
 	if err != nil {
 		return schedbench.Result{}, err
 	}

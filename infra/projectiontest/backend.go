@@ -98,7 +98,7 @@ func Postgres(t testing.TB) *Backend {
 	store := open(t)
 	newDB := func(t testing.TB, s *postgres.Store) *projections.DB {
 		t.Helper()
-		db, err := projections.NewPostgres(s.Pool(), s.Schema())
+		db, err := readmodels.NewPostgres(s.Pool(), s.Schema())
 		if err != nil {
 			t.Fatalf("NewPostgres: %v", err)
 		}

@@ -1,14 +1,16 @@
-package projections
+package readmodels
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"regexp"
+	"strings"
 	"time"
 
+	"github.com/cairnhq/cairn/eventstore/postgres"
+	"github.com/cairnhq/cairn/projections"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -19,19 +21,19 @@ var schemaName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
 const rollbackTimeout = 5 * time.Second
 
 // NewPostgres builds a DB on a PostgreSQL pool, with the read models'
-// tables in schema: normally the event store's (the eventstore/postgres store's Pool() and
+// tables in schema: normally the event store's (postgres.Store.Pool() and
 // Schema()), so read models live beside the events. The pool stays the
 // caller's. Its sessions must run READ COMMITTED (the event store's pool
 // forces it).
-func NewPostgres(pool *pgxpool.Pool, schema string) (*DB, error) {
+func NewPostgres(pool *pgxpool.Pool, schema string) (*projections.DB, error) {
 	if pool == nil {
-		return nil, errors.New("projections: no PostgreSQL pool")
+		return nil, errors.New("readmodels: no PostgreSQL pool")
 	}
 	if !schemaName.MatchString(schema) {
-		return nil, fmt.Errorf("projections: schema %q: want letters, digits and '_', at most 63 bytes, not starting with a digit", schema)
+		return nil, fmt.Errorf("readmodels: schema %q: want letters, digits and '_', at most 63 bytes, not starting with a digit", schema)
 	}
 	prefix := pgx.Identifier{schema}.Sanitize() + "."
-	return newDB(Postgres, prefix, &pgBackend{pool: pool, prefix: prefix}), nil
+	return projections.NewDB(projections.Postgres, prefix, &pgBackend{pool: pool, prefix: prefix}), nil
 }
 
 type pgBackend struct {
@@ -39,7 +41,7 @@ type pgBackend struct {
 	prefix string
 }
 
-func (b *pgBackend) begin(ctx context.Context) (txn, error) {
+func (b *pgBackend) Begin(ctx context.Context) (projections.BackendTx, error) {
 	tx, err := b.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
 	if err != nil {
 		return nil, err
@@ -47,7 +49,7 @@ func (b *pgBackend) begin(ctx context.Context) (txn, error) {
 	return &pgTx{tx: tx, prefix: b.prefix}, nil
 }
 
-func (b *pgBackend) query(ctx context.Context, query string, args ...any) (Rows, error) {
+func (b *pgBackend) Query(ctx context.Context, query string, args ...any) (projections.Rows, error) {
 	rows, err := b.pool.Query(ctx, query, args...)
 	if err != nil {
 		return nil, err
@@ -55,34 +57,31 @@ func (b *pgBackend) query(ctx context.Context, query string, args ...any) (Rows,
 	return pgRows{rows}, nil
 }
 
-func (b *pgBackend) queryRow(ctx context.Context, query string, args ...any) Row {
+func (b *pgBackend) QueryRow(ctx context.Context, query string, args ...any) projections.Row {
 	return b.pool.QueryRow(ctx, query, args...)
 }
 
-func (b *pgBackend) close() error { return nil }
+func (b *pgBackend) Close() error { return nil }
 
-// full reports PostgreSQL's disk_full (SQLSTATE 53100), as the event
-// store's adapter does for its own statements.
-func (b *pgBackend) full(err error) bool {
-	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && pgErr.Code == "53100"
-}
+func (b *pgBackend) IsFull(err error) bool { return postgres.IsDiskFull(err) }
 
 // pgTx is a pgx transaction with a pipeline of queued statements.
 type pgTx struct {
 	tx     pgx.Tx
 	prefix string
-	event  *Event
+	event  *projections.Event
 	batch  pgx.Batch
 	// owners[i] is the event whose Apply queued the i-th statement.
-	owners []*Event
+	owners []*projections.Event
 }
 
-func (t *pgTx) Dialect() Dialect        { return Postgres }
-func (t *pgTx) SQL(query string) string { return rewrite(t.prefix, query) }
+func (t *pgTx) Dialect() projections.Dialect { return projections.Postgres }
+func (t *pgTx) SQL(query string) string {
+	return strings.ReplaceAll(query, "{schema}.", t.prefix)
+}
 
 func (t *pgTx) Exec(ctx context.Context, query string, args ...any) (int64, error) {
-	if err := t.flush(ctx); err != nil {
+	if err := t.Flush(ctx); err != nil {
 		return 0, err
 	}
 	tag, err := t.tx.Exec(ctx, query, args...)
@@ -97,8 +96,8 @@ func (t *pgTx) Queue(query string, args ...any) {
 	t.owners = append(t.owners, t.event)
 }
 
-func (t *pgTx) Query(ctx context.Context, query string, args ...any) (Rows, error) {
-	if err := t.flush(ctx); err != nil {
+func (t *pgTx) Query(ctx context.Context, query string, args ...any) (projections.Rows, error) {
+	if err := t.Flush(ctx); err != nil {
 		return nil, err
 	}
 	rows, err := t.tx.Query(ctx, query, args...)
@@ -108,21 +107,21 @@ func (t *pgTx) Query(ctx context.Context, query string, args ...any) (Rows, erro
 	return pgRows{rows}, nil
 }
 
-func (t *pgTx) QueryRow(ctx context.Context, query string, args ...any) Row {
-	if err := t.flush(ctx); err != nil {
+func (t *pgTx) QueryRow(ctx context.Context, query string, args ...any) projections.Row {
+	if err := t.Flush(ctx); err != nil {
 		return errRow{err}
 	}
 	return t.tx.QueryRow(ctx, query, args...)
 }
 
-func (t *pgTx) applying(_ context.Context, ev *Event) error {
+func (t *pgTx) Applying(_ context.Context, ev *projections.Event) error {
 	t.event = ev
 	return nil
 }
 
 // flush sends the queued statements in one pipeline and reads their
 // results in order; the first failure names the event that queued it.
-func (t *pgTx) flush(ctx context.Context) (err error) {
+func (t *pgTx) Flush(ctx context.Context) (err error) {
 	n := t.batch.Len()
 	if n == 0 {
 		return nil
@@ -137,14 +136,14 @@ func (t *pgTx) flush(ctx context.Context) (err error) {
 	}()
 	for i := range n {
 		if _, err := results.Exec(); err != nil {
-			return &queuedError{event: owners[i], err: err}
+			return &projections.QueuedError{Event: owners[i], Err: err}
 		}
 	}
 	return nil
 }
 
-func (t *pgTx) commit(ctx context.Context) error {
-	if err := t.flush(ctx); err != nil {
+func (t *pgTx) Commit(ctx context.Context) error {
+	if err := t.Flush(ctx); err != nil {
 		return err
 	}
 	return t.tx.Commit(ctx)
@@ -152,7 +151,7 @@ func (t *pgTx) commit(ctx context.Context) error {
 
 // rollback runs even when the batch's context has ended, so the connection
 // goes back to the pool clean.
-func (t *pgTx) rollback() error {
+func (t *pgTx) Rollback() error {
 	ctx, cancel := context.WithTimeout(context.Background(), rollbackTimeout)
 	defer cancel()
 	if err := t.tx.Rollback(ctx); err != nil && !errors.Is(err, pgx.ErrTxClosed) {
@@ -167,3 +166,10 @@ func (r pgRows) Close() error {
 	r.Rows.Close()
 	return r.Rows.Err()
 }
+
+// errRow is a Row whose Scan fails with err.
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }
+
+var _ projections.Backend = (*pgBackend)(nil)
