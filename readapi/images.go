@@ -12,12 +12,12 @@ import (
 // its id, "<reference>@<architecture>" in unpadded base64url, so that the
 // slashes and colons of a reference never meet a URL path.
 
-// imageID is the id of an image in routes.
+// ImageID is the id of an image in routes.
 func ImageID(reference, architecture string) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(reference + "@" + architecture))
 }
 
-// parseImageID splits an id; a malformed one is not found.
+// ParseImageID splits an id; a malformed one is not found.
 func ParseImageID(op, id string) (reference, architecture string, err error) {
 	raw, derr := base64.RawURLEncoding.DecodeString(id)
 	s := string(raw)

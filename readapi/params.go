@@ -20,7 +20,7 @@ const (
 	retryAfterSeconds = "1"
 )
 
-// sessionID parses the {id} of a session route. A malformed id is
+// ParseSessionID parses the {id} of a session route. A malformed id is
 // answered like an unknown session (404), so the answer never tells a
 // malformed id from a missing or hidden one.
 func ParseSessionID(c *fiber.Ctx, op string) (uuid.UUID, error) {
@@ -32,13 +32,13 @@ func ParseSessionID(c *fiber.Ctx, op string) (uuid.UUID, error) {
 	return id, nil
 }
 
-// notFound is the answer for a session that does not exist or that the
+// SessionNotFound is the answer for a session that does not exist or that the
 // caller may not see.
 func SessionNotFound(op string, id uuid.UUID) error {
 	return domain.Errorf(op, domain.KindNotFound, "session %s not found", id)
 }
 
-// queryInt parses an optional integer query parameter within [lo, hi];
+// QueryInt parses an optional integer query parameter within [lo, hi];
 // absent, it is def. A bad value is KindInvalid naming the parameter.
 func QueryInt(c *fiber.Ctx, op, name string, def, lo, hi int) (int, error) {
 	raw := c.Query(name)

@@ -58,9 +58,9 @@ func (a *api) getProject(c *fiber.Ctx) error {
 	return c.JSON(p)
 }
 
-// visibleProject reads the project of a route, hiding one of another
+// VisibleProject reads the project of a route, hiding one of another
 // domain, and for users one they do not belong to.
-func (a *API) VisibleProject(c *fiber.Ctx, who caller, op string) (tenancy.Project, error) {
+func (a *API) VisibleProject(c *fiber.Ctx, who Caller, op string) (tenancy.Project, error) {
 	d, name := DomainParam(c, who), c.Params("id")
 	if err := InDomain(c, who, op, "project", d); err != nil {
 		return tenancy.Project{}, err

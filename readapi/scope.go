@@ -16,24 +16,24 @@ import (
 // (403 for a role that may not act). An object the read model does not
 // show (yet) is left to the command, whose answer is the same 404.
 
-// domainParam is the domain a project route is about: ?domain=, by
+// DomainParam is the domain a project route is about: ?domain=, by
 // default the caller's.
-func DomainParam(c *fiber.Ctx, who caller) string {
+func DomainParam(c *fiber.Ctx, who Caller) string {
 	if d := c.Query("domain"); d != "" {
 		return d
 	}
 	return who.Domain
 }
 
-// inDomain hides another domain's objects from all but superadmins.
-func InDomain(c *fiber.Ctx, who caller, op, what, d string) error {
+// InDomain hides another domain's objects from all but superadmins.
+func InDomain(c *fiber.Ctx, who Caller, op, what, d string) error {
 	if !who.IsSuperadmin() && d != who.Domain {
 		return Hidden(c, op, what)
 	}
 	return nil
 }
 
-// userID parses the user id of a route parameter; a malformed one is not
+// ParseUserID parses the user id of a route parameter; a malformed one is not
 // found.
 func ParseUserID(c *fiber.Ctx, op, param string) (uuid.UUID, error) {
 	id, err := uuid.Parse(c.Params(param))
@@ -43,8 +43,8 @@ func ParseUserID(c *fiber.Ctx, op, param string) (uuid.UUID, error) {
 	return id, nil
 }
 
-// userScope hides a user of another domain from all but superadmins.
-func (a *API) UserScope(c *fiber.Ctx, who caller, op string, id uuid.UUID) error {
+// UserScope hides a user of another domain from all but superadmins.
+func (a *API) UserScope(c *fiber.Ctx, who Caller, op string, id uuid.UUID) error {
 	if who.IsSuperadmin() || id == who.ID {
 		return nil
 	}
@@ -58,9 +58,9 @@ func (a *API) UserScope(c *fiber.Ctx, who caller, op string, id uuid.UUID) error
 	return InDomain(c, who, op, "user", u.Domain)
 }
 
-// keypairScope hides a keypair of another domain from all but
+// KeypairScope hides a keypair of another domain from all but
 // superadmins and its owner.
-func (a *API) KeypairScope(c *fiber.Ctx, who caller, op, accessKey string) error {
+func (a *API) KeypairScope(c *fiber.Ctx, who Caller, op, accessKey string) error {
 	if who.IsSuperadmin() {
 		return nil
 	}

@@ -34,9 +34,9 @@ func (a *api) getSession(c *fiber.Ctx) error {
 	return c.JSON(viewSession(s))
 }
 
-// visibleSession reads a session from the read model; one the caller may
+// VisibleSession reads a session from the read model; one the caller may
 // not see is not found.
-func (a *API) VisibleSession(c *fiber.Ctx, who caller, op string, id uuid.UUID) (sessions.Session, error) {
+func (a *API) VisibleSession(c *fiber.Ctx, who Caller, op string, id uuid.UUID) (sessions.Session, error) {
 	s, err := a.Sessions.GetSession(c.UserContext(), id)
 	switch {
 	case errors.Is(err, domain.ErrNotFound):

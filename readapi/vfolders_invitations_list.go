@@ -50,7 +50,7 @@ func (a *api) listVFolderInvitations(c *fiber.Ctx) error {
 	return c.JSON(listInvitationsResponse{Items: items})
 }
 
-// invitation reads the {id} invitation of a route (waiting for
+// Invitation reads the {id} invitation of a route (waiting for
 // wait_for_position first). Whether the caller may act on it is the
 // command's decision; one it may not see is not found either way.
 func (a *API) Invitation(c *fiber.Ctx, op string) (vfolders.Invitation, error) {
