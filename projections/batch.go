@@ -131,7 +131,7 @@ func (p *Projector) commit(ctx context.Context, c *cursor, events []Event, last 
 			if ev.Position <= cp.position {
 				continue
 			}
-			if err := tx.applying(ctx, ev); err != nil {
+			if err := tx.Applying(ctx, ev); err != nil {
 				return p.applyError(err, ev)
 			}
 			if err := p.proj.Apply(ctx, tx, *ev); err != nil {
@@ -144,10 +144,10 @@ func (p *Projector) commit(ctx context.Context, c *cursor, events []Event, last 
 				return p.applyError(err, nil)
 			}
 		}
-		if err := tx.applying(ctx, nil); err != nil {
+		if err := tx.Applying(ctx, nil); err != nil {
 			return p.applyError(err, nil)
 		}
-		if err := tx.flush(ctx); err != nil {
+		if err := tx.Flush(ctx); err != nil {
 			return p.applyError(err, nil)
 		}
 		stored = max(cp.position, last)
@@ -174,9 +174,9 @@ func (p *Projector) commit(ctx context.Context, c *cursor, events []Event, last 
 // the one whose Apply queued the failing statement, else ev. Failures
 // outside any event (nil) are returned as they are.
 func (p *Projector) applyError(err error, ev *Event) error {
-	var q *queuedError
-	if errors.As(err, &q) && q.event != nil {
-		ev, err = q.event, q.err
+	var q *QueuedError
+	if errors.As(err, &q) && q.Event != nil {
+		ev, err = q.Event, q.Err
 	}
 	if ev == nil {
 		return err

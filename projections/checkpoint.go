@@ -148,7 +148,7 @@ func (db *DB) inTx(ctx context.Context, fn func(txn) error) (err error) {
 	defer func() {
 		// A full disk is the one failure every writer waits out rather
 		// than stops on (KindUnavailable, eventstore.ErrStorageFull).
-		if err != nil && db.b.full(err) {
+		if err != nil && db.b.IsFull(err) {
 			err = eventstore.StorageFull("projections", err)
 		}
 	}()
@@ -158,13 +158,13 @@ func (db *DB) inTx(ctx context.Context, fn func(txn) error) (err error) {
 	}
 	defer func() {
 		if err != nil {
-			err = errors.Join(err, tx.rollback())
+			err = errors.Join(err, tx.Rollback())
 		}
 	}()
 	if err := fn(tx); err != nil {
 		return err
 	}
-	if err := tx.commit(ctx); err != nil {
+	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
 	return nil

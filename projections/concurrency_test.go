@@ -6,8 +6,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/cairnhq/cairn/infra/projectiontest"
 	"github.com/cairnhq/cairn/projections"
-	"github.com/cairnhq/cairn/projections/projectiontest"
 )
 
 // Two projectors of one projection (two server replicas, each with its own

@@ -55,64 +55,78 @@ type errRow struct{ err error }
 
 func (r errRow) Scan(...any) error { return r.err }
 
-// txn is a Tx the runtime drives.
-type txn interface {
+// Backend is what a DB delegates to, one per database: NewSQLite builds
+// SQLite's (database/sql); infra/readmodels.NewPostgres builds
+// PostgreSQL's (pgx, with pipelined queues). Statements use $N
+// placeholders and "{schema}." prefixes already rewritten by DB.SQL.
+type Backend interface {
+	// Begin starts the write transaction of a batch.
+	Begin(ctx context.Context) (BackendTx, error)
+	// Query and QueryRow run reads outside any batch.
+	Query(ctx context.Context, query string, args ...any) (Rows, error)
+	QueryRow(ctx context.Context, query string, args ...any) Row
+	// Close releases what the backend opened; handles the caller passed in
+	// stay open.
+	Close() error
+	// IsFull reports whether err is the database's own "disk full" error
+	// (by its code).
+	IsFull(err error) bool
+}
+
+// BackendTx is a Backend's transaction as the runtime drives it.
+type BackendTx interface {
 	Tx
-	// applying tells which event (and context) the next queued statements
+	// Applying tells which event (and context) the next queued statements
 	// belong to (nil outside Apply), and returns the error of a statement
 	// queued earlier that already failed, if any.
-	applying(ctx context.Context, ev *Event) error
-	// flush runs the queued statements.
-	flush(ctx context.Context) error
-	// commit flushes, then commits.
-	commit(ctx context.Context) error
-	// rollback ends the transaction if it is still open; it is safe to call
-	// after commit.
-	rollback() error
+	Applying(ctx context.Context, ev *Event) error
+	// Flush runs the queued statements; the failure of one is a
+	// *QueuedError.
+	Flush(ctx context.Context) error
+	// Commit flushes, then commits.
+	Commit(ctx context.Context) error
+	// Rollback ends the transaction if it is still open; it is safe to call
+	// after Commit.
+	Rollback() error
 }
 
-// queuedError is the failure of a queued statement: the event whose Apply
+// txn is the short name the runtime uses.
+type txn = BackendTx
+
+// QueuedError is the failure of a queued statement: the event whose Apply
 // queued it, if any, and the cause.
-type queuedError struct {
-	event *Event
-	err   error
+type QueuedError struct {
+	Event *Event
+	Err   error
 }
 
-func (e *queuedError) Error() string { return "queued statement: " + e.err.Error() }
-func (e *queuedError) Unwrap() error { return e.err }
-
-// backend is what a DB delegates to: one per dialect.
-type backend interface {
-	begin(ctx context.Context) (txn, error)
-	query(ctx context.Context, query string, args ...any) (Rows, error)
-	queryRow(ctx context.Context, query string, args ...any) Row
-	close() error
-	// full reports whether err is the database's own "disk full" error
-	// (by its code).
-	full(err error) bool
-}
+func (e *QueuedError) Error() string { return "queued statement: " + e.Err.Error() }
+func (e *QueuedError) Unwrap() error { return e.Err }
 
 // DB is the database the read models live in, for one dialect: the
 // projectors write to it and the query functions read from it. Build it
-// with OpenSQLite, NewSQLite or NewPostgres. It is safe for concurrent use.
+// with NewSQLite, or NewDB over another Backend (infra/readmodels opens
+// one beside an event store, on SQLite or PostgreSQL). It is safe for concurrent use.
 type DB struct {
 	dialect Dialect
 	// prefix replaces "{schema}." in statements: "" on SQLite, the quoted
 	// schema and a dot on PostgreSQL.
 	prefix string
-	b      backend
+	b      Backend
 	// cp are the checkpoint statements for this database.
 	cp checkpointSQL
 }
 
 // takesTurns reports whether write transactions take turns with the event
-// store's writer (an SQLite DB from OpenSQLite).
+// store's writer (an SQLite DB given SQLiteOptions.LockWrites).
 func (db *DB) takesTurns() bool {
 	b, ok := db.b.(*sqliteBackend)
 	return ok && b.takesTurns()
 }
 
-func newDB(dialect Dialect, prefix string, b backend) *DB {
+// NewDB builds a DB over a backend of dialect; prefix replaces "{schema}."
+// in statements ("" on SQLite, the quoted schema and a dot on PostgreSQL).
+func NewDB(dialect Dialect, prefix string, b Backend) *DB {
 	db := &DB{dialect: dialect, prefix: prefix, b: b}
 	db.cp = newCheckpointSQL(db)
 	return db
@@ -134,18 +148,19 @@ func rewrite(prefix, query string) string {
 
 // Query runs a read statement outside any batch.
 func (db *DB) Query(ctx context.Context, query string, args ...any) (Rows, error) {
-	return db.b.query(ctx, query, args...)
+	return db.b.Query(ctx, query, args...)
 }
 
 // QueryRow runs a single-row read statement outside any batch.
 func (db *DB) QueryRow(ctx context.Context, query string, args ...any) Row {
-	return db.b.queryRow(ctx, query, args...)
+	return db.b.QueryRow(ctx, query, args...)
 }
 
-// Close releases what the constructor opened (the SQLite write connection
-// of OpenSQLite); handles passed in by the caller stay open.
-func (db *DB) Close() error { return db.b.close() }
+// Close releases the prepared statements, and the SQLite write connection
+// when SQLiteOptions.CloseWrite says it is the DB's; other handles stay
+// open.
+func (db *DB) Close() error { return db.b.Close() }
 
-func (db *DB) begin(ctx context.Context) (txn, error) { return db.b.begin(ctx) }
+func (db *DB) begin(ctx context.Context) (txn, error) { return db.b.Begin(ctx) }
 
 var _ Querier = (*DB)(nil)

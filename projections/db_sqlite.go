@@ -4,55 +4,43 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"sync"
 
-	"github.com/cairnhq/cairn/eventstore/sqlite"
+	"github.com/cairnhq/cairn/eventstore"
 )
 
-// OpenSQLite opens the read models' database on the file of an SQLite event
-// store. Projectors write through a connection of their own
-// (store.OpenRaw: BEGIN IMMEDIATE, the store's busy timeout, and WAL
-// checkpoints left to the store); each batch takes the store's write gate
-// (store.LockWrites), so batches and appends take the write lock in turns
-// instead of waiting in SQLite's busy back-off. Queries use the store's
-// read-only pool (store.DB()), so they never wait for a writer.
-//
-// opts are the store's options. When opts.Synchronous is empty it is set to
-// NORMAL rather than the store's FULL: a batch committed by a projector may
-// then be lost on power failure, together with its checkpoint (both are in
-// the same WAL commit), and is simply applied again; the events themselves
-// keep the store's durability. Close the DB before the store.
-func OpenSQLite(store *sqlite.Store, opts sqlite.Options) (*DB, error) {
-	if opts.Synchronous == "" {
-		opts.Synchronous = "NORMAL"
-	}
-	write, err := store.OpenRaw(opts, 1)
-	if err != nil {
-		return nil, fmt.Errorf("projections: open sqlite writer: %w", err)
-	}
-	db := NewSQLite(write, store.DB())
-	b := db.b.(*sqliteBackend)
-	b.ownsWrite = true
-	b.lockWrites = store.LockWrites
-	return db, nil
+// SQLiteOptions are what a DB on SQLite takes from the event store whose
+// file it shares (infra/readmodels.OpenSQLite fills them in from an
+// eventstore/sqlite store).
+type SQLiteOptions struct {
+	// CloseWrite makes Close close the write handle too (it was opened for
+	// this DB).
+	CloseWrite bool
+	// LockWrites, when set, is taken around each batch: the store's write
+	// gate, so that batches and the store's appends take the write lock in
+	// turns instead of meeting in SQLite's busy handler.
+	LockWrites func(context.Context) (func(), error)
+	// IsFull reports whether a driver error is SQLite's "disk full" (by its
+	// code); when nil only eventstore.IsStorageFull counts.
+	IsFull func(error) bool
 }
 
 // NewSQLite builds a DB over handles the caller owns. write must be a
 // single-connection pool whose transactions start with BEGIN IMMEDIATE
 // (sqlite.OpenRaw with conns 1 gives one); read may be nil, in which case
 // queries go through write too (and wait behind the batches).
-func NewSQLite(write, read *sql.DB) *DB {
+func NewSQLite(write, read *sql.DB, o SQLiteOptions) *DB {
 	if read == nil {
 		read = write
 	}
-	return newDB(SQLite, "", &sqliteBackend{write: write, read: read})
+	return NewDB(SQLite, "", &sqliteBackend{write: write, read: read, ownsWrite: o.CloseWrite, lockWrites: o.LockWrites, isFull: o.IsFull})
 }
 
 type sqliteBackend struct {
 	write, read *sql.DB
 	ownsWrite   bool
-	// lockWrites, when set (OpenSQLite), is taken around each
+	isFull      func(error) bool
+	// lockWrites, when set (SQLiteOptions.LockWrites), is taken around each
 	// transaction: the store's Store.LockWrites, so that batches and the
 	// store's appends take turns instead of meeting in SQLite's busy
 	// handler.
@@ -123,12 +111,14 @@ func (b *sqliteBackend) prepareWanted(ctx context.Context) {
 	}
 }
 
-// takesTurns reports whether transactions take the store's write gate.
-func (b *sqliteBackend) full(err error) bool { return sqlite.IsFull(err) }
+func (b *sqliteBackend) IsFull(err error) bool {
+	return (b.isFull != nil && b.isFull(err)) || eventstore.IsStorageFull(err)
+}
 
+// takesTurns reports whether transactions take the store's write gate.
 func (b *sqliteBackend) takesTurns() bool { return b.lockWrites != nil }
 
-func (b *sqliteBackend) begin(ctx context.Context) (txn, error) {
+func (b *sqliteBackend) Begin(ctx context.Context) (txn, error) {
 	b.prepareWanted(ctx)
 	release := func() {}
 	if b.lockWrites != nil {
@@ -145,7 +135,7 @@ func (b *sqliteBackend) begin(ctx context.Context) (txn, error) {
 	return &sqliteTx{tx: tx, b: b, release: release}, nil
 }
 
-func (b *sqliteBackend) query(ctx context.Context, query string, args ...any) (Rows, error) {
+func (b *sqliteBackend) Query(ctx context.Context, query string, args ...any) (Rows, error) {
 	rows, err := b.read.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
@@ -153,11 +143,11 @@ func (b *sqliteBackend) query(ctx context.Context, query string, args ...any) (R
 	return sqlRows{rows}, nil
 }
 
-func (b *sqliteBackend) queryRow(ctx context.Context, query string, args ...any) Row {
+func (b *sqliteBackend) QueryRow(ctx context.Context, query string, args ...any) Row {
 	return b.read.QueryRowContext(ctx, query, args...)
 }
 
-func (b *sqliteBackend) close() error {
+func (b *sqliteBackend) Close() error {
 	b.mu.Lock()
 	var errs []error
 	for _, st := range b.stmts {
@@ -183,7 +173,7 @@ type sqliteTx struct {
 	// ctx is the context of the Apply running, for Queue.
 	ctx    context.Context
 	event  *Event
-	failed *queuedError
+	failed *QueuedError
 }
 
 func (t *sqliteTx) Dialect() Dialect        { return SQLite }
@@ -220,7 +210,7 @@ func (t *sqliteTx) Queue(query string, args ...any) {
 		ctx = context.Background()
 	}
 	if _, err := t.exec(ctx, query, args); err != nil {
-		t.failed = &queuedError{event: t.event, err: err}
+		t.failed = &QueuedError{Event: t.event, Err: err}
 	}
 }
 
@@ -242,7 +232,7 @@ func (t *sqliteTx) QueryRow(ctx context.Context, query string, args ...any) Row 
 	return t.tx.QueryRowContext(ctx, query, args...)
 }
 
-func (t *sqliteTx) applying(ctx context.Context, ev *Event) error {
+func (t *sqliteTx) Applying(ctx context.Context, ev *Event) error {
 	t.ctx, t.event = ctx, ev
 	if t.failed != nil {
 		return t.failed
@@ -250,22 +240,22 @@ func (t *sqliteTx) applying(ctx context.Context, ev *Event) error {
 	return nil
 }
 
-func (t *sqliteTx) flush(context.Context) error {
+func (t *sqliteTx) Flush(context.Context) error {
 	if t.failed != nil {
 		return t.failed
 	}
 	return nil
 }
 
-func (t *sqliteTx) commit(ctx context.Context) error {
-	if err := t.flush(ctx); err != nil {
+func (t *sqliteTx) Commit(ctx context.Context) error {
+	if err := t.Flush(ctx); err != nil {
 		return err
 	}
 	defer t.release()
 	return t.tx.Commit()
 }
 
-func (t *sqliteTx) rollback() error {
+func (t *sqliteTx) Rollback() error {
 	defer t.release()
 	if err := t.tx.Rollback(); err != nil && !errors.Is(err, sql.ErrTxDone) {
 		return err

@@ -20,7 +20,7 @@ func TestSQLiteStatementsArePreparedOnceWithoutDeadlock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db := NewSQLite(write, nil)
+	db := NewSQLite(write, nil, SQLiteOptions{IsFull: sqlite.IsFull})
 	t.Cleanup(func() {
 		if err := db.Close(); err != nil {
 			t.Error(err)
@@ -47,7 +47,7 @@ func TestSQLiteStatementsArePreparedOnceWithoutDeadlock(t *testing.T) {
 				if err := db.inTx(ctx, func(tx txn) error {
 					tx.Queue(q, i)
 					tx.Queue(insert, i, "shared")
-					return tx.flush(ctx)
+					return tx.Flush(ctx)
 				}); err != nil {
 					t.Error(err)
 					return

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/cairnhq/cairn/eventstore"
+	"github.com/cairnhq/cairn/infra/projectiontest"
 	"github.com/cairnhq/cairn/projections"
-	"github.com/cairnhq/cairn/projections/projectiontest"
 )
 
 // A full disk fails a batch many more times than MaxAttempts: the

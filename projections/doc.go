@@ -71,11 +71,13 @@
 //
 // Two databases are supported, the same ones as the event store, and the
 // read models live in the event store's database: SQLite (database/sql over
-// modernc.org/sqlite, a write connection of its own on the store's file, see
-// OpenSQLite) and PostgreSQL (the store's pgx pool and schema, see
-// NewPostgres). SQL is written once with $N placeholders, which both accept,
-// and "{schema}." before every table name, which DB.SQL replaces with the
-// PostgreSQL schema or removes on SQLite. What really differs is declared
+// modernc.org/sqlite, a write connection of its own on the store's file, opened
+// by infra/readmodels.OpenSQLite) and PostgreSQL (the store's pgx pool and
+// schema, infra/readmodels.NewPostgres, a Backend of its own). This package
+// holds no driver: it works on database/sql and the Backend port. SQL is
+// written once with $N placeholders, which both accept, and "{schema}."
+// before every table name, which DB.SQL replaces with the PostgreSQL
+// schema or removes on SQLite. What really differs is declared
 // per Dialect: the DDL of the migrations, and how a timestamp is stored
 // (Dialect.Time, scanned back with NullTime).
 //
@@ -96,7 +98,7 @@
 //
 // # Wiring
 //
-//	db, err := projections.OpenSQLite(sqliteStore, sqliteOpts) // or NewPostgres(pgStore.Pool(), pgStore.Schema())
+//	db, err := readmodels.OpenSQLite(sqliteStore, sqliteOpts) // infra/readmodels; or readmodels.NewPostgres(pgStore.Pool(), pgStore.Schema())
 //	rm := sessions.New(db)
 //	err = projections.Setup(ctx, db, rm) // before serving queries
 //	p, err := projections.NewProjector(db, store, rm, projections.Options{Metrics: metrics})

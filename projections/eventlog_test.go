@@ -12,8 +12,8 @@ import (
 	"github.com/cairnhq/cairn/commands"
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/eventstore"
+	"github.com/cairnhq/cairn/infra/projectiontest"
 	"github.com/cairnhq/cairn/projections"
-	"github.com/cairnhq/cairn/projections/projectiontest"
 )
 
 // eventLog is a test projection that records the position, type and

@@ -10,8 +10,8 @@ import (
 
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/eventstore"
+	"github.com/cairnhq/cairn/infra/projectiontest"
 	"github.com/cairnhq/cairn/projections"
-	"github.com/cairnhq/cairn/projections/projectiontest"
 )
 
 func TestDecodeErrorStopsTheProjector(t *testing.T) {

@@ -133,7 +133,7 @@ func (p *Projector) consume(ctx context.Context, sub eventstore.Subscription, c 
 
 // yield pauses after a batch transaction when more events are waiting, on
 // SQLite only, unless the read model's database takes turns with the
-// event store's writer (OpenSQLite: the store's write gate hands the lock
+// event store's writer (SQLiteOptions.LockWrites: the store's write gate hands the lock
 // over in arrival order). Otherwise the store's writer waits for the
 // database's single write lock with SQLite's busy back-off (sleeps of up to
 // 100ms), and a projector catching up that takes the lock again at once

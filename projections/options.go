@@ -45,8 +45,8 @@ type Options struct {
 	// while catching up, the projector pauses after each batch for this
 	// fraction of the time the batch held the write lock, so the event
 	// store's appends are not starved (default 0.25; a negative value
-	// disables the pause, for an offline rebuild). A database from
-	// OpenSQLite needs no pause: its batches and the store's appends take
+	// disables the pause, for an offline rebuild). A database given
+	// SQLiteOptions.LockWrites needs no pause: its batches and the store's appends take
 	// the write lock in turns (sqlite.Store.LockWrites).
 	Yield float64
 	// Logger receives the projector's logs (default slog.Default()).

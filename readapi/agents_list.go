@@ -43,11 +43,11 @@ type listAgentsResponse struct {
 
 // listAgents handles GET /v1/agents?status=alive|disconnected|lost.
 func (a *api) listAgents(c *fiber.Ctx) error {
-	if _, err := callerOf(c); err != nil {
+	if _, err := CallerOf(c); err != nil {
 		return err
 	}
 	f := agents.Filter{Status: domain.AgentStatus(c.Query("status"))}
-	if err := a.waitForPosition(c, opListAgents); err != nil {
+	if err := a.WaitForPosition(c, opListAgents); err != nil {
 		return err
 	}
 	list, err := a.Agents.ListAgents(c.UserContext(), f)

@@ -66,7 +66,7 @@ func mayAudit(who caller, op string) error {
 
 // listAudit handles GET /v1/audit?actor=&action=&entity_type=&entity_id=&outcome=&from=&to=&limit=&cursor=.
 func (a *api) listAudit(c *fiber.Ctx) error {
-	who, err := callerOf(c)
+	who, err := CallerOf(c)
 	if err != nil {
 		return err
 	}
@@ -77,10 +77,10 @@ func (a *api) listAudit(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if f.Limit, err = queryInt(c, opListAudit, "limit", 0, 1, auditrm.MaxLimit); err != nil {
+	if f.Limit, err = QueryInt(c, opListAudit, "limit", 0, 1, auditrm.MaxLimit); err != nil {
 		return err
 	}
-	if err := a.waitForPosition(c, opListAudit); err != nil {
+	if err := a.WaitForPosition(c, opListAudit); err != nil {
 		return err
 	}
 	page, err := a.Audit.List(c.UserContext(), f)
@@ -103,7 +103,7 @@ func (a *api) listAudit(c *fiber.Ctx) error {
 // page by page so memory stays flat however long the trail.
 func (a *api) streamAudit(c *fiber.Ctx) error {
 	const op = "audit.stream"
-	who, err := callerOf(c)
+	who, err := CallerOf(c)
 	if err != nil {
 		return err
 	}
@@ -114,7 +114,7 @@ func (a *api) streamAudit(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := a.waitForPosition(c, op); err != nil {
+	if err := a.WaitForPosition(c, op); err != nil {
 		return err
 	}
 	f.Limit = auditrm.MaxLimit

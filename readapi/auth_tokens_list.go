@@ -11,11 +11,11 @@ const opListTokens = "token.list"
 // listTokens handles GET /v1/auth/tokens: the caller's own tokens (login
 // and bearer, expired and revoked ones too), never the tokens themselves.
 func (a *api) listTokens(c *fiber.Ctx) error {
-	who, err := a.reading(c, opListTokens)
+	who, err := a.Reading(c, opListTokens)
 	if err != nil {
 		return err
 	}
-	list, err := a.Tenancy.ListTokens(c.UserContext(), who.id)
+	list, err := a.Tenancy.ListTokens(c.UserContext(), who.ID)
 	if err != nil {
 		return err
 	}

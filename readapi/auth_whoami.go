@@ -7,7 +7,7 @@ import (
 // whoami handles GET /v1/auth/whoami: the caller as authentication
 // resolved it (user, role, domain, access key, projects, method).
 func (a *api) whoami(c *fiber.Ctx) error {
-	who, err := callerOf(c)
+	who, err := CallerOf(c)
 	if err != nil {
 		return err
 	}

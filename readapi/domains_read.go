@@ -14,11 +14,11 @@ const (
 // listDomains handles GET /v1/domains: every domain for superadmins, the
 // caller's own for everyone else.
 func (a *api) listDomains(c *fiber.Ctx) error {
-	who, err := a.reading(c, opListDomains)
+	who, err := a.Reading(c, opListDomains)
 	if err != nil {
 		return err
 	}
-	if who.isSuperadmin() {
+	if who.IsSuperadmin() {
 		list, err := a.Tenancy.ListDomains(c.UserContext())
 		if err != nil {
 			return err
@@ -35,13 +35,13 @@ func (a *api) listDomains(c *fiber.Ctx) error {
 // getDomain handles GET /v1/domains/{name}: superadmins read any domain,
 // everyone else its own; another domain is not found.
 func (a *api) getDomain(c *fiber.Ctx) error {
-	who, err := a.reading(c, opGetDomain)
+	who, err := a.Reading(c, opGetDomain)
 	if err != nil {
 		return err
 	}
 	name := c.Params("id")
-	if !who.isSuperadmin() && name != who.Domain {
-		return hidden(c, opGetDomain, "domain")
+	if !who.IsSuperadmin() && name != who.Domain {
+		return Hidden(c, opGetDomain, "domain")
 	}
 	d, err := a.Tenancy.GetDomain(c.UserContext(), name)
 	if err != nil {

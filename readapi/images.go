@@ -12,13 +12,13 @@ import (
 // its id, "<reference>@<architecture>" in unpadded base64url, so that the
 // slashes and colons of a reference never meet a URL path.
 
-// imageID is the id of an image in routes.
-func imageID(reference, architecture string) string {
+// ImageID is the id of an image in routes.
+func ImageID(reference, architecture string) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(reference + "@" + architecture))
 }
 
-// parseImageID splits an id; a malformed one is not found.
-func parseImageID(op, id string) (reference, architecture string, err error) {
+// ParseImageID splits an id; a malformed one is not found.
+func ParseImageID(op, id string) (reference, architecture string, err error) {
 	raw, derr := base64.RawURLEncoding.DecodeString(id)
 	s := string(raw)
 	i := strings.LastIndexByte(s, '@')
@@ -35,9 +35,9 @@ type imageView struct {
 }
 
 func viewImage(i tenancy.Image) imageView {
-	return imageView{ID: imageID(i.Reference, i.Architecture), Image: i}
+	return imageView{ID: ImageID(i.Reference, i.Architecture), Image: i}
 }
 
-// defaultArchitecture is the architecture of an image registered without
+// DefaultArchitecture is the architecture of an image registered without
 // one.
-const defaultArchitecture = "x86_64"
+const DefaultArchitecture = "x86_64"

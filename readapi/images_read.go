@@ -12,7 +12,7 @@ const (
 // listImages handles GET /v1/images: the image registry, which every
 // caller may read (sessions must name one of these).
 func (a *api) listImages(c *fiber.Ctx) error {
-	if _, err := a.reading(c, opListImages); err != nil {
+	if _, err := a.Reading(c, opListImages); err != nil {
 		return err
 	}
 	list, err := a.Tenancy.ListImages(c.UserContext())
@@ -28,10 +28,10 @@ func (a *api) listImages(c *fiber.Ctx) error {
 
 // getImage handles GET /v1/images/{id}.
 func (a *api) getImage(c *fiber.Ctx) error {
-	if _, err := a.reading(c, opGetImage); err != nil {
+	if _, err := a.Reading(c, opGetImage); err != nil {
 		return err
 	}
-	ref, arch, err := parseImageID(opGetImage, c.Params("id"))
+	ref, arch, err := ParseImageID(opGetImage, c.Params("id"))
 	if err != nil {
 		return err
 	}

@@ -14,7 +14,7 @@ const (
 // listKeypairPolicies handles GET /v1/keypair-policies. Policies are
 // global and carry no tenant's data: every caller may read them.
 func (a *api) listKeypairPolicies(c *fiber.Ctx) error {
-	if _, err := a.reading(c, opListKeypairPolicies); err != nil {
+	if _, err := a.Reading(c, opListKeypairPolicies); err != nil {
 		return err
 	}
 	list, err := a.Tenancy.ListKeypairPolicies(c.UserContext())
@@ -26,7 +26,7 @@ func (a *api) listKeypairPolicies(c *fiber.Ctx) error {
 
 // getKeypairPolicy handles GET /v1/keypair-policies/{name}.
 func (a *api) getKeypairPolicy(c *fiber.Ctx) error {
-	if _, err := a.reading(c, opGetKeypairPolicy); err != nil {
+	if _, err := a.Reading(c, opGetKeypairPolicy); err != nil {
 		return err
 	}
 	p, err := a.Tenancy.GetKeypairPolicy(c.UserContext(), c.Params("id"))

@@ -17,7 +17,7 @@ const (
 // keypair, admins and monitors their domain's, users their own. Secret
 // keys are never listed.
 func (a *api) listKeypairs(c *fiber.Ctx) error {
-	who, err := a.reading(c, opListKeypairs)
+	who, err := a.Reading(c, opListKeypairs)
 	if err != nil {
 		return err
 	}
@@ -28,14 +28,14 @@ func (a *api) listKeypairs(c *fiber.Ctx) error {
 		}
 	}
 	switch {
-	case who.isSuperadmin():
-	case who.readsDomain(who.Domain):
+	case who.IsSuperadmin():
+	case who.ReadsDomain(who.Domain):
 		f.Domain = who.Domain
 	default:
-		if f.UserID != uuid.Nil && f.UserID != who.id {
-			return hidden(c, opListKeypairs, "user")
+		if f.UserID != uuid.Nil && f.UserID != who.ID {
+			return Hidden(c, opListKeypairs, "user")
 		}
-		f.UserID = who.id
+		f.UserID = who.ID
 	}
 	list, err := a.Tenancy.ListKeypairs(c.UserContext(), f)
 	if err != nil {
@@ -46,7 +46,7 @@ func (a *api) listKeypairs(c *fiber.Ctx) error {
 
 // getKeypair handles GET /v1/keypairs/{access_key}.
 func (a *api) getKeypair(c *fiber.Ctx) error {
-	who, err := a.reading(c, opGetKeypair)
+	who, err := a.Reading(c, opGetKeypair)
 	if err != nil {
 		return err
 	}
@@ -54,8 +54,8 @@ func (a *api) getKeypair(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if k.UserID != who.id && !who.readsDomain(k.Domain) {
-		return hidden(c, opGetKeypair, "keypair")
+	if k.UserID != who.ID && !who.ReadsDomain(k.Domain) {
+		return Hidden(c, opGetKeypair, "keypair")
 	}
 	return c.JSON(k)
 }

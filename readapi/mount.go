@@ -4,13 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 
-	"github.com/cairnhq/cairn/commands"
-	"github.com/cairnhq/cairn/infra/auth/password"
 	"github.com/cairnhq/cairn/projections/agents"
 	auditrm "github.com/cairnhq/cairn/projections/audit"
 	"github.com/cairnhq/cairn/projections/sessions"
@@ -20,9 +17,8 @@ import (
 // DefaultMaxWait bounds a wait_for_position when Deps.MaxWait is zero.
 const DefaultMaxWait = 10 * time.Second
 
-// Deps is what the routes work with.
+// Deps is what the query routes work with.
 type Deps struct {
-	Commands *commands.Handlers
 	Sessions *sessions.ReadModel
 	Agents   *agents.ReadModel
 	Audit    *auditrm.ReadModel
@@ -31,29 +27,16 @@ type Deps struct {
 	Waiter Waiter
 	// Logs reads kernel logs (the in-process agent, or a remote one).
 	Logs LogSource
-	// Tenancy is the tenancy read model: the admin queries, login, and
-	// what a session request is checked against (projects, resource
-	// groups, the image registry).
+	// Tenancy is the tenancy read model: the admin queries, and what the
+	// scope lookups read (users, keypairs, projects).
 	Tenancy *tenancy.ReadModel
-	// Passwords are the argon2id parameters of new hashes: login verifies
-	// with them when the e-mail is unknown (so timing tells nothing) and
-	// rehashes older hashes with them (default password.DefaultParams()).
-	Passwords password.Params
-	// LoginTTL is how long a login token lives (default DefaultLoginTTL).
-	LoginTTL time.Duration
-	// Auth authenticates every /v1 request but POST /v1/auth/login, e.g.
-	// (*httpauth.Authenticator).Middleware.
-	Auth fiber.Handler
 	// MaxWait caps a wait_for_position (default DefaultMaxWait).
 	MaxWait time.Duration
 	// Clock reads the time (default time.Now).
 	Clock func() time.Time
-	// VFolders serve the virtual folder routes (vfolders.go); without
+	// VFolders serve the virtual folder queries (vfolders.go); without
 	// them those routes are not mounted.
 	VFolders VFolderDeps
-	// Bus signs enrolled agents' bus credentials; without it POST
-	// /v1/agent-enrollments answers 503.
-	Bus BusSigner
 }
 
 // Waiter blocks until the read side has reached a position (see
@@ -78,12 +61,6 @@ func (d Deps) WithDefaults() Deps {
 	if d.Clock == nil {
 		d.Clock = time.Now
 	}
-	if d.Passwords == (password.Params{}) {
-		d.Passwords = password.DefaultParams()
-	}
-	if d.LoginTTL == 0 {
-		d.LoginTTL = DefaultLoginTTL
-	}
 	return d
 }
 
@@ -94,14 +71,12 @@ func (d Deps) Validate() error {
 		name    string
 		missing bool
 	}{
-		{"Commands", d.Commands == nil},
 		{"Sessions", d.Sessions == nil},
 		{"Agents", d.Agents == nil},
 		{"Audit", d.Audit == nil},
 		{"Waiter", d.Waiter == nil},
 		{"Logs", d.Logs == nil},
 		{"Tenancy", d.Tenancy == nil},
-		{"Auth", d.Auth == nil},
 	} {
 		if dep.missing {
 			errs = append(errs, fmt.Errorf("readapi: no %s", dep.name))
@@ -110,88 +85,40 @@ func (d Deps) Validate() error {
 	if d.MaxWait < 0 {
 		errs = append(errs, fmt.Errorf("readapi: max wait %v must not be negative", d.MaxWait))
 	}
-	if d.Passwords != (password.Params{}) {
-		if err := d.Passwords.Validate(); err != nil {
-			errs = append(errs, fmt.Errorf("readapi: password parameters: %w", err))
-		}
-	}
-	if d.LoginTTL < 0 {
-		errs = append(errs, fmt.Errorf("readapi: login token lifetime %v must not be negative", d.LoginTTL))
-	}
 	return errors.Join(errs...)
 }
 
-// api holds the dependencies the handlers share.
-type api struct {
+// API is the query side: it serves the query routes (Mount), and the
+// command endpoints (infra/commandapi) read through its lookups (what the
+// caller may see, wait_for_position) before a command runs.
+type API struct {
 	Deps
-	// scopes serialises uploads per quota scope.
-	scopes keyedMutex
 }
 
-// keyedMutex is a mutex per key, made on first use and dropped when no
-// one holds or waits for it.
-type keyedMutex struct {
-	mu    sync.Mutex
-	locks map[string]*keyedLock
-}
+// api is the short name the handlers use.
+type api = API
 
-type keyedLock struct {
-	sync.Mutex
-	users int
-}
-
-// lock takes key's mutex and returns the function that releases it.
-func (k *keyedMutex) lock(key string) (unlock func()) {
-	k.mu.Lock()
-	if k.locks == nil {
-		k.locks = map[string]*keyedLock{}
-	}
-	l := k.locks[key]
-	if l == nil {
-		l = &keyedLock{}
-		k.locks[key] = l
-	}
-	l.users++
-	k.mu.Unlock()
-	l.Lock()
-	return func() {
-		l.Unlock()
-		k.mu.Lock()
-		if l.users--; l.users == 0 {
-			delete(k.locks, key)
-		}
-		k.mu.Unlock()
-	}
-}
-
-// Mount registers the /v1 routes on app (built by httpapi.New), every one
-// behind d.Auth. It refuses incomplete dependencies.
-func Mount(app *fiber.App, d Deps) error {
+// New checks d (defaults filled in) and returns the query side over it.
+func New(d Deps) (*API, error) {
 	d = d.WithDefaults()
 	if err := d.Validate(); err != nil {
-		return err
+		return nil, err
 	}
-	a := &api{Deps: d}
-	// Login is how a caller gets a token, enrollment how an agent gets
-	// its bus credentials: the /v1 routes before authentication.
-	app.Post("/v1/auth/login", a.login)
-	// An agent enrolls with a one-time token, not as a user.
-	app.Post("/v1/agent-enrollments", a.enrollAgent)
-	v1 := app.Group("/v1", d.Auth)
-	v1.Post("/sessions", a.createSession)
+	return &API{Deps: d}, nil
+}
+
+// Mount registers the query routes on v1, the /v1 group behind the
+// authentication middleware (app.Group("/v1", auth)). Mount the command
+// endpoints (infra/commandapi) on the same group.
+func (a *API) Mount(v1 fiber.Router) {
 	v1.Get("/sessions", a.listSessions)
 	v1.Get("/sessions/:id", a.getSession)
-	v1.Delete("/sessions/:id", a.deleteSession)
 	v1.Get("/sessions/:id/logs", a.sessionLogs)
 	v1.Get("/agents", a.listAgents)
-	v1.Post("/agents/:id/enrollment", a.offerEnrollment)
-	v1.Delete("/agents/:id/enrollment", a.revokeEnrollment)
-	v1.Post("/agents/:id/lost", a.markAgentLost)
 	v1.Get("/audit", a.listAudit)
 	v1.Get("/audit/stream", a.streamAudit)
 	a.mountTenancy(v1)
 	a.mountVFolders(v1)
-	return nil
 }
 
 // WaitAll returns a Waiter that waits for every one of ws (the projector

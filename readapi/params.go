@@ -20,10 +20,10 @@ const (
 	retryAfterSeconds = "1"
 )
 
-// sessionID parses the {id} of a session route. A malformed id is
+// ParseSessionID parses the {id} of a session route. A malformed id is
 // answered like an unknown session (404), so the answer never tells a
 // malformed id from a missing or hidden one.
-func sessionID(c *fiber.Ctx, op string) (uuid.UUID, error) {
+func ParseSessionID(c *fiber.Ctx, op string) (uuid.UUID, error) {
 	raw := c.Params("id")
 	id, err := uuid.Parse(raw)
 	if err != nil {
@@ -32,15 +32,15 @@ func sessionID(c *fiber.Ctx, op string) (uuid.UUID, error) {
 	return id, nil
 }
 
-// notFound is the answer for a session that does not exist or that the
+// SessionNotFound is the answer for a session that does not exist or that the
 // caller may not see.
-func notFound(op string, id uuid.UUID) error {
+func SessionNotFound(op string, id uuid.UUID) error {
 	return domain.Errorf(op, domain.KindNotFound, "session %s not found", id)
 }
 
-// queryInt parses an optional integer query parameter within [lo, hi];
+// QueryInt parses an optional integer query parameter within [lo, hi];
 // absent, it is def. A bad value is KindInvalid naming the parameter.
-func queryInt(c *fiber.Ctx, op, name string, def, lo, hi int) (int, error) {
+func QueryInt(c *fiber.Ctx, op, name string, def, lo, hi int) (int, error) {
 	raw := c.Query(name)
 	if raw == "" {
 		return def, nil
@@ -52,10 +52,10 @@ func queryInt(c *fiber.Ctx, op, name string, def, lo, hi int) (int, error) {
 	return n, nil
 }
 
-// waitForPosition honours wait_for_position: it waits, at most MaxWait,
+// WaitForPosition honours wait_for_position: it waits, at most MaxWait,
 // until the read models reflect the position. When they do not, it sets
 // Retry-After and returns a KindUnavailable error (503).
-func (a *api) waitForPosition(c *fiber.Ctx, op string) error {
+func (a *API) WaitForPosition(c *fiber.Ctx, op string) error {
 	raw := c.Query(paramWaitForPosition)
 	if raw == "" {
 		return nil

@@ -11,11 +11,11 @@ const opListMembers = "project.members"
 // listProjectMembers handles GET /v1/projects/{name}/members?domain=: who
 // belongs to a project the caller may see.
 func (a *api) listProjectMembers(c *fiber.Ctx) error {
-	who, err := a.reading(c, opListMembers)
+	who, err := a.Reading(c, opListMembers)
 	if err != nil {
 		return err
 	}
-	p, err := a.visibleProject(c, who, opListMembers)
+	p, err := a.VisibleProject(c, who, opListMembers)
 	if err != nil {
 		return err
 	}

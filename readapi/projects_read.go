@@ -16,16 +16,16 @@ const (
 // project). Admins and monitors see their domain's projects, users the
 // projects they belong to; another domain is not found.
 func (a *api) listProjects(c *fiber.Ctx) error {
-	who, err := a.reading(c, opListProjects)
+	who, err := a.Reading(c, opListProjects)
 	if err != nil {
 		return err
 	}
 	d := c.Query("domain")
-	if d == "" && !who.isSuperadmin() {
+	if d == "" && !who.IsSuperadmin() {
 		d = who.Domain
 	}
 	if d != "" {
-		if err := inDomain(c, who, opListProjects, "domain", d); err != nil {
+		if err := InDomain(c, who, opListProjects, "domain", d); err != nil {
 			return err
 		}
 	}
@@ -33,10 +33,10 @@ func (a *api) listProjects(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if !who.readsDomain(who.Domain) {
+	if !who.ReadsDomain(who.Domain) {
 		mine := list[:0]
 		for _, p := range list {
-			if who.memberOf(p.Name) {
+			if who.MemberOf(p.Name) {
 				mine = append(mine, p)
 			}
 		}
@@ -47,26 +47,26 @@ func (a *api) listProjects(c *fiber.Ctx) error {
 
 // getProject handles GET /v1/projects/{name}?domain=.
 func (a *api) getProject(c *fiber.Ctx) error {
-	who, err := a.reading(c, opGetProject)
+	who, err := a.Reading(c, opGetProject)
 	if err != nil {
 		return err
 	}
-	p, err := a.visibleProject(c, who, opGetProject)
+	p, err := a.VisibleProject(c, who, opGetProject)
 	if err != nil {
 		return err
 	}
 	return c.JSON(p)
 }
 
-// visibleProject reads the project of a route, hiding one of another
+// VisibleProject reads the project of a route, hiding one of another
 // domain, and for users one they do not belong to.
-func (a *api) visibleProject(c *fiber.Ctx, who caller, op string) (tenancy.Project, error) {
-	d, name := domainParam(c, who), c.Params("id")
-	if err := inDomain(c, who, op, "project", d); err != nil {
+func (a *API) VisibleProject(c *fiber.Ctx, who Caller, op string) (tenancy.Project, error) {
+	d, name := DomainParam(c, who), c.Params("id")
+	if err := InDomain(c, who, op, "project", d); err != nil {
 		return tenancy.Project{}, err
 	}
-	if !who.readsDomain(d) && !who.memberOf(name) {
-		return tenancy.Project{}, hidden(c, op, "project")
+	if !who.ReadsDomain(d) && !who.MemberOf(name) {
+		return tenancy.Project{}, Hidden(c, op, "project")
 	}
 	return a.Tenancy.GetProject(c.UserContext(), d, name)
 }

@@ -19,7 +19,7 @@ const (
 // domain, projects or access key may use, with only those entries of the
 // access list (other tenants' grants are not theirs to see).
 func (a *api) listResourceGroups(c *fiber.Ctx) error {
-	who, err := a.reading(c, opListResourceGroups)
+	who, err := a.Reading(c, opListResourceGroups)
 	if err != nil {
 		return err
 	}
@@ -38,7 +38,7 @@ func (a *api) listResourceGroups(c *fiber.Ctx) error {
 
 // getResourceGroup handles GET /v1/resource-groups/{name}.
 func (a *api) getResourceGroup(c *fiber.Ctx) error {
-	who, err := a.reading(c, opGetResourceGroup)
+	who, err := a.Reading(c, opGetResourceGroup)
 	if err != nil {
 		return err
 	}
@@ -48,14 +48,14 @@ func (a *api) getResourceGroup(c *fiber.Ctx) error {
 	}
 	v, ok := who.resourceGroup(g)
 	if !ok {
-		return hidden(c, opGetResourceGroup, "resource group")
+		return Hidden(c, opGetResourceGroup, "resource group")
 	}
 	return c.JSON(v)
 }
 
 // resourceGroup is g as the caller may see it, and whether it may.
 func (u caller) resourceGroup(g tenancy.ResourceGroup) (tenancy.ResourceGroup, bool) {
-	if u.isSuperadmin() {
+	if u.IsSuperadmin() {
 		return g, true
 	}
 	mine := []domain.Grantee{}
@@ -77,7 +77,7 @@ func (u caller) granted(e domain.Grantee) bool {
 		return e.Name == u.Domain
 	case domain.GranteeProject:
 		d, p, ok := domain.SplitProjectKey(e.Name)
-		return ok && d == u.Domain && (u.readsDomain(d) || u.memberOf(p))
+		return ok && d == u.Domain && (u.ReadsDomain(d) || u.MemberOf(p))
 	case domain.GranteeKeypair:
 		return u.AccessKey != "" && strings.EqualFold(e.Name, u.AccessKey)
 	}

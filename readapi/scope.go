@@ -16,26 +16,26 @@ import (
 // (403 for a role that may not act). An object the read model does not
 // show (yet) is left to the command, whose answer is the same 404.
 
-// domainParam is the domain a project route is about: ?domain=, by
+// DomainParam is the domain a project route is about: ?domain=, by
 // default the caller's.
-func domainParam(c *fiber.Ctx, who caller) string {
+func DomainParam(c *fiber.Ctx, who Caller) string {
 	if d := c.Query("domain"); d != "" {
 		return d
 	}
 	return who.Domain
 }
 
-// inDomain hides another domain's objects from all but superadmins.
-func inDomain(c *fiber.Ctx, who caller, op, what, d string) error {
-	if !who.isSuperadmin() && d != who.Domain {
-		return hidden(c, op, what)
+// InDomain hides another domain's objects from all but superadmins.
+func InDomain(c *fiber.Ctx, who Caller, op, what, d string) error {
+	if !who.IsSuperadmin() && d != who.Domain {
+		return Hidden(c, op, what)
 	}
 	return nil
 }
 
-// userID parses the user id of a route parameter; a malformed one is not
+// ParseUserID parses the user id of a route parameter; a malformed one is not
 // found.
-func userID(c *fiber.Ctx, op, param string) (uuid.UUID, error) {
+func ParseUserID(c *fiber.Ctx, op, param string) (uuid.UUID, error) {
 	id, err := uuid.Parse(c.Params(param))
 	if err != nil {
 		return uuid.Nil, domain.NotFound(op, "user")
@@ -43,9 +43,9 @@ func userID(c *fiber.Ctx, op, param string) (uuid.UUID, error) {
 	return id, nil
 }
 
-// userScope hides a user of another domain from all but superadmins.
-func (a *api) userScope(c *fiber.Ctx, who caller, op string, id uuid.UUID) error {
-	if who.isSuperadmin() || id == who.id {
+// UserScope hides a user of another domain from all but superadmins.
+func (a *API) UserScope(c *fiber.Ctx, who Caller, op string, id uuid.UUID) error {
+	if who.IsSuperadmin() || id == who.ID {
 		return nil
 	}
 	u, err := a.Tenancy.GetUser(c.UserContext(), id)
@@ -55,13 +55,13 @@ func (a *api) userScope(c *fiber.Ctx, who caller, op string, id uuid.UUID) error
 	case err != nil:
 		return err
 	}
-	return inDomain(c, who, op, "user", u.Domain)
+	return InDomain(c, who, op, "user", u.Domain)
 }
 
-// keypairScope hides a keypair of another domain from all but
+// KeypairScope hides a keypair of another domain from all but
 // superadmins and its owner.
-func (a *api) keypairScope(c *fiber.Ctx, who caller, op, accessKey string) error {
-	if who.isSuperadmin() {
+func (a *API) KeypairScope(c *fiber.Ctx, who Caller, op, accessKey string) error {
+	if who.IsSuperadmin() {
 		return nil
 	}
 	k, err := a.Tenancy.GetKeypair(c.UserContext(), accessKey)
@@ -70,8 +70,8 @@ func (a *api) keypairScope(c *fiber.Ctx, who caller, op, accessKey string) error
 		return nil
 	case err != nil:
 		return err
-	case k.UserID == who.id:
+	case k.UserID == who.ID:
 		return nil
 	}
-	return inDomain(c, who, op, "keypair", k.Domain)
+	return InDomain(c, who, op, "keypair", k.Domain)
 }

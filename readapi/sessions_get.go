@@ -16,34 +16,34 @@ const opGetSession = "session.get"
 // getSession handles GET /v1/sessions/{id}: the session as the read model
 // shows it, after the optional wait_for_position.
 func (a *api) getSession(c *fiber.Ctx) error {
-	who, err := callerOf(c)
+	who, err := CallerOf(c)
 	if err != nil {
 		return err
 	}
-	id, err := sessionID(c, opGetSession)
+	id, err := ParseSessionID(c, opGetSession)
 	if err != nil {
 		return err
 	}
-	if err := a.waitForPosition(c, opGetSession); err != nil {
+	if err := a.WaitForPosition(c, opGetSession); err != nil {
 		return err
 	}
-	s, err := a.visibleSession(c, who, opGetSession, id)
+	s, err := a.VisibleSession(c, who, opGetSession, id)
 	if err != nil {
 		return err
 	}
 	return c.JSON(viewSession(s))
 }
 
-// visibleSession reads a session from the read model; one the caller may
+// VisibleSession reads a session from the read model; one the caller may
 // not see is not found.
-func (a *api) visibleSession(c *fiber.Ctx, who caller, op string, id uuid.UUID) (sessions.Session, error) {
+func (a *API) VisibleSession(c *fiber.Ctx, who Caller, op string, id uuid.UUID) (sessions.Session, error) {
 	s, err := a.Sessions.GetSession(c.UserContext(), id)
 	switch {
 	case errors.Is(err, domain.ErrNotFound):
-		return sessions.Session{}, notFound(op, id)
+		return sessions.Session{}, SessionNotFound(op, id)
 	case err == nil && !who.sees(s):
 		accesslog.Deny(c)
-		return sessions.Session{}, notFound(op, id)
+		return sessions.Session{}, SessionNotFound(op, id)
 	}
 	return s, err
 }

@@ -22,11 +22,11 @@ type listSessionsResponse struct {
 // takes one status or several separated by commas; callers that may not
 // see every session see their domain's (admins, monitors) or their own.
 func (a *api) listSessions(c *fiber.Ctx) error {
-	who, err := callerOf(c)
+	who, err := CallerOf(c)
 	if err != nil {
 		return err
 	}
-	limit, err := queryInt(c, opListSessions, "limit", 0, 1, sessions.MaxListLimit)
+	limit, err := QueryInt(c, opListSessions, "limit", 0, 1, sessions.MaxListLimit)
 	if err != nil {
 		return err
 	}
@@ -37,13 +37,13 @@ func (a *api) listSessions(c *fiber.Ctx) error {
 		}
 	}
 	switch {
-	case who.isSuperadmin():
-	case who.readsDomain(who.Domain):
+	case who.IsSuperadmin():
+	case who.ReadsDomain(who.Domain):
 		f.Domain = who.Domain
 	default:
 		f.Owner = who.UserID
 	}
-	if err := a.waitForPosition(c, opListSessions); err != nil {
+	if err := a.WaitForPosition(c, opListSessions); err != nil {
 		return err
 	}
 	page, err := a.Sessions.ListSessions(c.UserContext(), f)

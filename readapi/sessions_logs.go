@@ -17,22 +17,22 @@ const (
 // (tail 0 or absent: everything the agent keeps). A session not placed on
 // an agent (yet, or ever) is a conflict (409).
 func (a *api) sessionLogs(c *fiber.Ctx) error {
-	who, err := callerOf(c)
+	who, err := CallerOf(c)
 	if err != nil {
 		return err
 	}
-	id, err := sessionID(c, opSessionLogs)
+	id, err := ParseSessionID(c, opSessionLogs)
 	if err != nil {
 		return err
 	}
-	tail, err := queryInt(c, opSessionLogs, "tail", 0, 0, maxLogTail)
+	tail, err := QueryInt(c, opSessionLogs, "tail", 0, 0, maxLogTail)
 	if err != nil {
 		return err
 	}
-	if err := a.waitForPosition(c, opSessionLogs); err != nil {
+	if err := a.WaitForPosition(c, opSessionLogs); err != nil {
 		return err
 	}
-	s, err := a.visibleSession(c, who, opSessionLogs, id)
+	s, err := a.VisibleSession(c, who, opSessionLogs, id)
 	if err != nil {
 		return err
 	}

@@ -11,7 +11,7 @@ import (
 func (a *api) listStoragePolicies(scope storagePolicyScope) fiber.Handler {
 	op := scope.kind + ".list"
 	return func(c *fiber.Ctx) error {
-		if _, err := a.reading(c, op); err != nil {
+		if _, err := a.Reading(c, op); err != nil {
 			return err
 		}
 		list, err := scope.list(a, c.UserContext())
@@ -26,7 +26,7 @@ func (a *api) listStoragePolicies(scope storagePolicyScope) fiber.Handler {
 func (a *api) getStoragePolicy(scope storagePolicyScope) fiber.Handler {
 	op := scope.kind + ".get"
 	return func(c *fiber.Ctx) error {
-		if _, err := a.reading(c, op); err != nil {
+		if _, err := a.Reading(c, op); err != nil {
 			return err
 		}
 		p, err := scope.get(a, c.UserContext(), c.Params("id"))

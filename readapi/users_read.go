@@ -16,16 +16,16 @@ const (
 // any domain's users (every user without ?domain=), admins and monitors
 // their domain's, users themselves. Password hashes are never shown.
 func (a *api) listUsers(c *fiber.Ctx) error {
-	who, err := a.reading(c, opListUsers)
+	who, err := a.Reading(c, opListUsers)
 	if err != nil {
 		return err
 	}
 	f := tenancy.UserFilter{Domain: c.Query("domain"), Role: domain.Role(c.Query("role")), Status: domain.UserStatus(c.Query("status"))}
-	if !who.isSuperadmin() {
+	if !who.IsSuperadmin() {
 		if f.Domain == "" {
 			f.Domain = who.Domain
 		}
-		if err := inDomain(c, who, opListUsers, "domain", f.Domain); err != nil {
+		if err := InDomain(c, who, opListUsers, "domain", f.Domain); err != nil {
 			return err
 		}
 	}
@@ -33,10 +33,10 @@ func (a *api) listUsers(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if !who.readsDomain(who.Domain) {
+	if !who.ReadsDomain(who.Domain) {
 		self := list[:0]
 		for _, u := range list {
-			if u.ID == who.id {
+			if u.ID == who.ID {
 				self = append(self, u)
 			}
 		}
@@ -48,11 +48,11 @@ func (a *api) listUsers(c *fiber.Ctx) error {
 // getUser handles GET /v1/users/{id}: oneself, or a user of a domain the
 // caller reads.
 func (a *api) getUser(c *fiber.Ctx) error {
-	who, err := a.reading(c, opGetUser)
+	who, err := a.Reading(c, opGetUser)
 	if err != nil {
 		return err
 	}
-	id, err := userID(c, opGetUser, "id")
+	id, err := ParseUserID(c, opGetUser, "id")
 	if err != nil {
 		return err
 	}
@@ -60,8 +60,8 @@ func (a *api) getUser(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if u.ID != who.id && !who.readsDomain(u.Domain) {
-		return hidden(c, opGetUser, "user")
+	if u.ID != who.ID && !who.ReadsDomain(u.Domain) {
+		return Hidden(c, opGetUser, "user")
 	}
 	return c.JSON(u)
 }

@@ -15,7 +15,7 @@ const opGetVFolder = "vfolder.get"
 // usage measured on its storage host (null while it has no data: cloning
 // or deleted), and who it is shared with (for its managers).
 type vfolderDetail struct {
-	vfolderView
+	VFolderView
 	Usage *usageView    `json:"usage"`
 	Users []vfolderUser `json:"users"`
 }
@@ -29,22 +29,22 @@ type vfolderUser = vfolders.User
 
 // getVFolder handles GET /v1/vfolders/{id}.
 func (a *api) getVFolder(c *fiber.Ctx) error {
-	who, err := callerOf(c)
+	who, err := CallerOf(c)
 	if err != nil {
 		return err
 	}
-	id, err := folderID(c, opGetVFolder)
+	id, err := FolderID(c, opGetVFolder)
 	if err != nil {
 		return err
 	}
-	if err := a.waitForPosition(c, opGetVFolder); err != nil {
+	if err := a.WaitForPosition(c, opGetVFolder); err != nil {
 		return err
 	}
-	v, err := a.visibleFolder(c, who, opGetVFolder, id)
+	v, err := a.VisibleFolder(c, who, opGetVFolder, id)
 	if err != nil {
 		return err
 	}
-	out := vfolderDetail{vfolderView: viewVFolder(v), Users: []vfolderUser{}}
+	out := vfolderDetail{VFolderView: ViewVFolder(v), Users: []vfolderUser{}}
 	u, err := a.VFolders.Storage.Usage(c.UserContext(), vfstorage.Ref{Host: v.Host, ID: v.ID})
 	switch {
 	case err == nil:

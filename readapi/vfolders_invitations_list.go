@@ -22,7 +22,7 @@ type listInvitationsResponse struct {
 // (default) or sent, newest first; state (pending, accepted, rejected,
 // cancelled) filters them.
 func (a *api) listVFolderInvitations(c *fiber.Ctx) error {
-	who, err := callerOf(c)
+	who, err := CallerOf(c)
 	if err != nil {
 		return err
 	}
@@ -40,25 +40,25 @@ func (a *api) listVFolderInvitations(c *fiber.Ctx) error {
 	default:
 		return domain.Invalid(opListInvitations, "direction", "must be received or sent")
 	}
-	if err := a.waitForPosition(c, opListInvitations); err != nil {
+	if err := a.WaitForPosition(c, opListInvitations); err != nil {
 		return err
 	}
-	items, err := list(c.UserContext(), who.actor().UserID.String(), state)
+	items, err := list(c.UserContext(), who.ID.String(), state)
 	if err != nil {
 		return err
 	}
 	return c.JSON(listInvitationsResponse{Items: items})
 }
 
-// invitation reads the {id} invitation of a route (waiting for
+// Invitation reads the {id} invitation of a route (waiting for
 // wait_for_position first). Whether the caller may act on it is the
 // command's decision; one it may not see is not found either way.
-func (a *api) invitation(c *fiber.Ctx, op string) (vfolders.Invitation, error) {
+func (a *API) Invitation(c *fiber.Ctx, op string) (vfolders.Invitation, error) {
 	id, err := uuid.Parse(c.Params("id"))
 	if err != nil {
 		return vfolders.Invitation{}, domain.Errorf(op, domain.KindNotFound, "invitation %q not found", c.Params("id"))
 	}
-	if err := a.waitForPosition(c, op); err != nil {
+	if err := a.WaitForPosition(c, op); err != nil {
 		return vfolders.Invitation{}, err
 	}
 	inv, err := a.VFolders.Folders.GetInvitation(c.UserContext(), id)

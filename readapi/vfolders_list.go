@@ -13,7 +13,7 @@ const opListVFolders = "vfolder.list"
 
 // listVFoldersResponse is the answer of GET /v1/vfolders.
 type listVFoldersResponse struct {
-	Items []vfolderView `json:"items"`
+	Items []VFolderView `json:"items"`
 }
 
 // listVFolders handles GET /v1/vfolders?relation=&status=&name=: the
@@ -22,7 +22,7 @@ type listVFoldersResponse struct {
 // three) and domain (admins and monitors: every folder of their domain;
 // superadmins: every folder), separated by commas.
 func (a *api) listVFolders(c *fiber.Ctx) error {
-	who, err := callerOf(c)
+	who, err := CallerOf(c)
 	if err != nil {
 		return err
 	}
@@ -34,7 +34,7 @@ func (a *api) listVFolders(c *fiber.Ctx) error {
 	}
 	f.Status = domain.VFolderStatus(strings.Clone(c.Query("status")))
 	f.Name = strings.Clone(c.Query("name"))
-	if err := a.waitForPosition(c, opListVFolders); err != nil {
+	if err := a.WaitForPosition(c, opListVFolders); err != nil {
 		return err
 	}
 	v, err := a.viewer(c, who)
@@ -45,9 +45,9 @@ func (a *api) listVFolders(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	out := listVFoldersResponse{Items: make([]vfolderView, len(rows))}
+	out := listVFoldersResponse{Items: make([]VFolderView, len(rows))}
 	for i, r := range rows {
-		out.Items[i] = viewVFolder(r)
+		out.Items[i] = ViewVFolder(r)
 	}
 	return c.JSON(out)
 }

@@ -5,7 +5,6 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"github.com/cairnhq/cairn/commands"
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/infra/vfstorage"
 	"github.com/cairnhq/cairn/projections/vfolders"
@@ -29,20 +28,20 @@ type quotaScopeView struct {
 // vfolderQuotaScope handles GET /v1/vfolders/quota-scope?project=: the
 // caller's own scope, or a project's (its members and admins).
 func (a *api) vfolderQuotaScope(c *fiber.Ctx) error {
-	who, err := callerOf(c)
+	who, err := CallerOf(c)
 	if err != nil {
 		return err
 	}
-	if err := a.waitForPosition(c, opQuotaScope); err != nil {
+	if err := a.WaitForPosition(c, opQuotaScope); err != nil {
 		return err
 	}
 	v, err := a.viewer(c, who)
 	if err != nil {
 		return err
 	}
-	owner := commands.UserFolderOwner(who.actor().UserID, v.Domain)
+	owner := domain.VFolderOwner{Kind: domain.VFolderOwnedByUser, ID: who.ID.String(), Domain: v.Domain}
 	if p := c.Query("project"); p != "" {
-		owner = commands.ProjectFolderOwner(v.Domain, p)
+		owner = domain.VFolderOwner{Kind: domain.VFolderOwnedByProject, ID: domain.ProjectKey(v.Domain, p), Domain: v.Domain}
 		member := false
 		for _, key := range v.Projects {
 			member = member || key == owner.ID

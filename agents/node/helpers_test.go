@@ -91,7 +91,7 @@ func newHarness(t *testing.T) *harness {
 		t.Fatal(err)
 	}
 	// The manager makes the agent's consumer when it registers
-	// (commands/reports); this test's manager makes it at once.
+	// (infra/dispatch/reports); this test's manager makes it at once.
 	if err := h.mgr.EnsureAgentConsumer(ctx, h.agentID); err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 	"github.com/cairnhq/cairn/cmd/cairn-bench/internal/schedbench"
 	"github.com/cairnhq/cairn/eventstore/postgres"
 	"github.com/cairnhq/cairn/eventstore/sqlite"
-	"github.com/cairnhq/cairn/projections"
+	"github.com/cairnhq/cairn/infra/readmodels"
 )
 
 // scheduleTarget is issue #5's end-to-end target, placements/s.
@@ -149,7 +149,7 @@ func benchScheduleSQLite(ctx context.Context, cfg schedbench.Config) (schedbench
 		return schedbench.Result{}, err
 	}
 	defer store.Close()
-	db, err := projections.OpenSQLite(store, sqlite.Options{})
+	db, err := readmodels.OpenSQLite(store, sqlite.Options{})
 	if err != nil {
 		return schedbench.Result{}, err
 	}
@@ -168,7 +168,7 @@ func benchSchedulePostgres(ctx context.Context, url string, cfg schedbench.Confi
 		return schedbench.Result{}, err
 	}
 	defer store.Close()
-	db, err := projections.NewPostgres(store.Pool(), store.Schema())
+	db, err := readmodels.NewPostgres(store.Pool(), store.Schema())
 	if err != nil {
 		return schedbench.Result{}, err
 	}

@@ -7,10 +7,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cairnhq/cairn/agents/node"
-	"github.com/cairnhq/cairn/commands/reports"
 	"github.com/cairnhq/cairn/infra/auth/signing"
 	"github.com/cairnhq/cairn/infra/config"
 	"github.com/cairnhq/cairn/infra/devserver"
+	"github.com/cairnhq/cairn/infra/dispatch/reports"
 	"github.com/cairnhq/cairn/infra/httpapi"
 	"github.com/cairnhq/cairn/infra/images"
 )

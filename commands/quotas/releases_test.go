@@ -6,11 +6,11 @@ import (
 	"time"
 
 	"github.com/cairnhq/cairn/commands"
-	"github.com/cairnhq/cairn/commands/internal/managertest"
 	"github.com/cairnhq/cairn/commands/quotas"
 	"github.com/cairnhq/cairn/commands/scheduler"
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/domain/quota"
+	"github.com/cairnhq/cairn/infra/managertest"
 	"github.com/google/uuid"
 )
 

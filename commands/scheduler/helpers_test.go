@@ -5,9 +5,9 @@ import (
 	"time"
 
 	"github.com/cairnhq/cairn/commands"
-	"github.com/cairnhq/cairn/commands/internal/managertest"
 	"github.com/cairnhq/cairn/commands/scheduler"
 	"github.com/cairnhq/cairn/domain"
+	"github.com/cairnhq/cairn/infra/managertest"
 )
 
 var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)

@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"github.com/cairnhq/cairn/commands"
-	"github.com/cairnhq/cairn/commands/internal/managertest"
 	"github.com/cairnhq/cairn/commands/scheduler"
 	"github.com/cairnhq/cairn/domain"
+	"github.com/cairnhq/cairn/infra/managertest"
 	"github.com/google/uuid"
 )
 

@@ -9,12 +9,12 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/cairnhq/cairn/commands"
-	"github.com/cairnhq/cairn/commands/internal/managertest"
 	"github.com/cairnhq/cairn/commands/scheduler"
 	"github.com/cairnhq/cairn/commands/sessionlimits"
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/domain/audit"
 	"github.com/cairnhq/cairn/eventstore"
+	"github.com/cairnhq/cairn/infra/managertest"
 )
 
 var bg = context.Background()

@@ -14,8 +14,8 @@ import (
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/infra/auth/password"
 	"github.com/cairnhq/cairn/infra/auth/token"
+	"github.com/cairnhq/cairn/infra/projectiontest"
 	"github.com/cairnhq/cairn/projections"
-	"github.com/cairnhq/cairn/projections/projectiontest"
 	"github.com/cairnhq/cairn/projections/tenancy"
 )
 

@@ -19,7 +19,7 @@
 //     reports consumer (agents' reports → commands, liveness) and the
 //     address book of remote agents' logs endpoints (infra/agentlogs);
 //   - one local agent (agents/node, Podman) unless Config.NoAgent;
-//   - the HTTP API (fiber: readapi's routes, /healthz, /metrics) with the
+//   - the HTTP API (fiber: infra/commandapi's and readapi's routes, /healthz, /metrics) with the
 //     bootstrap superadmin's bearer token (infra/bootstrap), on a listener
 //     (httpapi.NewListener) that refuses connections over Config's limits
 //     and retries failed accepts: running out of file descriptors (EMFILE)

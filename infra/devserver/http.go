@@ -10,6 +10,9 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/cairnhq/cairn/commands"
+	"github.com/cairnhq/cairn/infra/commandapi"
+
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/prometheus/client_golang/prometheus"
@@ -174,11 +177,12 @@ func (s *server) authenticator(reg prometheus.Registerer) (*httpauth.Authenticat
 }
 
 // app builds a fiber app: /healthz and /metrics without authentication,
-// readapi's /v1 routes behind signed requests and tokens (auth), every
-// /v1 request recorded by access (none when nil: ServeWithoutAudit).
+// the /v1 routes (infra/commandapi's commands, readapi's queries) behind
+// signed requests and tokens (auth), every /v1 request recorded by access
+// (none when nil: ServeWithoutAudit).
 func (s *server) app(reg prometheus.Registerer, auth *httpauth.Authenticator, access *accesslog.Writer) (*fiber.App, error) {
 	app, err := httpapi.New(httpapi.Config{
-		Logger: s.log, Registerer: reg, StreamRequestBody: readapi.StreamsBody,
+		Logger: s.log, Registerer: reg, StreamRequestBody: commandapi.StreamsBody,
 		ReadTimeout: s.cfg.HTTPReadTimeout, IdleTimeout: s.cfg.HTTPIdleTimeout, BodyIdleTimeout: s.cfg.UploadIdleTimeout,
 	})
 	if err != nil {
@@ -189,12 +193,12 @@ func (s *server) app(reg prometheus.Registerer, auth *httpauth.Authenticator, ac
 	if access != nil {
 		app.Use("/v1", accesslog.Middleware(access, s.cfg.Clock))
 	}
+	vfTenancy := vfolders.Tenancy{RM: s.models.Tenancy, Hosts: vfolders.Storage{S: s.vfstorage}.HostNames()}
 	local := map[string]agentlogs.LocalAgent{}
 	if s.agent != nil {
 		local[s.cfg.AgentID] = s.agent
 	}
-	if err := readapi.Mount(app, readapi.Deps{
-		Commands: s.handlers,
+	queries, err := readapi.New(readapi.Deps{
 		Sessions: s.models.Sessions,
 		Agents:   s.models.Agents,
 		Audit:    s.models.Audit,
@@ -203,20 +207,38 @@ func (s *server) app(reg prometheus.Registerer, auth *httpauth.Authenticator, ac
 			return s.busKeys.SignAgentRequest(req, agentID, time.Now())
 		}),
 		Tenancy: s.models.Tenancy,
-		Auth:    auth.Middleware,
 		MaxWait: s.cfg.MaxWait,
 		Clock:   s.cfg.Clock,
 		VFolders: readapi.VFolderDeps{
 			Folders: s.models.VFolders,
-			Tenancy: vfolders.Tenancy{RM: s.models.Tenancy, Hosts: vfolders.Storage{S: s.vfstorage}.HostNames()},
+			Tenancy: vfTenancy,
+			Storage: s.vfstorage,
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	cmds, err := commandapi.New(commandapi.Deps{
+		Queries:  queries,
+		Commands: s.handlers,
+		VFolders: commandapi.VFolderDeps{
+			Folders: s.models.VFolders,
+			Tenancy: vfTenancy,
 			Storage: s.vfstorage,
 
 			MaxUploadSize: limit(s.cfg.VFolderMaxUpload),
 		},
 		Bus: busauth.Signer{Keys: s.busKeys, CAFile: s.busCA},
-	}); err != nil {
+	})
+	if err != nil {
 		return nil, err
 	}
+	// Login and agent enrollment come before authentication; every other
+	// /v1 route (commands and queries) is behind it.
+	cmds.MountPublic(app)
+	v1 := app.Group("/v1", auth.Middleware)
+	cmds.Mount(v1)
+	queries.Mount(v1)
 	app.Use(httpapi.NotFound)
 	return app, nil
 }
@@ -266,4 +288,8 @@ func localAddr(addr net.Addr) string {
 	return net.JoinHostPort(host, strconv.Itoa(tcp.Port))
 }
 
-var _ readapi.BusSigner = busauth.Signer{}
+var (
+	_ commandapi.BusSigner    = busauth.Signer{}
+	_ readapi.VFolderTenancy  = vfolders.Tenancy{}
+	_ commands.VFolderTenancy = vfolders.Tenancy{}
+)

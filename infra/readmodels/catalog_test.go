@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/cairnhq/cairn/eventstore/sqlite"
-	"github.com/cairnhq/cairn/projections"
 )
 
 func TestNamesMatchTheSet(t *testing.T) {
@@ -16,7 +15,7 @@ func TestNamesMatchTheSet(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	db, err := projections.OpenSQLite(store, sqlite.Options{})
+	db, err := OpenSQLite(store, sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

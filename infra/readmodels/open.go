@@ -27,9 +27,9 @@ func Open(ctx context.Context, storeDSN string) (eventstore.Store, *projections.
 			err = perr
 			break
 		}
-		db, err = projections.OpenSQLite(s, opts)
+		db, err = OpenSQLite(s, opts)
 	case *postgres.Store:
-		db, err = projections.NewPostgres(s.Pool(), s.Schema())
+		db, err = NewPostgres(s.Pool(), s.Schema())
 	default:
 		err = fmt.Errorf("no read-model database for an event store of type %T", store)
 	}

@@ -3,6 +3,6 @@
 // commands.VFolderStorage, to the vfolder jobs' storage
 // (commands/vfolderjobs), to the orphan collector's directories
 // (commands/vfolderorphans) and to the forwarder's mount sources
-// (commands/forwarder); Tenancy implements commands.VFolderTenancy over
+// (infra/dispatch/forwarder); Tenancy implements commands.VFolderTenancy over
 // the tenancy read model (projections/tenancy).
 package vfolders

@@ -8,10 +8,10 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/cairnhq/cairn/commands"
-	"github.com/cairnhq/cairn/commands/forwarder"
 	"github.com/cairnhq/cairn/commands/vfolderjobs"
 	"github.com/cairnhq/cairn/commands/vfolderorphans"
 	"github.com/cairnhq/cairn/domain"
+	"github.com/cairnhq/cairn/infra/dispatch/forwarder"
 	"github.com/cairnhq/cairn/infra/vfstorage"
 )
 

@@ -10,7 +10,9 @@ import (
 	"github.com/cairnhq/cairn/projections/tenancy"
 )
 
-// Tenancy implements commands.VFolderTenancy over the tenancy read model.
+// Tenancy implements commands.VFolderTenancy over the tenancy read model,
+// and readapi.VFolderTenancy (VFolderViewer, StoragePolicy) for the folder
+// queries.
 //
 // A principal that is not a user of the read model (the bootstrap token
 // of `cairn dev` before it has a tenancy user) is described from the
@@ -24,6 +26,13 @@ type Tenancy struct {
 }
 
 var _ commands.VFolderTenancy = Tenancy{}
+
+// VFolderViewer describes a user as the folders' read model sees it: the
+// Viewer of VFolderAccess.
+func (t Tenancy) VFolderViewer(ctx context.Context, user uuid.UUID, role domain.Role, domainName string) (domain.VFolderViewer, error) {
+	acc, err := t.VFolderAccess(ctx, commands.Principal{UserID: user, Role: role, Domain: domainName})
+	return acc.Viewer, err
+}
 
 // VFolderAccess implements commands.VFolderTenancy.
 func (t Tenancy) VFolderAccess(ctx context.Context, actor commands.Principal) (commands.VFolderAccess, error) {

@@ -10,9 +10,9 @@ import (
 	"github.com/cairnhq/cairn/commands"
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/eventstore"
+	"github.com/cairnhq/cairn/infra/projectiontest"
 	"github.com/cairnhq/cairn/projections"
 	"github.com/cairnhq/cairn/projections/agents"
-	"github.com/cairnhq/cairn/projections/projectiontest"
 )
 
 var ctx = context.Background()

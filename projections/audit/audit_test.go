@@ -12,9 +12,9 @@ import (
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/domain/audit"
 	"github.com/cairnhq/cairn/eventstore"
+	"github.com/cairnhq/cairn/infra/projectiontest"
 	"github.com/cairnhq/cairn/projections"
 	auditrm "github.com/cairnhq/cairn/projections/audit"
-	"github.com/cairnhq/cairn/projections/projectiontest"
 )
 
 var t0 = time.Date(2026, 1, 2, 3, 4, 5, 123456789, time.UTC)

@@ -9,9 +9,9 @@ import (
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/domain/audit"
 	"github.com/cairnhq/cairn/eventstore"
+	"github.com/cairnhq/cairn/infra/projectiontest"
 	"github.com/cairnhq/cairn/projections"
 	auditrm "github.com/cairnhq/cairn/projections/audit"
-	"github.com/cairnhq/cairn/projections/projectiontest"
 )
 
 // BenchmarkProjectSealedRecords measures the read model's cost per sealed

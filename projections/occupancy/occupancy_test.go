@@ -9,9 +9,9 @@ import (
 	"github.com/cairnhq/cairn/commands/quotas"
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/domain/quota"
+	"github.com/cairnhq/cairn/infra/projectiontest"
 	"github.com/cairnhq/cairn/projections"
 	"github.com/cairnhq/cairn/projections/occupancy"
-	"github.com/cairnhq/cairn/projections/projectiontest"
 )
 
 var ctx = context.Background()

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/cairnhq/cairn/commands"
+	"github.com/cairnhq/cairn/infra/projectiontest"
 	"github.com/cairnhq/cairn/projections"
-	"github.com/cairnhq/cairn/projections/projectiontest"
 	"github.com/cairnhq/cairn/projections/sessions"
 )
 

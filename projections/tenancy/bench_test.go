@@ -3,8 +3,8 @@ package tenancy_test
 import (
 	"testing"
 
+	"github.com/cairnhq/cairn/infra/projectiontest"
 	"github.com/cairnhq/cairn/projections"
-	"github.com/cairnhq/cairn/projections/projectiontest"
 	"github.com/cairnhq/cairn/projections/tenancy"
 )
 

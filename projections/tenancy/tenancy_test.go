@@ -13,8 +13,8 @@ import (
 
 	"github.com/cairnhq/cairn/commands"
 	"github.com/cairnhq/cairn/domain"
+	"github.com/cairnhq/cairn/infra/projectiontest"
 	"github.com/cairnhq/cairn/projections"
-	"github.com/cairnhq/cairn/projections/projectiontest"
 	"github.com/cairnhq/cairn/projections/tenancy"
 )
 

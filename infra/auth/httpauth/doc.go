@@ -37,7 +37,7 @@
 // event after p has been applied (committed or not). So a deactivated
 // key, a rotated secret, a revoked token or a changed membership takes
 // effect exactly as soon as the projector has applied it, cache or not;
-// token expiry is checked on every request. Measured (readapi's
+// token expiry is checked on every request. Measured (infra/commandapi's
 // BenchmarkSignedRequests, 2 cores, client included): the two SQLite
 // lookups are about 40% of the CPU of a signed request without the cache.
 package httpauth

@@ -19,8 +19,8 @@ import (
 	"github.com/cairnhq/cairn/infra/auth/password"
 	"github.com/cairnhq/cairn/infra/auth/signing"
 	"github.com/cairnhq/cairn/infra/httpapi"
+	"github.com/cairnhq/cairn/infra/projectiontest"
 	"github.com/cairnhq/cairn/projections"
-	"github.com/cairnhq/cairn/projections/projectiontest"
 	"github.com/cairnhq/cairn/projections/tenancy"
 )
 

@@ -19,7 +19,7 @@
 //     prefix. It cannot read another agent's topic or the streams, create
 //     consumers, or publish as anyone else. The server refuses anonymous
 //     connections and bearer tokens (every user proves it holds its key).
-//   - Signer signs, for the HTTP API (readapi.BusSigner), the JWT of an
+//   - Signer signs, for the HTTP API (commandapi.BusSigner), the JWT of an
 //     agent that enrolled its own key with a one-time token (`cairn agent
 //     enroll`): the agent makes the key, the seed never leaves it.
 //   - Revoking a user key (an agent decommissioned or re-enrolled with a

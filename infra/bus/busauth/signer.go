@@ -6,7 +6,7 @@ import (
 )
 
 // Signer signs the credentials of agents that enroll over the HTTP API
-// (readapi.BusSigner): a JWT for the agent's own public user key, the
+// (commandapi.BusSigner): a JWT for the agent's own public user key, the
 // bus's CA certificate, the account key. The keys stay here.
 type Signer struct {
 	Keys *Keys

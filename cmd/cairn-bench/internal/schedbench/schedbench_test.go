@@ -9,7 +9,7 @@ import (
 
 	"github.com/cairnhq/cairn/cmd/cairn-bench/internal/schedbench"
 	"github.com/cairnhq/cairn/eventstore/sqlite"
-	"github.com/cairnhq/cairn/projections"
+	"github.com/cairnhq/cairn/infra/readmodels"
 )
 
 // TestRunSmall runs the benchmark at a small scale: every placement it
@@ -22,7 +22,7 @@ func TestRunSmall(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	db, err := projections.OpenSQLite(store, sqlite.Options{Synchronous: "normal"})
+	db, err := readmodels.OpenSQLite(store, sqlite.Options{Synchronous: "normal"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func BenchmarkRun(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		db, err := projections.OpenSQLite(store, sqlite.Options{})
+		db, err := readmodels.OpenSQLite(store, sqlite.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}

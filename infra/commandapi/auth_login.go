@@ -1,0 +1,128 @@
+package commandapi
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+
+	"github.com/cairnhq/cairn/commands"
+	"github.com/cairnhq/cairn/domain"
+	"github.com/cairnhq/cairn/infra/accesslog"
+	"github.com/cairnhq/cairn/infra/auth/password"
+	"github.com/cairnhq/cairn/infra/auth/token"
+	"github.com/cairnhq/cairn/infra/httpapi"
+)
+
+const opLogin = "auth.login"
+
+// DefaultLoginTTL is how long a login token lives when Deps.LoginTTL is
+// zero.
+const DefaultLoginTTL = 12 * time.Hour
+
+// loginRequest is the body of POST /v1/auth/login.
+type loginRequest struct {
+	Email    string `json:"email"`
+	Password string `json:"password"`
+}
+
+// loginResponse is its answer: the token, shown this once.
+type loginResponse struct {
+	Token     string    `json:"token"`
+	TokenID   uuid.UUID `json:"token_id"`
+	ExpiresAt time.Time `json:"expires_at"`
+	UserID    uuid.UUID `json:"user_id"`
+	Email     string    `json:"email"`
+	Role      string    `json:"role"`
+	Domain    string    `json:"domain"`
+	Position  uint64    `json:"position"`
+}
+
+// errBadLogin is the one answer for an unknown e-mail address and a wrong
+// password alike.
+var errBadLogin = &domain.Error{Op: opLogin, Kind: domain.KindUnauthenticated, Message: "wrong e-mail address or password"}
+
+// login handles POST /v1/auth/login {email, password}: it checks the
+// password (argon2id; an unknown address spends the same time, see
+// password.VerifyMissing) and issues a login token that expires after
+// Deps.LoginTTL. A hash made with older parameters is replaced
+// (ModifyUser) once the password is known to be right. The answer waits
+// until the token is usable.
+func (a *api) login(c *fiber.Ctx) error {
+	var req loginRequest
+	if err := decode(c, &req); err != nil {
+		return err
+	}
+	var errs []error
+	if strings.TrimSpace(req.Email) == "" {
+		errs = append(errs, domain.Invalid(opLogin, "email", "required"))
+	}
+	if req.Password == "" {
+		errs = append(errs, domain.Invalid(opLogin, "password", "required"))
+	}
+	if len(req.Password) > commands.MaxPasswordLength {
+		errs = append(errs, domain.Invalid(opLogin, "password", "longer than %d bytes", commands.MaxPasswordLength))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	ctx := c.UserContext()
+	l, err := a.Tenancy.Login(ctx, req.Email)
+	if errors.Is(err, domain.ErrNotFound) {
+		password.VerifyMissing(req.Password, a.Passwords)
+		return errBadLogin
+	}
+	if err != nil {
+		return err
+	}
+	ok, err := password.Verify(req.Password, l.PasswordHash)
+	if err != nil {
+		return &domain.Error{Op: opLogin, Kind: domain.KindInternal, Message: "the stored password hash is unusable", Err: err}
+	}
+	if !ok {
+		return errBadLogin
+	}
+	if l.Status != domain.UserActive {
+		return &domain.Error{Op: opLogin, Kind: domain.KindUnauthenticated, Message: "the account is " + string(l.Status)}
+	}
+	// The user is known now: the audit record and the events name it.
+	who := caller{Principal: httpapi.Principal{UserID: l.ID.String(), Email: l.Email, AccessKey: l.MainAccessKey,
+		Role: string(l.Role), Domain: l.Domain, Method: httpapi.MethodToken}, ID: l.ID}
+	httpapi.SetPrincipal(c, who.Principal)
+	accesslog.ExpectStatus(c, http.StatusOK)
+
+	secret, tok, err := token.Issue(token.Login, a.Clock(), a.LoginTTL)
+	if err != nil {
+		return err
+	}
+	res, err := a.Commands.IssueToken.Handle(ctx, metadata(c, who), commands.IssueToken{Actor: actor(who), UserID: l.ID,
+		Kind: domain.TokenLogin, Digest: tok.Digest.String(), Description: "login", ExpiresAt: tok.ExpiresAt})
+	if err != nil {
+		return err
+	}
+	pos := res.Position
+	if password.NeedsRehash(l.PasswordHash, a.Passwords) {
+		pos = max(pos, a.rehash(c, who, req.Password))
+	}
+	a.settle(c, pos)
+	return c.Status(http.StatusOK).JSON(loginResponse{Token: secret, TokenID: res.TokenID, ExpiresAt: tok.ExpiresAt,
+		UserID: l.ID, Email: l.Email, Role: string(l.Role), Domain: l.Domain, Position: pos})
+}
+
+// rehashActor changes a password hash on the user's behalf at login: the
+// user may not modify itself, the login may.
+var rehashActor = commands.Principal{Role: domain.RoleSuperadmin}
+
+// rehash stores a hash of the (correct) password under the current
+// parameters; a failure is logged by the caller's absence of a position,
+// never refused: the login itself succeeded.
+func (a *api) rehash(c *fiber.Ctx, who caller, pw string) uint64 {
+	res, err := a.Commands.ModifyUser.Handle(c.UserContext(), metadata(c, who), commands.ModifyUser{Actor: rehashActor, UserID: who.ID, Password: &pw})
+	if err != nil {
+		return 0
+	}
+	return res.Position
+}
