@@ -27,7 +27,7 @@
 // Every mutating answer carries the global position of the events it
 // appended ("position"). Every GET, and DELETE, accepts
 // wait_for_position=<n>: the request first waits until the read models
-// reflect position n, at most Deps.MaxWait (10s by default). When they do
+// reflect position n, at most Deps.MaxWait (30s by default). When they do
 // not get there in time the answer is 503 problem+json (kind
 // "unavailable") with Retry-After: 1, never a possibly stale read: a
 // client that asked for its own write either sees it or knows it did not.

@@ -14,8 +14,9 @@ import (
 	"github.com/cairnhq/cairn/projections/tenancy"
 )
 
-// DefaultMaxWait bounds a wait_for_position when Deps.MaxWait is zero.
-const DefaultMaxWait = 10 * time.Second
+// DefaultMaxWait bounds a wait_for_position when Deps.MaxWait is zero; it
+// is also cairn dev's --max-wait default.
+const DefaultMaxWait = 30 * time.Second
 
 // Deps is what the query routes work with.
 type Deps struct {

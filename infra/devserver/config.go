@@ -21,6 +21,7 @@ import (
 	"github.com/cairnhq/cairn/infra/config"
 	"github.com/cairnhq/cairn/infra/dispatch/reports"
 	"github.com/cairnhq/cairn/infra/httpapi"
+	"github.com/cairnhq/cairn/readapi"
 	"github.com/cairnhq/cairn/infra/images"
 	"github.com/cairnhq/cairn/infra/vfstorage/localfs"
 )
@@ -33,7 +34,7 @@ const (
 	DefaultAgentID         = "local"
 	DefaultGPUs            = nvml.SourceNone
 	DefaultPodman          = podman.DefaultURI
-	DefaultMaxWait         = 30 * time.Second
+	DefaultMaxWait         = readapi.DefaultMaxWait
 	DefaultShutdownTimeout = 30 * time.Second
 	DefaultReadyTimeout    = 2 * time.Minute
 	// DefaultAuditQueue is how many access records may wait in memory to
