@@ -21,9 +21,9 @@ import (
 	"github.com/cairnhq/cairn/infra/config"
 	"github.com/cairnhq/cairn/infra/dispatch/reports"
 	"github.com/cairnhq/cairn/infra/httpapi"
-	"github.com/cairnhq/cairn/readapi"
 	"github.com/cairnhq/cairn/infra/images"
 	"github.com/cairnhq/cairn/infra/vfstorage/localfs"
+	"github.com/cairnhq/cairn/readapi"
 )
 
 // Defaults applied by Config.WithDefaults to zero fields.
