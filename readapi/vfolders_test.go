@@ -12,12 +12,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/infra/vfstorage"
+	"github.com/cairnhq/cairn/internal/await"
 )
 
 type vfolderAnswer struct {
@@ -182,17 +182,18 @@ func TestVFolderLifecycleOverHTTP(t *testing.T) {
 // awaitFolder polls a folder until cond holds.
 func (e *env) awaitFolder(t *testing.T, token, id string, pos uint64, cond func(vfolderAnswer) bool) vfolderAnswer {
 	t.Helper()
-	deadline := time.Now().Add(waitBound)
-	for {
-		status, v := e.folderAt(t, token, id, pos)
-		if status == http.StatusOK && cond(v) {
-			return v
+	var status int
+	var v vfolderAnswer
+	defer func() {
+		if t.Failed() {
+			t.Logf("folder %s: last answer %d %+v", id, status, v)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("folder %s: %d %+v", id, status, v)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	}()
+	await.Until(t, waitBound, "folder "+id+" to match", func() bool {
+		status, v = e.folderAt(t, token, id, pos)
+		return status == http.StatusOK && cond(v)
+	})
+	return v
 }
 
 func TestVFolderCloneOverHTTP(t *testing.T) {

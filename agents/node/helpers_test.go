@@ -30,6 +30,7 @@ import (
 	"github.com/cairnhq/cairn/infra/bus/busauth"
 	"github.com/cairnhq/cairn/infra/bus/bustest"
 	"github.com/cairnhq/cairn/infra/podmantest"
+	"github.com/cairnhq/cairn/internal/await"
 )
 
 // waitTimeout bounds every wait: generous, as the race detector and a
@@ -299,13 +300,7 @@ func (h *harness) inspect(id string) *define.InspectContainerData {
 // offers no event to wait for, such as output appearing in a log.
 func (h *harness) eventually(what string, cond func() bool) {
 	h.t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			h.t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	await.Until(h.t, waitTimeout, what, cond)
 }
 
 // removeAll removes every container of the test's agent.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cairnhq/cairn/eventstore"
+	"github.com/cairnhq/cairn/internal/await"
 )
 
 // TestLockWritesHoldsTheWriter: while a transaction of the process holds
@@ -111,7 +112,7 @@ func TestCheckpointerBoundsTheWAL(t *testing.T) {
 		// The append's commit woke the checkpointer, and the WAL holds at
 		// least this append's frames: a checkpoint holding the gate follows.
 		// It does file I/O on a connection of its own: poll for it.
-		waitUntil(t, fmt.Sprintf("a checkpoint holding the gate after append %d", i), func() bool {
+		await.Until(t, 30*time.Second, fmt.Sprintf("a checkpoint holding the gate after append %d", i), func() bool {
 			return s.checkpoints.resets.Load() > resets
 		})
 	}

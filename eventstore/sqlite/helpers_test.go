@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/cairnhq/cairn/eventstore"
 )
@@ -93,18 +92,4 @@ func asError[E error](t testing.TB, err error) E {
 		t.Fatalf("error %v (%T) is not a %T", err, err, target)
 	}
 	return target
-}
-
-// waitUntil polls cond until it holds, failing t after 30 seconds: for
-// conditions that another goroutine's file I/O brings about, which no
-// event announces.
-func waitUntil(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
 }
