@@ -280,6 +280,9 @@ func TestVFolderFilesOverHTTP(t *testing.T) {
 	// Over the upload limit: 413.
 	huge := make([]byte, maxUpload+1)
 	r = e.upload(t, vfAlice, id, "huge.bin", huge, http.StatusRequestEntityTooLarge)
+	if p := r.problem(t); p.Kind != "too-large" {
+		t.Fatalf("over the upload limit: %+v", p)
+	}
 	// Over the owner's quota scope: 403.
 	other, _ := e.mkfolder(t, vfAlice, `{"name":"other"}`)
 	e.setScopeQuota(t, 250_000)
