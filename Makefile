@@ -56,8 +56,9 @@ fuzz: ## run every fuzz test for FUZZTIME each (default 30s)
 	done
 
 .PHONY: lint
-lint: ## go vet and a gofmt check
+lint: ## go vet, staticcheck (pinned in go.mod as a tool) and a gofmt check
 	$(GO) vet ./...
+	$(GO) tool staticcheck ./...
 	@out=$$(gofmt -l $$(find . -name '*.go' -not -path './.git/*' -not -path './data/*')); \
 	  if [[ -n "$$out" ]]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 

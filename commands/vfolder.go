@@ -129,21 +129,6 @@ func (d deps) vfAccess(ctx context.Context, op string, actor Principal) (VFolder
 	return d.vf.Tenancy.VFolderAccess(ctx, actor)
 }
 
-// folderVisible loads a folder and returns the not-found error every
-// caller gets for a folder that does not exist (or was purged) and for
-// one the viewer may not see, so that a caller learns nothing of other
-// tenants' folders.
-func (d deps) folderVisible(ctx context.Context, op string, id uuid.UUID, v domain.VFolderViewer) (loaded[*domain.VFolder], error) {
-	l, err := d.vfolders.folders.load(ctx, domain.VFolderStream(id))
-	if err != nil {
-		return l, err
-	}
-	if _, ok := l.agg.EffectivePermission(v); !ok {
-		return l, domain.NotFound(op, "virtual folder")
-	}
-	return l, nil
-}
-
 // addressee is a user named by e-mail address, looked up before the
 // folder is loaded; found is false when no user has the address.
 type addressee struct {

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairnhq/cairn/infra/await"
 	"github.com/cairnhq/cairn/infra/podmantest"
 )
 
@@ -188,22 +189,20 @@ func (d *devServer) get(id string, position uint64) session {
 
 // await reads the session, once the read models reflect position (the
 // position its creation or last command returned), until cond holds (the
-// API has no change feed yet: it polls, every pollEvery) and returns it.
+// API has no change feed yet: it polls) and returns it.
 func (d *devServer) await(id string, position uint64, what string, cond func(session) bool) session {
 	d.t.Helper()
-	const pollEvery = 50 * time.Millisecond
-	deadline := time.Now().Add(waitTimeout)
 	var s session
-	for {
+	defer func() {
+		if d.t.Failed() {
+			d.t.Logf("session %s: last seen %s", id, s)
+		}
+	}()
+	await.Until(d.t, waitTimeout, "session "+id+" "+what, func() bool {
 		s = d.get(id, position)
-		if cond(s) {
-			return s
-		}
-		if time.Now().After(deadline) {
-			d.t.Fatalf("session %s: not %s after %s; last seen %s", id, what, waitTimeout, s)
-		}
-		time.Sleep(pollEvery)
-	}
+		return cond(s)
+	})
+	return s
 }
 
 // awaitStatus waits for a status; a terminal status other than want
@@ -259,20 +258,20 @@ func (d *devServer) logs(id string) (int, string) {
 // restarted answers 503 until it is back.
 func (d *devServer) awaitLogs(id, want string) {
 	d.t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	for {
-		status, got := d.logs(id)
-		switch {
-		case status == http.StatusOK && strings.Contains(got, want):
-			return
-		case status != http.StatusOK && status != http.StatusServiceUnavailable:
+	var status int
+	var got string
+	defer func() {
+		if d.t.Failed() {
+			d.t.Logf("logs of session %s: last answer %d %q", id, status, got)
+		}
+	}()
+	await.Until(d.t, waitTimeout, fmt.Sprintf("%q in the logs of session %s", want, id), func() bool {
+		status, got = d.logs(id)
+		if status != http.StatusOK && status != http.StatusServiceUnavailable {
 			d.t.Fatalf("GET /v1/sessions/%s/logs: status %d: %s", id, status, got)
 		}
-		if time.Now().After(deadline) {
-			d.t.Fatalf("logs of session %s: no %q after %s; last answer %d %q", id, want, waitTimeout, status, got)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return status == http.StatusOK && strings.Contains(got, want)
+	})
 }
 
 // terminate sends DELETE /v1/sessions/{id} and returns the position of
@@ -299,20 +298,25 @@ type agentStatus struct {
 // awaitAgent waits until the agent is listed with a status and cond.
 func (d *devServer) awaitAgent(id, what string, cond func(agentStatus) bool) agentStatus {
 	d.t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	for {
-		var list struct {
-			Items []agentStatus `json:"items"`
+	var list struct {
+		Items []agentStatus `json:"items"`
+	}
+	defer func() {
+		if d.t.Failed() {
+			d.t.Logf("agents: %+v", list.Items)
 		}
+	}()
+	var found agentStatus
+	await.Until(d.t, waitTimeout, "agent "+id+" "+what, func() bool {
+		list.Items = nil
 		d.call("GET", "/v1/agents", nil, http.StatusOK, &list)
 		for _, a := range list.Items {
 			if a.ID == id && cond(a) {
-				return a
+				found = a
+				return true
 			}
 		}
-		if time.Now().After(deadline) {
-			d.t.Fatalf("agent %s: not %s after %s; agents: %+v", id, what, waitTimeout, list.Items)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return false
+	})
+	return found
 }

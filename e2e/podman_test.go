@@ -7,7 +7,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/cairnhq/cairn/infra/await"
 )
 
 // podman runs the podman CLI against the service the agents use (not the
@@ -56,13 +57,7 @@ func containerExists(t testing.TB, uri, id string) bool {
 // awaitContainerGone waits until the container no longer exists.
 func awaitContainerGone(t testing.TB, uri, id string) {
 	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	for containerExists(t, uri, id) {
-		if time.Now().After(deadline) {
-			t.Fatalf("container %s still exists after %s", id, waitTimeout)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	await.Until(t, waitTimeout, "container "+id+" to be gone", func() bool { return !containerExists(t, uri, id) })
 }
 
 // inspect returns a container's state, limits and labels.

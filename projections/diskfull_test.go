@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cairnhq/cairn/eventstore"
+	"github.com/cairnhq/cairn/infra/await"
 	"github.com/cairnhq/cairn/infra/projectiontest"
 	"github.com/cairnhq/cairn/projections"
 )
@@ -45,18 +46,14 @@ func TestFullDiskPausesTheProjectorUntilItTakesWrites(t *testing.T) {
 			}
 		}()
 
-		deadline := time.Now().Add(2 * projectiontest.Timeout)
-		for failures.Load() < 10 || p.Paused() == nil {
+		await.Until(t, 2*projectiontest.Timeout, "ten failures and the projector paused", func() bool {
 			select {
 			case err := <-done:
 				t.Fatalf("Run returned %v while the disk was full; want it paused", err)
 			default:
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("after %d failures, Paused = %v", failures.Load(), p.Paused())
-			}
-			time.Sleep(time.Millisecond)
-		}
+			return failures.Load() >= 10 && p.Paused() != nil
+		})
 		if !errors.Is(p.Paused(), eventstore.ErrStorageFull) {
 			t.Errorf("Paused = %v, want ErrStorageFull", p.Paused())
 		}
@@ -69,12 +66,7 @@ func TestFullDiskPausesTheProjectorUntilItTakesWrites(t *testing.T) {
 		}
 		// Paused clears when the retry returns, just after the commit
 		// that WaitFor saw.
-		for p.Paused() != nil {
-			if time.Now().After(deadline) {
-				t.Fatalf("Paused = %v after the batch committed", p.Paused())
-			}
-			time.Sleep(time.Millisecond)
-		}
+		await.Until(t, projectiontest.Timeout, "Paused to clear after the batch committed", func() bool { return p.Paused() == nil })
 		if cp := checkpointOf(t, b.DB); cp != w.Last() {
 			t.Errorf("checkpoint = %d, want %d", cp, w.Last())
 		}

@@ -26,6 +26,7 @@ import (
 	"github.com/cairnhq/cairn/agents/runtime"
 	"github.com/cairnhq/cairn/agents/runtime/podman"
 	"github.com/cairnhq/cairn/domain"
+	"github.com/cairnhq/cairn/infra/await"
 	"github.com/cairnhq/cairn/infra/bus"
 	"github.com/cairnhq/cairn/infra/bus/busauth"
 	"github.com/cairnhq/cairn/infra/bus/bustest"
@@ -299,13 +300,7 @@ func (h *harness) inspect(id string) *define.InspectContainerData {
 // offers no event to wait for, such as output appearing in a log.
 func (h *harness) eventually(what string, cond func() bool) {
 	h.t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			h.t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	await.Until(h.t, waitTimeout, what, cond)
 }
 
 // removeAll removes every container of the test's agent.

@@ -248,7 +248,7 @@ func withSchema(pgURL, schema string) (string, error) {
 		return "", fmt.Errorf("--postgres-url: %w", err)
 	}
 	if !strings.HasPrefix(u.Scheme, "postgres") {
-		return "", fmt.Errorf("--postgres-url %q: want postgres://...", u.Redacted())
+		return "", fmt.Errorf("--postgres-url %q: want a postgres:// URL", u.Redacted())
 	}
 	q := u.Query()
 	q.Set("schema", schema)

@@ -27,21 +27,10 @@ var knownTypes = func() map[string]bool {
 	return m
 }()
 
-// apply folds one event of the global log into the state and reports
-// whether it may let a waiting session be placed: a new session, an agent
-// (re)joining, capacity given back. An event of a known type that does not
-// decode is an error: skipping it could make the scheduler believe
-// capacity is free that is not.
-func (st *state) apply(rec eventstore.RecordedEvent) (wake bool, err error) {
-	ev, err := decode(rec)
-	if err != nil {
-		return false, err
-	}
-	return st.applyDecoded(rec, ev)
-}
-
 // decode returns the domain event of rec when the state folds it, nil when
-// it does not (another kind of stream, a type of a newer writer).
+// it does not (another kind of stream, a type of a newer writer). An event
+// of a known type that does not decode is an error: skipping it could make
+// the scheduler believe capacity is free that is not.
 func decode(rec eventstore.RecordedEvent) (domain.Event, error) {
 	sessionStream := strings.HasPrefix(rec.Stream, sessionStreamPrefix)
 	agentStream := strings.HasPrefix(rec.Stream, agentStreamPrefix)
@@ -55,7 +44,10 @@ func decode(rec eventstore.RecordedEvent) (domain.Event, error) {
 	return ev, nil
 }
 
-// applyDecoded is apply with the event decoded (nil: nothing to fold).
+// applyDecoded folds one event of the global log, decoded by decode (nil:
+// nothing to fold), into the state and reports whether it may let a
+// waiting session be placed: a new session, an agent (re)joining, capacity
+// given back.
 func (st *state) applyDecoded(rec eventstore.RecordedEvent, ev domain.Event) (wake bool, err error) {
 	st.position = rec.Position
 	if ev == nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/eventstore"
 	"github.com/cairnhq/cairn/eventstore/sqlite"
+	"github.com/cairnhq/cairn/infra/await"
 )
 
 var (
@@ -148,17 +149,16 @@ func TestManagerResumesAndFollows(t *testing.T) {
 	appendEvents(t, store, copy1, created(copy1, domain.VFolderCloning, src))
 	appendEvents(t, store, copy2, created(copy2, domain.VFolderCloning, bad))
 
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		s1, s2, s3 := status(t, store, doomed), status(t, store, copy1), status(t, store, copy2)
-		if s1 == domain.VFolderDeleteComplete && s2 == domain.VFolderReady && s3 == domain.VFolderError {
-			break
+	var s1, s2, s3 domain.VFolderStatus
+	defer func() {
+		if t.Failed() {
+			t.Logf("statuses %s, %s, %s", s1, s2, s3)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("statuses %s, %s, %s", s1, s2, s3)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	}()
+	await.Until(t, 30*time.Second, "the folders deleted, ready and in error", func() bool {
+		s1, s2, s3 = status(t, store, doomed), status(t, store, copy1), status(t, store, copy2)
+		return s1 == domain.VFolderDeleteComplete && s2 == domain.VFolderReady && s3 == domain.VFolderError
+	})
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if len(st.deleted) != 1 || st.deleted[0] != doomed || len(st.cloned) != 1 || st.cloned[0] != copy1 {

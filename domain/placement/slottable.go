@@ -60,18 +60,6 @@ type slotAmt struct {
 	amt  int64
 }
 
-// sparse returns the positive amounts of s in the selectors' order.
-func (t *slotTable) sparse(s domain.Slots) []slotAmt {
-	out := make([]slotAmt, 0, len(s))
-	for name, q := range s {
-		if q > 0 {
-			out = append(out, slotAmt{slot: t.index[name], amt: int64(q)})
-		}
-	}
-	t.sortForSelection(out)
-	return out
-}
-
 func (t *slotTable) sortForSelection(v []slotAmt) {
 	slices.SortFunc(v, func(a, b slotAmt) int {
 		if c := cmp.Compare(t.rank[a.slot], t.rank[b.slot]); c != 0 {

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/cairnhq/cairn/eventstore"
+	"github.com/cairnhq/cairn/infra/await"
 	"github.com/cairnhq/cairn/infra/pgtest"
 )
 
@@ -207,8 +208,7 @@ func TestSameStreamXidOrder(t *testing.T) {
 
 	// Wait until the second append waits for the stream lock, and check it
 	// has no xid while it waits.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	await.Until(t, 30*time.Second, "the second append to wait for the stream lock", func() bool {
 		var waiting int
 		var withXid int
 		err := observer.QueryRow(ctx, `SELECT count(*), count(backend_xid) FROM pg_stat_activity
@@ -216,17 +216,11 @@ func TestSameStreamXidOrder(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if waiting == 1 {
-			if withXid != 0 {
-				t.Fatal("the append waiting for the stream lock already has an xid")
-			}
-			break
+		if waiting == 1 && withXid != 0 {
+			t.Fatal("the append waiting for the stream lock already has an xid")
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the second append never waited for the stream lock")
-		}
-		time.Sleep(5 * time.Millisecond) // polling a server-side condition
-	}
+		return waiting == 1
+	})
 
 	other, err := s.Append(ctx, "cold", eventstore.NoStream, event(t, "other"))
 	if err != nil {
@@ -368,22 +362,15 @@ VALUES (pg_current_xact_id()::text::bigint * 1048576 + 1, pg_current_xact_id(), 
 // waits for a lock of the given type.
 func waitForLockWait(t *testing.T, observer *pgx.Conn, schema, lockType string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	await.Until(t, 30*time.Second, "an append_events to wait for a "+lockType+" lock", func() bool {
 		var waiting int
 		err := observer.QueryRow(t.Context(), `SELECT count(*) FROM pg_stat_activity
  WHERE wait_event_type = 'Lock' AND wait_event = $2 AND query LIKE '%' || $1 || '%append_event%'`, quoteIdent(schema), lockType).Scan(&waiting)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if waiting > 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no append_events waited for a %s lock", lockType)
-		}
-		time.Sleep(5 * time.Millisecond) // polling a server-side condition
-	}
+		return waiting > 0
+	})
 }
 
 // TestAppendCancelledWhileWaitingForTheStream: an append whose context ends
@@ -402,11 +389,21 @@ func TestAppendCancelledWhileWaitingForTheStream(t *testing.T) {
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('busy', 0))`); err != nil {
 		t.Fatal(err)
 	}
-	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	// Cancel the append once the server shows it waiting for the lock,
+	// not after a fixed time: an append that did not wait would have
+	// returned by then, and one that waits is surely cancelled while it does.
+	actx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	_, err = s.Append(short, "busy", eventstore.Any, event(t, "late"))
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("Append = %v, want the context's deadline", err)
+	appended := make(chan error, 1)
+	go func() {
+		_, err := s.Append(actx, "busy", eventstore.Any, event(t, "late"))
+		appended <- err
+	}()
+	observer := connect(t, url)
+	waitForLockWait(t, observer, schema, "advisory")
+	cancel()
+	if err := <-appended; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Append = %v, want the context's cancellation", err)
 	}
 	if err := tx.Rollback(ctx); err != nil {
 		t.Fatal(err)

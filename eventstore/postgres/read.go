@@ -15,6 +15,7 @@ func (s *Store) ReadAll(ctx context.Context, after uint64, limit int) ([]eventst
 	if s.closed.Load() {
 		return nil, eventstore.ErrClosed
 	}
+	s.allReads.Add(1)
 	if limit <= 0 {
 		limit = s.opts.ReadAllLimit
 	}

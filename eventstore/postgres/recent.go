@@ -62,7 +62,7 @@ type query func(ctx context.Context, after uint64, limit int) ([]eventstore.Reco
 // not hold, from the server through q.
 func (r *recent) readAll(ctx context.Context, after uint64, limit int, q query) ([]eventstore.RecordedEvent, error) {
 	asked := r.begun.Load()
-	events, next, ok := r.serve(after, limit)
+	events, _, ok := r.serve(after, limit)
 	if ok && len(events) == limit {
 		return events, nil
 	}
@@ -71,7 +71,8 @@ func (r *recent) readAll(ctx context.Context, after uint64, limit int, q query) 
 	}
 	r.fetch.Lock()
 	defer r.fetch.Unlock()
-	events, next, ok = r.serve(after, limit)
+	// Another reader may have fetched while this one waited: serve again.
+	events, next, ok := r.serve(after, limit)
 	switch {
 	case ok && len(events) == limit:
 		return events, nil

@@ -33,6 +33,8 @@ type Store struct {
 	// recent serves the head of $all to the subscriptions (nil when
 	// Options.TailEvents is negative).
 	recent *recent
+	// allReads counts ReadAll's calls (tests: a subscription has polled).
+	allReads atomic.Uint64
 
 	// local wakes this Store's subscriptions; done ends them at Close.
 	local *eventstore.Notifier

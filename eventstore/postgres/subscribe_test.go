@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/cairnhq/cairn/eventstore"
+	"github.com/cairnhq/cairn/infra/await"
 	"github.com/cairnhq/cairn/infra/pgtest"
 )
 
@@ -28,17 +29,21 @@ func TestCaughtUpWaitsForHiddenEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	reads := s.allReads.Load()
 	sub, err := s.Subscribe(ctx, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sub.Close()
 	// While the older transaction runs, the subscription can deliver
-	// nothing, and must not claim to be caught up.
+	// nothing, and must not claim to be caught up. Its goroutine hands on
+	// what one read returned before it reads again: once it has read
+	// twice, whatever the first read found is in Messages.
+	await.Until(t, 30*time.Second, "the subscription's second read", func() bool { return s.allReads.Load() >= reads+2 })
 	select {
 	case msg := <-sub.Messages():
 		t.Fatalf("got %+v while the events are behind the horizon", msg)
-	case <-time.After(300 * time.Millisecond):
+	default:
 	}
 
 	if err := tx.Commit(ctx); err != nil {

@@ -17,6 +17,14 @@ const (
 	resetFrames        = 4096
 )
 
+// checkpointPace is how often the checkpointer may run (interval) and the
+// WAL size in frames past which it checkpoints holding the gate
+// (resetFrames).
+type checkpointPace struct {
+	interval    time.Duration
+	resetFrames int64
+}
+
 // checkpointer copies the WAL back into the database file on a connection
 // of its own, beside the writes instead of inside them: the store's write
 // connection and the read models' connections (Store.OpenRaw) run with
@@ -38,20 +46,16 @@ type checkpointer struct {
 	wake    chan struct{}
 	done    chan struct{}
 	stopped chan struct{}
-	// interval and resetFrames are checkpointInterval and resetFrames
-	// (tests lower them).
-	interval    time.Duration
-	resetFrames int64
+	pace    checkpointPace
 	// runs and resets count the checkpoints run, and those that held the
 	// gate (diagnostics and tests).
 	runs, resets atomic.Int64
 }
 
-func newCheckpointer(db *sql.DB, g *gate, log *slog.Logger) *checkpointer {
+func newCheckpointer(db *sql.DB, g *gate, pace checkpointPace, log *slog.Logger) *checkpointer {
 	return &checkpointer{
-		db: db, gate: g, log: log,
+		db: db, gate: g, log: log, pace: pace,
 		wake: make(chan struct{}, 1), done: make(chan struct{}), stopped: make(chan struct{}),
-		interval: checkpointInterval, resetFrames: resetFrames,
 	}
 }
 
@@ -74,7 +78,7 @@ func (c *checkpointer) run() {
 		case <-c.wake:
 		}
 		c.checkpoint()
-		pause.Reset(c.interval)
+		pause.Reset(c.pace.interval)
 		select {
 		case <-c.done:
 			return
@@ -93,7 +97,7 @@ func (c *checkpointer) checkpoint() {
 		return
 	}
 	c.runs.Add(1)
-	if frames < c.resetFrames {
+	if frames < c.pace.resetFrames {
 		return
 	}
 	if err := c.gate.lock(ctx); err != nil {

@@ -48,6 +48,11 @@ type Options struct {
 	TailEvents int
 	// Logger receives the store's logs (default slog.Default()).
 	Logger *slog.Logger
+
+	// checkpoint is the checkpointer's pace (default checkpointInterval and
+	// resetFrames). It is not exported: the package's tests set it, before
+	// Open starts the checkpointer, to make it run often.
+	checkpoint checkpointPace
 }
 
 // WithDefaults returns o with every zero field set to its default.
@@ -73,6 +78,12 @@ func (o Options) WithDefaults() Options {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
+	}
+	if o.checkpoint.interval == 0 {
+		o.checkpoint.interval = checkpointInterval
+	}
+	if o.checkpoint.resetFrames == 0 {
+		o.checkpoint.resetFrames = resetFrames
 	}
 	return o
 }

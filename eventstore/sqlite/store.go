@@ -119,7 +119,7 @@ func Open(ctx context.Context, path string, opts Options) (_ *Store, err error) 
 		return nil, err
 	}
 	cleanup = append(cleanup, ckDB.Close)
-	s.checkpoints = newCheckpointer(ckDB, s.gate, s.log)
+	s.checkpoints = newCheckpointer(ckDB, s.gate, opts.checkpoint, s.log)
 	go s.checkpoints.run()
 
 	s.tail = newTail(opts.TailEvents)

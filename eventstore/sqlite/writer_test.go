@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
-	"time"
+	"testing/synctest"
 
 	sqlite3 "modernc.org/sqlite/lib"
 
@@ -202,26 +202,32 @@ func TestCancelledWhenTheWriterTakesIt(t *testing.T) {
 
 func TestCancelledAfterTheWriterTookItReportsTheOutcome(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithCancel(context.Background())
-	req := request(t, ctx, "a", eventstore.Any, event("x", 0))
-	if !req.take() {
-		t.Fatal("take refused a live request")
-	}
-	cancel()
-	result := make(chan appendOutcome, 1)
-	go func() {
-		result <- req.wait()
-	}()
-	select {
-	case out := <-result:
-		t.Fatalf("wait returned %+v before the outcome", out)
-	case <-time.After(20 * time.Millisecond): // a bounded check that it keeps waiting; no sleep-based synchronisation below
-	}
-	want := eventstore.AppendResult{Revision: 0, Position: 1}
-	req.reply <- appendOutcome{results: []eventstore.AppendResult{want}}
-	if out := <-result; out.err != nil || out.result() != want {
-		t.Fatalf("wait = %+v, %v; want the committed result", out.result(), out.err)
-	}
+	// In a synctest bubble: synctest.Wait returns once the waiting
+	// goroutine is blocked for good, so a wait that returned early on the
+	// cancellation has delivered by then.
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		req := request(t, ctx, "a", eventstore.Any, event("x", 0))
+		if !req.take() {
+			t.Fatal("take refused a live request")
+		}
+		cancel()
+		result := make(chan appendOutcome, 1)
+		go func() {
+			result <- req.wait()
+		}()
+		synctest.Wait()
+		select {
+		case out := <-result:
+			t.Fatalf("wait returned %+v before the outcome", out)
+		default:
+		}
+		want := eventstore.AppendResult{Revision: 0, Position: 1}
+		req.reply <- appendOutcome{results: []eventstore.AppendResult{want}}
+		if out := <-result; out.err != nil || out.result() != want {
+			t.Fatalf("wait = %+v, %v; want the committed result", out.result(), out.err)
+		}
+	})
 }
 
 // TestFailedCommitFailsTheWholeBatch: a COMMIT that fails (here a deferred

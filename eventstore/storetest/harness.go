@@ -82,14 +82,6 @@ func idsOf(evs []eventstore.EventData) []uuid.UUID {
 	return out
 }
 
-func recordedIDs(evs []eventstore.RecordedEvent) []uuid.UUID {
-	out := make([]uuid.UUID, len(evs))
-	for i, e := range evs {
-		out[i] = e.ID
-	}
-	return out
-}
-
 func mustAppend(t *testing.T, ctx context.Context, s eventstore.Store, stream string, exp eventstore.ExpectedRevision, evs ...eventstore.EventData) eventstore.AppendResult {
 	t.Helper()
 	res, err := s.Append(ctx, stream, exp, evs...)

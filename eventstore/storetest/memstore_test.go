@@ -244,6 +244,8 @@ func (s *memStore) appendOutOfOrder(stream string, expected eventstore.ExpectedR
 		reserved[i] = s.nextPosition()
 	}
 	s.mu.Unlock()
+	// The planted bug's window between reserving positions and committing,
+	// widened so that the suite meets it (a delay, not synchronisation).
 	runtime.Gosched()
 	time.Sleep(time.Duration(rand.IntN(200)) * time.Microsecond)
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/infra/accesslog"
+	"github.com/cairnhq/cairn/infra/await"
 	"github.com/cairnhq/cairn/infra/httpapi"
 )
 
@@ -81,18 +82,13 @@ func TestFullQueueRefusesRequestsInsteadOfDroppingRecords(t *testing.T) {
 	}
 
 	release()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	await.Until(t, 30*time.Second, "a 200 after the store took writes again", func() bool {
 		id, status, _ := get()
 		if status == http.StatusOK {
 			answered[id] = true
-			break
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("still %d after the store took writes again", status)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return status == http.StatusOK
+	})
 	f.stop()
 
 	stored := map[string]bool{}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cairnhq/cairn/agents/protocol"
 	"github.com/cairnhq/cairn/domain"
+	"github.com/cairnhq/cairn/infra/await"
 	"github.com/cairnhq/cairn/infra/bus"
 	"github.com/cairnhq/cairn/infra/bus/bustest"
 )
@@ -133,19 +134,14 @@ func TestAddressBookLearnsFromTheBus(t *testing.T) {
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- book.Run(runCtx, b, "") }()
-	for {
-		if addr, ok := book.Address("n1"); ok {
-			if addr != "http://n1:6001" {
-				t.Errorf("address %q", addr)
-			}
-			break
+	// The book learns addresses from the bus: poll it.
+	await.Until(t, 30*time.Second, "the book to learn the address", func() bool {
+		addr, ok := book.Address("n1")
+		if ok && addr != "http://n1:6001" {
+			t.Errorf("address %q", addr)
 		}
-		select {
-		case <-ctx.Done():
-			t.Fatal("the book did not learn the address")
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
+		return ok
+	})
 	stop()
 	if err := <-done; err != nil {
 		t.Errorf("Run after stop: %v", err)

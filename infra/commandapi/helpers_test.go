@@ -300,14 +300,9 @@ func (e *env) seed(t testing.TB) {
 	e.wait(t, e.last)
 }
 
-// addUser creates a user with a main keypair and a bearer token.
-func (e *env) addUser(t testing.TB, name, domainName, project string, role domain.Role) testUser {
-	t.Helper()
-	return e.addUserWith(t, name, "", domainName, project, role, "")
-}
-
-// addUserWith is addUser with an e-mail address (default
-// <name>@example.com) and a user resource policy (default none).
+// addUserWith creates a user with a main keypair and a bearer token, an
+// e-mail address (default <name>@example.com) and a user resource policy
+// (default none).
 func (e *env) addUserWith(t testing.TB, name, email, domainName, project string, role domain.Role, policy string) testUser {
 	t.Helper()
 	ctx, h := context.Background(), e.handlers

@@ -12,11 +12,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/cairnhq/cairn/domain"
+	"github.com/cairnhq/cairn/infra/await"
 	"github.com/cairnhq/cairn/infra/vfstorage"
 )
 
@@ -182,17 +182,18 @@ func TestVFolderLifecycleOverHTTP(t *testing.T) {
 // awaitFolder polls a folder until cond holds.
 func (e *env) awaitFolder(t *testing.T, token, id string, pos uint64, cond func(vfolderAnswer) bool) vfolderAnswer {
 	t.Helper()
-	deadline := time.Now().Add(waitBound)
-	for {
-		status, v := e.folderAt(t, token, id, pos)
-		if status == http.StatusOK && cond(v) {
-			return v
+	var status int
+	var v vfolderAnswer
+	defer func() {
+		if t.Failed() {
+			t.Logf("folder %s: last answer %d %+v", id, status, v)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("folder %s: %d %+v", id, status, v)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	}()
+	await.Until(t, waitBound, "folder "+id+" to match", func() bool {
+		status, v = e.folderAt(t, token, id, pos)
+		return status == http.StatusOK && cond(v)
+	})
+	return v
 }
 
 func TestVFolderCloneOverHTTP(t *testing.T) {
@@ -279,6 +280,9 @@ func TestVFolderFilesOverHTTP(t *testing.T) {
 	// Over the upload limit: 413.
 	huge := make([]byte, maxUpload+1)
 	r = e.upload(t, vfAlice, id, "huge.bin", huge, http.StatusRequestEntityTooLarge)
+	if p := r.problem(t); p.Kind != "too-large" {
+		t.Fatalf("over the upload limit: %+v", p)
+	}
 	// Over the owner's quota scope: 403.
 	other, _ := e.mkfolder(t, vfAlice, `{"name":"other"}`)
 	e.setScopeQuota(t, 250_000)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/domain/audit"
+	"github.com/cairnhq/cairn/infra/await"
 	"github.com/cairnhq/cairn/infra/bootstrap"
 	"github.com/cairnhq/cairn/infra/readmodels"
 	"github.com/cairnhq/cairn/infra/vfstorage"
@@ -135,23 +136,15 @@ func TestKilledDuringVFolderCreates(t *testing.T) {
 	r := start(t, cfg)
 	hostDir := filepath.Join(dir, vfolderDir)
 	var dirs []uuid.UUID
-	deadline := time.Now().Add(time.Minute)
-	for {
+	await.Until(t, time.Minute, "no directory without a folder left after the restart", func() bool {
 		dirs = folderDirs(t, hostDir)
-		orphans := 0
 		for _, id := range dirs {
 			if status, _ := r.get(t, "/v1/vfolders/"+id.String(), true); status == http.StatusNotFound {
-				orphans++
+				return false
 			}
 		}
-		if orphans == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d directories without a folder are still in place a minute after the restart", orphans)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return true
+	})
 	r.stop(t)
 
 	store, db, err := readmodels.Open(t.Context(), "sqlite://"+filepath.Join(dir, "cairn.db"))

@@ -20,6 +20,7 @@ import (
 	"github.com/cairnhq/cairn/eventstore"
 	"github.com/cairnhq/cairn/eventstore/sqlite"
 	"github.com/cairnhq/cairn/infra/auth/signing"
+	"github.com/cairnhq/cairn/infra/await"
 	"github.com/cairnhq/cairn/infra/httpapi"
 	"github.com/cairnhq/cairn/infra/tmpfstest"
 )
@@ -201,24 +202,23 @@ func (c *diskClient) mustRead() {
 // while the access log's appends fail and are retried.
 func (c *diskClient) degradedPhase(r *running) {
 	c.t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for {
+	var h healthAnswer
+	defer func() {
+		if c.t.Failed() {
+			c.t.Logf("last /healthz on a full disk: %+v", h)
+		}
+	}()
+	await.Until(c.t, time.Minute, "/healthz to report the store, the access log and NATS degraded on a full disk", func() bool {
 		c.mustRead()
 		if status, p, hdr := c.write(); status != http.StatusServiceUnavailable {
 			c.t.Fatalf("write on a full disk: %d %+v", status, p)
 		} else {
 			checkFullDisk(c.t, p, hdr)
 		}
-		h := health(c.t, r)
-		if h.Status == "degraded" && h.has("event store") && h.has("access log") && h.has("embedded NATS") &&
-			c.metric(r, "cairn_access_record_append_failures_total") >= 5 {
-			break
-		}
-		if time.Now().After(deadline) {
-			c.t.Fatalf("/healthz a minute into a full disk: %+v", h)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		h = health(c.t, r)
+		return h.Status == "degraded" && h.has("event store") && h.has("access log") && h.has("embedded NATS") &&
+			c.metric(r, "cairn_access_record_append_failures_total") >= 5
+	})
 	if v := c.metric(r, `cairn_degraded{part="access log"}`); v != 1 {
 		c.t.Errorf("cairn_degraded{part=\"access log\"} = %v on a full disk", v)
 	}
@@ -235,31 +235,27 @@ func (c *diskClient) degradedPhase(r *running) {
 // consumers still running: a part that stopped would stop the server).
 func (c *diskClient) recoveredPhase(r *running) {
 	c.t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for {
+	await.Until(c.t, time.Minute, "a write to succeed after room was made", func() bool {
 		status, p, _ := c.write()
-		if status == http.StatusCreated {
-			break
-		}
-		if status != http.StatusServiceUnavailable || time.Now().After(deadline) {
+		if status != http.StatusCreated && status != http.StatusServiceUnavailable {
 			c.t.Fatalf("write after room was made: %d %+v", status, p)
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return status == http.StatusCreated
+	})
 	for i := 0; i < 3; i++ {
 		c.mustWrite(http.StatusCreated)
 		c.mustRead()
 	}
-	for {
-		h := health(c.t, r)
-		if h.Status == "ok" {
-			break
+	var h healthAnswer
+	defer func() {
+		if c.t.Failed() {
+			c.t.Logf("last /healthz after room was made: %+v", h)
 		}
-		if time.Now().After(deadline) {
-			c.t.Fatalf("/healthz after room was made: %+v", h)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	}()
+	await.Until(c.t, time.Minute, "/healthz to say ok after room was made", func() bool {
+		h = health(c.t, r)
+		return h.Status == "ok"
+	})
 }
 
 type healthAnswer struct {
@@ -341,22 +337,18 @@ func sealAndVerify(t *testing.T, path string) map[string]int {
 	sctx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- seq.Run(sctx) }()
-	for {
+	await.Until(t, time.Minute, fmt.Sprintf("the chain sealed up to the log's last access record (position %d)", last), func() bool {
 		tip, err := auditseq.Resume(ctx, store)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if tip.After >= last {
-			break
-		}
 		select {
 		case err := <-done:
 			t.Fatalf("the sequencer stopped: %v", err)
-		case <-ctx.Done():
-			t.Fatalf("the chain is sealed up to position %d, the log's access records up to %d", tip.After, last)
-		case <-time.After(20 * time.Millisecond):
+		default:
 		}
-	}
+		return tip.After >= last
+	})
 	stop()
 	if err := <-done; err != nil {
 		t.Fatal(err)

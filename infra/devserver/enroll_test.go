@@ -3,6 +3,7 @@ package devserver
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/cairnhq/cairn/agents/enroll"
 	"github.com/cairnhq/cairn/domain"
+	"github.com/cairnhq/cairn/infra/await"
 	"github.com/cairnhq/cairn/infra/bus"
 )
 
@@ -77,22 +79,26 @@ func dialBus(t *testing.T, url, creds string) (*busConn, error) {
 // violated waits for a permission violation naming subject.
 func (c *busConn) violated(t *testing.T, subject string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	defer func() {
+		if t.Failed() {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			t.Logf("errors: %v", c.errs)
+		}
+	}()
+	await.Until(t, 10*time.Second, fmt.Sprintf("a permission violation for %q", subject), func() bool {
 		if err := c.nc.Flush(); err != nil {
 			t.Fatal(err)
 		}
 		c.mu.Lock()
+		defer c.mu.Unlock()
 		for _, err := range c.errs {
 			if errors.Is(err, nats.ErrPermissionViolation) && strings.Contains(err.Error(), `"`+subject+`"`) {
-				c.mu.Unlock()
-				return
+				return true
 			}
 		}
-		c.mu.Unlock()
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("no permission violation for %q; errors: %v", subject, c.errs)
+		return false
+	})
 }
 
 // TestAgentEnrollment: a superadmin offers a token, the agent enrolls its
@@ -211,7 +217,7 @@ func (r *running) userToken(t *testing.T) string {
 	var out struct {
 		Token string `json:"token"`
 	}
-	for deadline := time.Now().Add(30 * time.Second); ; {
+	await.Until(t, 30*time.Second, "a login as bob", func() bool {
 		resp, err := http.Post(r.creds.APIURL+"/v1/auth/login", "application/json",
 			strings.NewReader(`{"email":"bob@example.com","password":"correct horse battery"}`))
 		if err != nil {
@@ -220,13 +226,13 @@ func (r *running) userToken(t *testing.T) string {
 		err = json.NewDecoder(resp.Body).Decode(&out)
 		resp.Body.Close()
 		if err == nil && resp.StatusCode == http.StatusOK {
-			break
+			return true
 		}
-		if resp.StatusCode != http.StatusUnauthorized || time.Now().After(deadline) {
+		if resp.StatusCode != http.StatusUnauthorized {
 			t.Fatalf("login: %d %v", resp.StatusCode, err)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return false
+	})
 	return out.Token
 }
 

@@ -20,6 +20,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/cairnhq/cairn/infra/await"
 	"github.com/cairnhq/cairn/infra/bootstrap"
 )
 
@@ -187,13 +188,12 @@ func startFloodChild(t *testing.T, mode string, stderrMatch *regexp.Regexp) *flo
 // store (a new folder) and returns the /metrics text.
 func (p *floodChildProc) awaitServing(t *testing.T) []byte {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for {
+	await.Until(t, time.Minute, "/healthz to answer 200 after the flood's end", func() bool {
 		resp, err := http.Get(p.e.APIURL + "/healthz")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				break
+				return true
 			}
 		}
 		select {
@@ -201,11 +201,8 @@ func (p *floodChildProc) awaitServing(t *testing.T) []byte {
 			t.Fatalf("the child exited after the flood: %v", err)
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("/healthz did not answer 200 within a minute of the flood's end (last: %v)", err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return false
+	})
 	r := &running{creds: bootstrap.Credentials{APIURL: p.e.APIURL, Token: p.e.Token}}
 	r.mkfolder(t, "after-the-flood")
 	_, metrics := r.get(t, "/metrics", false)

@@ -17,6 +17,8 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/cairnhq/cairn/infra/await"
 )
 
 // served is an app serving on a loopback port through NewListener.
@@ -84,17 +86,17 @@ func (s *served) healthz(ip string) (int, error) {
 // awaitHealthy polls /healthz from ip until it answers 200.
 func (s *served) awaitHealthy(t *testing.T, ip string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		status, err := s.healthz(ip)
-		if err == nil && status == http.StatusOK {
-			return
+	var status int
+	var err error
+	defer func() {
+		if t.Failed() {
+			t.Logf("/healthz from %s: last %d, %v", ip, status, err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("/healthz from %s never answered 200 again (last: %d, %v)", ip, status, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	}()
+	await.Until(t, 30*time.Second, "/healthz from "+ip+" to answer 200 again", func() bool {
+		status, err = s.healthz(ip)
+		return err == nil && status == http.StatusOK
+	})
 }
 
 func (s *served) stillServing(t *testing.T) {

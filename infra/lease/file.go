@@ -33,13 +33,13 @@ func (l *File) Acquire(ctx context.Context) (context.Context, func(), error) {
 		return nil, nil, fmt.Errorf("lease: open %s: %w", l.path, err)
 	}
 	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			break
-		}
-		if err != syscall.EWOULDBLOCK && err != syscall.EINTR {
+		ok, err := l.try(f)
+		if err != nil {
 			f.Close()
-			return nil, nil, fmt.Errorf("lease: lock %s: %w", l.path, err)
+			return nil, nil, err
+		}
+		if ok {
+			break
 		}
 		t := time.NewTimer(l.pollEvery)
 		select {
@@ -57,4 +57,17 @@ func (l *File) Acquire(ctx context.Context) (context.Context, func(), error) {
 		f.Close()
 	}
 	return held, release, nil
+}
+
+// try takes the lock on f (the lease's file) if no one holds it, without
+// waiting.
+func (l *File) try(f *os.File) (bool, error) {
+	err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	switch err {
+	case nil:
+		return true, nil
+	case syscall.EWOULDBLOCK, syscall.EINTR:
+		return false, nil
+	}
+	return false, fmt.Errorf("lease: lock %s: %w", l.path, err)
 }

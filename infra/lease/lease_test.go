@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -18,19 +19,24 @@ import (
 // waitTimeout bounds every wait (generous: -race on a shared machine).
 const waitTimeout = 30 * time.Second
 
-// checkExclusive: while a holds the lease, b cannot take it; once a
-// releases it, b can.
-func checkExclusive(t *testing.T, a, b Lease) {
+// checkExclusive: while a holds the lease, b cannot take it (tryB makes one
+// attempt with b, awaited to its end, so that no deadline can pass before
+// b has tried); once a releases it, b can. A held lease makes b's Acquire
+// wait until its context ends.
+func checkExclusive(t *testing.T, a, b Lease, tryB func(t *testing.T) bool) {
 	t.Helper()
 	ctx := context.Background()
 	heldA, releaseA, err := a.Acquire(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if tryB(t) {
+		t.Fatal("b took a held lease")
+	}
 	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	defer cancel()
 	if _, _, err := b.Acquire(short); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("b acquired a held lease (err %v)", err)
+		t.Fatalf("b's Acquire of a held lease: %v, want the context's deadline", err)
 	}
 	if heldA.Err() != nil {
 		t.Fatal("a lost the lease while nobody took it")
@@ -51,7 +57,19 @@ func checkExclusive(t *testing.T, a, b Lease) {
 func TestFileLeaseIsExclusive(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "cairn.db.scheduler.lock")
-	checkExclusive(t, NewFile(path, 10*time.Millisecond), NewFile(path, 10*time.Millisecond))
+	b := NewFile(path, 10*time.Millisecond)
+	checkExclusive(t, NewFile(path, 10*time.Millisecond), b, func(t *testing.T) bool {
+		f, err := os.OpenFile(path, os.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close() // drops the lock if it was taken
+		ok, err := b.try(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	})
 }
 
 func newPostgres(t *testing.T, url, name string) *Postgres {
@@ -67,7 +85,17 @@ func TestPostgresLeaseIsExclusive(t *testing.T) {
 	t.Parallel()
 	url := pgtest.URL(t)
 	name := "test/" + uuid.NewString()
-	checkExclusive(t, newPostgres(t, url, name), newPostgres(t, url, name))
+	b := newPostgres(t, url, name)
+	checkExclusive(t, newPostgres(t, url, name), b, func(t *testing.T) bool {
+		conn, ok, err := b.try(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			conn.Close(context.Background()) // drops the lock
+		}
+		return ok
+	})
 	// Another name is another lease.
 	_, release, err := newPostgres(t, url, "other/"+uuid.NewString()).Acquire(context.Background())
 	if err != nil {

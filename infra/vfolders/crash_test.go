@@ -21,6 +21,7 @@ import (
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/domain/audit"
 	"github.com/cairnhq/cairn/eventstore"
+	"github.com/cairnhq/cairn/infra/await"
 	"github.com/cairnhq/cairn/infra/pgtest"
 	"github.com/cairnhq/cairn/infra/readmodels"
 	"github.com/cairnhq/cairn/infra/vfolders"
@@ -286,18 +287,11 @@ func checkCreated(t *testing.T, n *node, created bool) {
 	}
 	var folder, claims, successes int
 	var after uint64
-	deadline := time.Now().Add(time.Minute)
-	for seen := false; !seen; {
+	seen := false
+	await.Until(t, time.Minute, "the marker in the log", func() bool {
 		recs, err := n.store.ReadAll(ctx, after, 1000)
 		if err != nil {
 			t.Fatal(err)
-		}
-		if len(recs) == 0 {
-			if time.Now().After(deadline) {
-				t.Fatal("the marker never showed in the log")
-			}
-			time.Sleep(10 * time.Millisecond)
-			continue
 		}
 		for _, r := range recs {
 			after = r.Position
@@ -326,7 +320,8 @@ func checkCreated(t *testing.T, n *node, created bool) {
 				}
 			}
 		}
-	}
+		return seen
+	})
 	want := 0
 	if created {
 		want = 1

@@ -16,6 +16,7 @@ import (
 	"github.com/cairnhq/cairn/commands/vfolderorphans"
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/eventstore"
+	"github.com/cairnhq/cairn/infra/await"
 	"github.com/cairnhq/cairn/infra/vfolders"
 	"github.com/cairnhq/cairn/infra/vfstorage"
 )
@@ -146,16 +147,10 @@ func TestCollectorRunSweepsAtStart(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- c.Run(ctx) }()
 	set := filepath.Join(dir, "vfolders", vfstorage.LostAndFound, orphan.String())
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if _, err := os.Stat(set); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the orphan was not set aside at start")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	await.Until(t, 30*time.Second, "the orphan set aside at start", func() bool {
+		_, err := os.Stat(set)
+		return err == nil
+	})
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)

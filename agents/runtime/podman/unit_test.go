@@ -9,6 +9,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/containers/podman/v5/pkg/errorhandling"
@@ -62,58 +63,64 @@ func TestTranslate(t *testing.T) {
 	}
 }
 
+// TestKeyLock runs in a synctest bubble: the waiter's deadline passes only
+// once every goroutine is blocked, so a lock that let it in late would be
+// seen as surely as one that let it in at once.
 func TestKeyLock(t *testing.T) {
 	t.Parallel()
-	var l keyLock
-	ctx := context.Background()
+	synctest.Test(t, func(t *testing.T) {
+		var l keyLock
+		ctx := context.Background()
 
-	// Holders of one key never overlap.
-	var inside, maxInside, counter int
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for range 16 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			unlock, err := l.lock(ctx, "k")
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			mu.Lock()
-			inside++
-			maxInside = max(maxInside, inside)
-			mu.Unlock()
-			counter++ // guarded by the key lock alone: -race checks it
-			mu.Lock()
-			inside--
-			mu.Unlock()
-			unlock()
-		}()
-	}
-	wg.Wait()
-	if maxInside != 1 || counter != 16 {
-		t.Errorf("max holders %d, count %d; want 1 and 16", maxInside, counter)
-	}
+		// Holders of one key never overlap.
+		var inside, maxInside, counter int
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		for range 16 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				unlock, err := l.lock(ctx, "k")
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				inside++
+				maxInside = max(maxInside, inside)
+				mu.Unlock()
+				counter++ // guarded by the key lock alone: -race checks it
+				mu.Lock()
+				inside--
+				mu.Unlock()
+				unlock()
+			}()
+		}
+		wg.Wait()
+		if maxInside != 1 || counter != 16 {
+			t.Errorf("max holders %d, count %d; want 1 and 16", maxInside, counter)
+		}
 
-	// A waiter gives up when its context ends; other keys are free.
-	unlock, err := l.lock(ctx, "a")
-	if err != nil {
-		t.Fatal(err)
-	}
-	short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
-	defer cancel()
-	if _, err := l.lock(short, "a"); !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("lock of a held key past the deadline: %v", err)
-	}
-	unlockB, err := l.lock(short, "b")
-	if err == nil {
-		unlockB()
-	}
-	unlock()
-	if n := len(l.entries); n != 0 {
-		t.Errorf("%d entries left after every lock was released", n)
-	}
+		// A waiter gives up when its context ends; other keys are free.
+		unlock, err := l.lock(ctx, "a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+		defer cancel()
+		if _, err := l.lock(short, "a"); !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("lock of a held key past the deadline: %v", err)
+		}
+		unlockB, err := l.lock(short, "b")
+		if err == nil {
+			unlockB()
+		}
+		unlock()
+		if n := len(l.entries); n != 0 {
+			t.Errorf("%d entries left after every lock was released", n)
+		}
+
+	})
 }
 
 func TestTailBuffer(t *testing.T) {

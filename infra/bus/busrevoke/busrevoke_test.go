@@ -14,6 +14,7 @@ import (
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/eventstore/sqlite"
 	"github.com/cairnhq/cairn/infra/auth/token"
+	"github.com/cairnhq/cairn/infra/await"
 	"github.com/cairnhq/cairn/infra/bus/busrevoke"
 	"github.com/cairnhq/cairn/infra/bus/bustest"
 )
@@ -98,11 +99,7 @@ func TestFollowerRevokesKeysOnTheRunningServer(t *testing.T) {
 		t.Fatal("a key revoked while running is still connected")
 	}
 	// The server may close the connection before Applied is updated.
-	for deadline := time.Now().Add(10 * time.Second); f.Applied() != 2; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("applied %d revoked keys, want 2", f.Applied())
-		}
-	}
+	await.Until(t, 10*time.Second, "2 revoked keys applied", func() bool { return f.Applied() == 2 })
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("Run after cancel: %v", err)

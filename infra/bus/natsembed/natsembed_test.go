@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/cairnhq/cairn/infra/await"
 	"github.com/cairnhq/cairn/infra/bus"
 	"github.com/cairnhq/cairn/infra/bus/busauth"
 	"github.com/cairnhq/cairn/infra/bus/natsembed"
@@ -206,27 +207,22 @@ func TestJetStreamComesBackAfterAFullDisk(t *testing.T) {
 			t.Fatal("publishing still works a minute after the disk filled up")
 		}
 	}
-	for srv.Degraded() == nil {
-		if time.Now().After(deadline) {
-			t.Fatal("not degraded on a full disk")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	await.Until(t, time.Until(deadline), "the server to report degraded on a full disk", func() bool { return srv.Degraded() != nil })
 	if err := os.Remove(ballast); err != nil {
 		t.Fatal(err)
 	}
-	for {
+	var lastErr error
+	defer func() {
+		if t.Failed() {
+			t.Logf("last publish after room was made: %v (degraded: %v)", lastErr, srv.Degraded())
+		}
+	}()
+	await.Until(t, time.Until(deadline), "a publish to succeed and the server to recover after room was made", func() bool {
 		pctx, cancel := context.WithTimeout(ctx, time.Second)
-		_, err := js.Publish(pctx, "s.x", payload)
+		_, lastErr = js.Publish(pctx, "s.x", payload)
 		cancel()
-		if err == nil && srv.Degraded() == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("publish after room was made: %v (degraded: %v)", err, srv.Degraded())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return lastErr == nil && srv.Degraded() == nil
+	})
 	st, err := js.Stream(ctx, "S")
 	if err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package forwarder_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -18,6 +19,7 @@ import (
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/domain/audit"
 	"github.com/cairnhq/cairn/eventstore"
+	"github.com/cairnhq/cairn/infra/await"
 	"github.com/cairnhq/cairn/infra/bus"
 	"github.com/cairnhq/cairn/infra/dispatch/forwarder"
 	"github.com/cairnhq/cairn/infra/managertest"
@@ -341,20 +343,14 @@ func TestForwarderSavesAfterTheDelay(t *testing.T) {
 	schedule(e, "a1")
 	e.Next(received)
 	alloc := eventOf(e, commands.AgentStream("a1"), domain.TypeAgentAllocated)
-	deadline := time.Now().Add(managertest.WaitTimeout)
-	for {
+	// The checkpoint is a file the forwarder writes: poll it.
+	await.Until(t, managertest.WaitTimeout, fmt.Sprintf("the checkpoint at %d or later while running", alloc.Position), func() bool {
 		cp, err := cpFile.Load(bg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if cp >= alloc.Position {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("checkpoint at %d, want at least %d while running", cp, alloc.Position)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return cp >= alloc.Position
+	})
 }
 
 // capture keeps a copy of every payload published, as the bus would keep

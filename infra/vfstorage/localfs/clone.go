@@ -148,7 +148,7 @@ func (c *cloner) copyTree() error {
 			}
 			c.dirs = append(c.dirs, dirTimes{p, fi})
 		case d.Type().IsRegular():
-			if err := c.copyFile(p, fi); err != nil {
+			if err := c.copyFile(p); err != nil {
 				return err
 			}
 		case d.Type()&fs.ModeSymlink != 0:
@@ -187,7 +187,7 @@ func (c *cloner) copyTree() error {
 	return nil
 }
 
-func (c *cloner) copyFile(p string, fi fs.FileInfo) error {
+func (c *cloner) copyFile(p string) error {
 	in, err := c.src.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -196,7 +196,10 @@ func (c *cloner) copyFile(p string, fi fs.FileInfo) error {
 		return err
 	}
 	defer in.Close()
-	if fi, err = in.Stat(); err != nil {
+	// The opened file's own information, not the listing's: the path may
+	// have been swapped for something else since.
+	fi, err := in.Stat()
+	if err != nil {
 		return err
 	}
 	if !fi.Mode().IsRegular() { // swapped since the listing
