@@ -1,7 +1,6 @@
 package domain
 
 import (
-	"encoding/json"
 	"fmt"
 	"sort"
 )
@@ -55,7 +54,7 @@ func entry[E Event]() eventEntry {
 				}
 				return e, nil
 			}
-			if err := json.Unmarshal(data, &e); err != nil {
+			if err := unmarshalEvent(data, &e); err != nil {
 				return nil, err
 			}
 			return e, nil
