@@ -10,9 +10,8 @@ import (
 	"github.com/cairnhq/cairn/domain/audit"
 )
 
-// The audit trail's events are read by the event codec too (records were
-// once read by a hand-written scanner): held here to encoding/json on
-// plain structs without methods.
+// The audit trail's events are read by the event codec too: held here to
+// encoding/json on plain structs without methods.
 
 // v1SealedRecord is a sealed record as encoding/json reads it alone.
 type v1SealedRecord struct {

@@ -19,8 +19,8 @@ import (
 // itself: MarshalEvent writes json.Marshal's bytes, and DecodeEvent gives
 // json.Unmarshal's value, or fails where it fails. The scheduler's hot
 // events (a session's request, pending updates and placement, an agent's
-// registration and allocations), once written and read by hand, are the
-// ones tested hardest.
+// registration and allocations), read thousands of times a scheduling
+// pass, are the ones tested hardest.
 
 // codecStrings take every path of the string codec: plain, HTML-escaped,
 // control characters, non-ASCII, U+2028, invalid UTF-8.
