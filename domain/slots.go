@@ -5,7 +5,6 @@ import (
 	stdjson "encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"math"
 	"math/big"
@@ -361,19 +360,20 @@ func (s Slots) MarshalJSONTo(enc *jsontext.Encoder) error {
 // names and bad amounts are errors naming the slot, and input that is not
 // one JSON object (or null, no slots) is an error too, all KindInvalid.
 func (s *Slots) UnmarshalJSON(b []byte) error {
-	dec := jsontext.NewDecoder(bytes.NewReader(b), jsonOptions)
-	var out Slots
-	err := out.UnmarshalJSONFrom(dec)
-	if err == nil {
-		if _, err = dec.ReadToken(); err == io.EOF {
-			*s = out
-			return nil
-		}
+	// Input that is not one JSON value is refused whole first, as
+	// encoding/json refuses it, whatever its members hold.
+	if !jsontext.Value(b).IsValid(jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true)) {
+		return errSlotsNotObject()
 	}
+	var out Slots
+	err := out.UnmarshalJSONFrom(jsontext.NewDecoder(bytes.NewReader(b), jsonOptions))
 	if derr := (*Error)(nil); errors.As(err, &derr) {
 		return derr
+	} else if err != nil {
+		return errSlotsNotObject()
 	}
-	return errSlotsNotObject()
+	*s = out
+	return nil
 }
 
 // UnmarshalJSONFrom is UnmarshalJSON on a decoder (how event payloads
