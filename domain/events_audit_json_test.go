@@ -122,3 +122,36 @@ func FuzzDecodeAuditBatch(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) { checkAuditDecode(t, data) })
 }
+
+// BenchmarkDecodeAuditBatch: records decoded per second from batches of
+// 200, as the sequencer reads the access log and the audit read model
+// reads its runs.
+func BenchmarkDecodeAuditBatch(b *testing.B) {
+	recs := make([]SealedRecord, 200)
+	for i := range recs {
+		recs[i] = SealedRecord{Record: audit.Record{Version: 1, Seq: uint64(i + 1), Time: time.Date(2026, 11, 21, 12, 0, 0, 123456789, time.UTC),
+			UserID: "0195a0c0-0000-7000-8000-000000000001", AccessKey: "AKIAIOSFODNN7EXAMPLE", Action: "GET /v1/auth/whoami", EntityType: "auth",
+			ClientIP: "127.0.0.1", Outcome: audit.Success, Status: 200, Duration: 123456, RequestID: "0195a0c0-0000-7000-8000-0000000000aa"},
+			SourcePosition: 42}
+		recs[i].Hash[0], recs[i].PrevHash[0] = byte(i), byte(i+1)
+	}
+	for _, c := range []struct {
+		typ    string
+		append func([]byte, int) []byte
+	}{
+		{TypeAccessBatchLogged, func(b []byte, i int) []byte { return audit.AppendUnsealedJSON(b, &recs[i].Record) }},
+		{TypeAuditSealed, func(b []byte, i int) []byte { return AppendSealedJSON(b, &recs[i]) }},
+	} {
+		payload := audit.PackRecords(len(recs), 1<<20, c.append)[0]
+		b.Run(c.typ, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(payload)))
+			for b.Loop() {
+				if _, err := DecodeEvent(c.typ, SchemaVersion, payload); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N)*float64(len(recs))/b.Elapsed().Seconds(), "records/s")
+		})
+	}
+}

@@ -16,16 +16,17 @@ import (
 // domain's event codec, with the same options.
 
 // jsonOptions are encoding/json's semantics (the bytes every stored record
-// has), with v2's errors, and times written as AppendFormat writes them
-// even outside years 0 to 9999 (which encoding/json refuses and Seal
-// never produces), so that writing a record cannot fail.
-var jsonOptions = json.JoinOptions(
-	jsonv1.DefaultOptionsV1(), jsonv1.ReportErrorsWithLegacySemantics(false),
-	json.WithMarshalers(json.MarshalToFunc(func(enc *jsontext.Encoder, t time.Time) error {
-		var buf [64]byte
-		return enc.WriteValue(append(t.AppendFormat(append(buf[:0], '"'), time.RFC3339Nano), '"'))
-	})),
-)
+// has), with v2's errors.
+var jsonOptions = json.JoinOptions(jsonv1.DefaultOptionsV1(), jsonv1.ReportErrorsWithLegacySemantics(false))
+
+// anyTimeOptions are jsonOptions writing times as AppendFormat writes
+// them, even outside years 0 to 9999 (which encoding/json refuses and Seal
+// never produces), so that writing a record cannot fail. Only such a time
+// takes them: a marshaler of one's own costs every value a lookup.
+var anyTimeOptions = json.JoinOptions(jsonOptions, json.WithMarshalers(json.MarshalToFunc(func(enc *jsontext.Encoder, t time.Time) error {
+	var buf [64]byte
+	return enc.WriteValue(append(t.AppendFormat(append(buf[:0], '"'), time.RFC3339Nano), '"'))
+})))
 
 // AppendJSON appends r's JSON encoding to b: the bytes json.Marshal(r)
 // writes (invalid UTF-8 aside: both write U+FFFD for it, encoding/json as
@@ -60,11 +61,15 @@ type unsealedRecord struct {
 	Hash       Hash          `json:"hash,omitzero"`
 }
 
-// appendJSON appends v's encoding (a record's: every field has one for
-// every value, so it cannot fail).
+// appendJSON appends v's encoding (a record's: with anyTimeOptions every
+// field has one for every value, so it cannot fail).
 func appendJSON(b []byte, v any) []byte {
 	buf := bytes.NewBuffer(b)
-	if err := json.MarshalWrite(buf, v, jsonOptions); err != nil {
+	if err := json.MarshalWrite(buf, v, jsonOptions); err == nil {
+		return buf.Bytes()
+	}
+	buf = bytes.NewBuffer(b) // what the failed attempt wrote is dropped
+	if err := json.MarshalWrite(buf, v, anyTimeOptions); err != nil {
 		panic(fmt.Sprintf("audit: a record does not encode: %v", err))
 	}
 	return buf.Bytes()
