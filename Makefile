@@ -48,12 +48,12 @@ bench: build ## run bin/cairn-bench against its baselines (store, scheduling, AP
 	$(BENCH_BIN) sessions --append docs/benchmarks.md
 
 .PHONY: fuzz
-FUZZ_TARGETS := agents/protocol:FuzzDecodePayload agents/accelerator:FuzzParseCDISpec eventstore:FuzzValidJSON eventstore:FuzzUnmarshalEnvelope eventstore/sqlite:FuzzParseDSN infra/commandapi:FuzzParseRange infra/commandapi:FuzzParseCreateSession infra/bus:FuzzAgentTopic infra/auth/signing:FuzzParseAuthorization infra/auth/signing:FuzzStrictHeaders infra/auth/token:FuzzParse infra/auth/password:FuzzParseHash infra/vfstorage:FuzzCleanPath domain:FuzzCheckImageReference domain/audit:FuzzScanJSON domain:FuzzSlotsUnmarshalJSON domain:FuzzParseAmount domain:FuzzDecodeSessionRequested domain:FuzzDecodeSessionPendingUpdated domain:FuzzDecodeSessionScheduled domain:FuzzDecodeAgentRegistered domain:FuzzDecodeAgentAllocated domain:FuzzMarshalEvent domain/internal/plainjson:FuzzAppendString domain/internal/plainjson:FuzzStr
-fuzz: ## run every fuzz test for FUZZTIME each (default 30s)
-	@set -e; for t in $(FUZZ_TARGETS); do \
-	  pkg=$${t%%:*}; fn=$${t##*:}; echo "fuzz $$fn in ./$$pkg"; \
-	  $(GO) test -run='^$$' -fuzz="^$$fn$$" -fuzztime=$${FUZZTIME:-30s} ./$$pkg/; \
-	done
+fuzz: ## run every fuzz test (each func FuzzX in a _test.go file) for FUZZTIME each (default 30s)
+	@set -e; grep -rHo --include='*_test.go' '^func Fuzz[A-Za-z0-9_]*' . | grep -v '^./data/' | \
+	  while IFS=: read -r file fn; do \
+	    pkg=$$(dirname "$$file"); fn=$${fn#func }; echo "fuzz $$fn in $$pkg"; \
+	    $(GO) test -run='^$$' -fuzz="^$$fn$$" -fuzztime=$${FUZZTIME:-30s} "$$pkg/" </dev/null; \
+	  done
 
 .PHONY: lint
 lint: ## go vet, staticcheck (pinned in go.mod as a tool) and a gofmt check

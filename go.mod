@@ -11,6 +11,7 @@ require (
 	github.com/containers/podman/v5 v5.6.2
 	github.com/containers/storage v1.59.1
 	github.com/docker/go-units v0.5.0
+	github.com/go-json-experiment/json v1.27.2
 	github.com/gofiber/fiber/v2 v2.52.15
 	github.com/google/uuid v1.6.0
 	github.com/jackc/pgx/v5 v5.12.0

@@ -1,9 +1,12 @@
 package domain
 
 import (
-	"encoding/json"
+	"bytes"
 	"sort"
 	"strings"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // DeviceShareCapacity is the share capacity of one accelerator device: a
@@ -37,17 +40,36 @@ type deviceShareWire struct {
 }
 
 // MarshalJSON writes the amount as a decimal string: {"device_id":"GPU-1","amount":"0.5"}.
-func (d DeviceShare) MarshalJSON() ([]byte, error) {
-	return json.Marshal(deviceShareWire{DeviceID: d.DeviceID, Amount: d.Amount.String()})
+func (d DeviceShare) MarshalJSON() ([]byte, error) { return json.Marshal(d, jsonOptions) }
+
+// MarshalJSONTo is MarshalJSON on an encoder (how event payloads holding
+// shares are written).
+func (d DeviceShare) MarshalJSONTo(enc *jsontext.Encoder) error {
+	var amount [32]byte
+	for _, tok := range []jsontext.Token{jsontext.BeginObject, jsontext.String("device_id"), jsontext.String(d.DeviceID), jsontext.String("amount")} {
+		if err := enc.WriteToken(tok); err != nil {
+			return err
+		}
+	}
+	if err := enc.WriteValue(append(d.Amount.appendDecimal(append(amount[:0], '"')), '"')); err != nil {
+		return err
+	}
+	return enc.WriteToken(jsontext.EndObject)
 }
 
 // UnmarshalJSON reads what MarshalJSON writes.
 func (d *DeviceShare) UnmarshalJSON(b []byte) error {
+	return d.UnmarshalJSONFrom(jsontext.NewDecoder(bytes.NewReader(b), jsonOptions))
+}
+
+// UnmarshalJSONFrom is UnmarshalJSON on a decoder (how event payloads
+// holding shares are read). A missing or bad amount is KindInvalid.
+func (d *DeviceShare) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	var w deviceShareWire
-	if err := json.Unmarshal(b, &w); err != nil {
+	if err := json.UnmarshalDecode(dec, &w); err != nil {
 		return err
 	}
-	q, err := ParseQuantity(w.Amount, SlotCount)
+	q, err := parseAmount([]byte(w.Amount), SlotCount)
 	if err != nil {
 		return Invalid("", "amount", "%v", err)
 	}

@@ -1,7 +1,6 @@
 package domain
 
 import (
-	"encoding/json"
 	"fmt"
 	"sort"
 )
@@ -28,13 +27,6 @@ type RecordedEvent struct {
 // eventDecoder turns stored JSON into a payload.
 type eventDecoder func(data []byte) (Event, error)
 
-// selfDecoding payloads decode (and validate) their stored JSON
-// themselves, without encoding/json's validating pass over it first: the
-// audit trail's batches, decoded by hand for speed (audit.ScanJSON).
-type selfDecoding interface {
-	decodeSelf(data []byte) error
-}
-
 // eventEntry registers one payload type under its wire name.
 type eventEntry struct {
 	name   string
@@ -49,13 +41,7 @@ func entry[E Event]() eventEntry {
 		name: zero.EventType(),
 		decode: func(data []byte) (Event, error) {
 			var e E
-			if d, ok := any(&e).(selfDecoding); ok {
-				if err := d.decodeSelf(data); err != nil {
-					return nil, err
-				}
-				return e, nil
-			}
-			if err := json.Unmarshal(data, &e); err != nil {
+			if err := unmarshalEvent(data, &e); err != nil {
 				return nil, err
 			}
 			return e, nil

@@ -1,9 +1,12 @@
 package domain
 
 import (
+	"bytes"
 	"encoding/json"
-	"fmt"
 	"strconv"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/cairnhq/cairn/domain/audit"
 )
@@ -68,43 +71,20 @@ type AuditSealed struct {
 	Records []SealedRecord `json:"records"`
 }
 
-// UnmarshalJSON decodes the records and keeps each one's stored bytes.
-func (e *AuditSealed) UnmarshalJSON(b []byte) error {
-	e.Records = make([]SealedRecord, 0, audit.RecordsHint(b))
-	if audit.ScanRecords(b, sourcePositionKey, func(raw []byte, r audit.Record, source uint64) {
-		e.Records = append(e.Records, SealedRecord{Record: r, SourcePosition: source, Raw: raw})
-	}) {
-		return nil
-	}
-	var raw struct {
-		Records []json.RawMessage `json:"records"`
-	}
-	if err := json.Unmarshal(b, &raw); err != nil {
+// UnmarshalJSONFrom decodes the record and keeps its bytes as stored
+// (Raw), how an AuditSealed payload is read.
+func (r *SealedRecord) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	raw, err := dec.ReadValue()
+	if err != nil {
 		return err
 	}
-	e.Records = make([]SealedRecord, len(raw.Records))
-	for i, r := range raw.Records {
-		if err := json.Unmarshal(r, &e.Records[i]); err != nil {
-			return fmt.Errorf("record %d: %w", i, err)
-		}
-		e.Records[i].Raw = r
-	}
-	return nil
+	type fields SealedRecord // without this method
+	*r = SealedRecord{Raw: bytes.Clone(raw)}
+	return jsonv2.Unmarshal(r.Raw, (*fields)(r), jsonOptions)
 }
 
-// UnmarshalJSON decodes the records (audit.ScanJSON's fast path, or
-// encoding/json for what it does not take).
-func (e *AccessBatchLogged) UnmarshalJSON(b []byte) error {
-	e.Records = make([]audit.Record, 0, audit.RecordsHint(b))
-	if audit.ScanRecords(b, "", func(_ []byte, r audit.Record, _ uint64) { e.Records = append(e.Records, r) }) {
-		return nil
-	}
-	type plain AccessBatchLogged
-	return json.Unmarshal(b, (*plain)(e))
-}
-
-func (e *AuditSealed) decodeSelf(b []byte) error       { return e.UnmarshalJSON(b) }
-func (e *AccessBatchLogged) decodeSelf(b []byte) error { return e.UnmarshalJSON(b) }
+// UnmarshalJSON is UnmarshalJSONFrom for encoding/json.
+func (r *SealedRecord) UnmarshalJSON(b []byte) error { return jsonv2.Unmarshal(b, r, jsonOptions) }
 
 const sourcePositionKey = "source_position"
 

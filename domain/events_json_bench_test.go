@@ -33,8 +33,9 @@ func hotSamples() []Event {
 	}
 }
 
-// BenchmarkDecodeHotEvents: DecodeEvent (the fast path) against
-// json.Unmarshal, per event type.
+// BenchmarkDecodeHotEvents: DecodeEvent (go-json-experiment/json with
+// encoding/json's semantics, see jsonOptions) against json.Unmarshal, per
+// event type.
 func BenchmarkDecodeHotEvents(b *testing.B) {
 	for _, e := range hotSamples() {
 		data, err := json.Marshal(e)
@@ -42,7 +43,7 @@ func BenchmarkDecodeHotEvents(b *testing.B) {
 			b.Fatal(err)
 		}
 		name := fmt.Sprintf("%T", e)[len("domain."):]
-		b.Run(name+"/fast", func(b *testing.B) {
+		b.Run(name+"/cairn", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				if _, err := DecodeEvent(e.EventType(), SchemaVersion, data); err != nil {
@@ -67,12 +68,12 @@ func jsonUnmarshalLike(e Event, data []byte) error {
 	return json.Unmarshal(data, reflect.New(reflect.TypeOf(e)).Interface())
 }
 
-// BenchmarkEncodeHotEvents: MarshalEvent against json.Marshal, per event
-// type.
+// BenchmarkEncodeHotEvents: MarshalEvent (go-json-experiment/json)
+// against json.Marshal, per event type.
 func BenchmarkEncodeHotEvents(b *testing.B) {
 	for _, e := range hotSamples() {
 		name := fmt.Sprintf("%T", e)[len("domain."):]
-		b.Run(name+"/fast", func(b *testing.B) {
+		b.Run(name+"/cairn", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				if _, err := MarshalEvent(e); err != nil {

@@ -289,7 +289,7 @@ func TestPackRecords(t *testing.T) {
 	}
 }
 
-// TestAuditBatchDecoding: the hand-written fast path and encoding/json
+// TestAuditBatchDecoding: the event codec and encoding/json
 // decode every batch alike, whatever its spacing or escapes, and invalid
 // payloads are refused by both.
 func TestAuditBatchDecoding(t *testing.T) {

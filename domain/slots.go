@@ -2,15 +2,20 @@ package domain
 
 import (
 	"bytes"
-	"encoding/json"
+	stdjson "encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/big"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
-	"github.com/cairnhq/cairn/domain/internal/plainjson"
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // SlotName names a resource slot: "cpu", "mem", "cuda.device",
@@ -322,74 +327,147 @@ func (s Slots) IsZero() bool {
 	return true
 }
 
-// MarshalJSON writes amounts as decimal strings: {"cpu":"0.5","mem":"67108864"}.
-func (s Slots) MarshalJSON() ([]byte, error) {
-	m := make(map[string]string, len(s))
-	for k, v := range s {
-		m[string(k)] = v.String()
+// MarshalJSON writes amounts as decimal strings, names sorted:
+// {"cpu":"0.5","mem":"67108864"}; nil slots are {}.
+func (s Slots) MarshalJSON() ([]byte, error) { return json.Marshal(s, jsonOptions) }
+
+// MarshalJSONTo is MarshalJSON on an encoder (how event payloads holding
+// slots are written).
+func (s Slots) MarshalJSONTo(enc *jsontext.Encoder) error {
+	var buf [8]SlotName
+	names := buf[:0]
+	for name := range s {
+		names = append(names, name)
 	}
-	return json.Marshal(m)
+	slices.Sort(names)
+	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
+		return err
+	}
+	var amount [32]byte
+	for _, name := range names {
+		if err := enc.WriteToken(jsontext.String(string(name))); err != nil {
+			return err
+		}
+		v := append(s[name].appendDecimal(append(amount[:0], '"')), '"')
+		if err := enc.WriteValue(v); err != nil {
+			return err
+		}
+	}
+	return enc.WriteToken(jsontext.EndObject)
 }
 
 // UnmarshalJSON reads amounts as strings or JSON numbers; unknown slot
-// names and bad amounts are errors naming the slot.
+// names and bad amounts are errors naming the slot, and input that is not
+// one JSON object (or null, no slots) is an error too, all KindInvalid.
 func (s *Slots) UnmarshalJSON(b []byte) error {
-	if out, ok := parsePlainSlots(b); ok {
-		*s = out
-		return nil
+	// Input that is not one JSON value is refused whole first, as
+	// encoding/json refuses it, whatever its members hold.
+	if !jsontext.Value(b).IsValid(jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true)) {
+		return errSlotsNotObject()
 	}
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(b, &raw); err != nil {
-		return Invalid("", "", "resource slots must be an object of slot name to amount")
-	}
-	out, err := ParseSlots(raw)
-	if err != nil {
-		return err
+	var out Slots
+	err := out.UnmarshalJSONFrom(jsontext.NewDecoder(bytes.NewReader(b), jsonOptions))
+	if derr := (*Error)(nil); errors.As(err, &derr) {
+		return derr
+	} else if err != nil {
+		return errSlotsNotObject()
 	}
 	*s = out
 	return nil
 }
 
-// parsePlainSlots reads slots written as MarshalJSON writes them (no
-// escape, amounts as strings) without encoding/json: the events of a busy
-// log carry thousands. It reports false for anything else, and for any
-// slot that does not parse or repeats, which then takes the general path
-// (and its errors).
-func parsePlainSlots(b []byte) (Slots, bool) {
-	s := plainjson.Scanner{Data: b}
-	out, ok := scanSlots(&s)
-	return out, ok && s.End()
+// UnmarshalJSONFrom is UnmarshalJSON on a decoder (how event payloads
+// holding slots are read). Members written as MarshalJSONTo writes them
+// (an amount as a plain decimal string) are parsed as they come; any
+// other member is left to ParseSlots, which reports the first bad one in
+// name order. A repeated name keeps its last value, as encoding/json does.
+func (s *Slots) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	switch dec.PeekKind() {
+	case 'n':
+		if _, err := dec.ReadToken(); err != nil {
+			return err
+		}
+		*s = Slots{}
+		return nil
+	case '{':
+		if _, err := dec.ReadToken(); err != nil {
+			return err
+		}
+	default:
+		if err := dec.SkipValue(); err != nil {
+			return err
+		}
+		return errSlotsNotObject()
+	}
+	out := Slots{}
+	var others map[string]stdjson.RawMessage // members for ParseSlots
+	for dec.PeekKind() != '}' {
+		rawName, err := dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		name := slotNameOf(rawName)
+		value, err := dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		if q, ok := plainAmount(name, value); ok {
+			delete(others, string(name))
+			out[name] = q
+			continue
+		}
+		if others == nil {
+			others = map[string]stdjson.RawMessage{}
+		}
+		delete(out, name)
+		others[string(name)] = bytes.Clone(value)
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return err
+	}
+	if others != nil {
+		rest, err := ParseSlots(others)
+		if err != nil {
+			return err
+		}
+		maps.Copy(out, rest)
+	}
+	*s = out
+	return nil
 }
 
-// scanSlots reads, at the scanner, slots as parsePlainSlots takes them.
-func scanSlots(s *plainjson.Scanner) (Slots, bool) {
-	out := Slots{}
-	ok := s.Object(func(key []byte) bool {
-		slot := SlotName(internString(key))
-		t, known := SlotTypeOf(slot)
-		if !known {
-			return false
-		}
-		if _, dup := out[slot]; dup {
-			return false
-		}
-		amount, ok := s.Str()
-		if !ok {
-			return false
-		}
-		q, err := parseAmount(amount, t)
-		if err != nil {
-			return false
-		}
-		out[slot] = q
-		return true
-	})
-	return out, ok
+// errSlotsNotObject is the error of slots that are not a JSON object.
+func errSlotsNotObject() *Error {
+	return Invalid("", "", "resource slots must be an object of slot name to amount")
+}
+
+// slotNameOf is the name a JSON string read by a decoder holds, without a
+// copy for the well-known slot names.
+func slotNameOf(raw jsontext.Value) SlotName {
+	if v := raw[1 : len(raw)-1]; bytes.IndexByte(v, '\\') < 0 && utf8.Valid(v) {
+		return SlotName(internString(v))
+	}
+	// The decoder has read the string: the one error left to report is
+	// invalid UTF-8, which becomes U+FFFD as encoding/json has it.
+	name, _ := jsontext.AppendUnquote(nil, raw)
+	return SlotName(name)
+}
+
+// plainAmount parses an amount written as MarshalJSONTo writes it (a
+// string without escapes) for a known slot; ok is false for anything
+// else, ParseSlots's to read or refuse.
+func plainAmount(name SlotName, value jsontext.Value) (Quantity, bool) {
+	t, known := SlotTypeOf(name)
+	if !known || len(value) < 2 || value[0] != '"' || bytes.IndexByte(value[1:len(value)-1], '\\') >= 0 {
+		return 0, false
+	}
+	q, err := parseAmount(value[1:len(value)-1], t)
+	return q, err == nil
 }
 
 // ParseSlots parses slot amounts given as JSON strings or numbers. Errors
 // are KindInvalid and name the slot.
-func ParseSlots(raw map[string]json.RawMessage) (Slots, error) {
+func ParseSlots(raw map[string]stdjson.RawMessage) (Slots, error) {
 	out := make(Slots, len(raw))
 	names := make([]string, 0, len(raw))
 	for k := range raw {
@@ -408,12 +486,12 @@ func ParseSlots(raw map[string]json.RawMessage) (Slots, error) {
 		case len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' && !bytes.ContainsAny(v[1:len(v)-1], "\"\\"):
 			str = string(v[1 : len(v)-1]) // a plain string, as MarshalJSON writes
 		case len(v) > 0 && v[0] == '"':
-			if err := json.Unmarshal(v, &str); err != nil {
+			if err := stdjson.Unmarshal(v, &str); err != nil {
 				return nil, Invalid("", k, "amount must be a string or a number")
 			}
 		default:
-			var num json.Number
-			if err := json.Unmarshal(v, &num); err != nil {
+			var num stdjson.Number
+			if err := stdjson.Unmarshal(v, &num); err != nil {
 				return nil, Invalid("", k, "amount must be a string or a number")
 			}
 			str = num.String()
@@ -444,4 +522,22 @@ func FormatAmount(name SlotName, q Quantity) string {
 		}
 	}
 	return strconv.FormatInt(b, 10)
+}
+
+// internString is string(v) without a copy for the well-known slot names,
+// which every event holding slots repeats.
+func internString(v []byte) string {
+	switch string(v) {
+	case string(SlotCPU):
+		return string(SlotCPU)
+	case string(SlotMem):
+		return string(SlotMem)
+	case string(SlotCUDADevice):
+		return string(SlotCUDADevice)
+	case string(SlotCUDAShares):
+		return string(SlotCUDAShares)
+	case string(SlotCUDAMem):
+		return string(SlotCUDAMem)
+	}
+	return string(v)
 }

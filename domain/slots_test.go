@@ -152,46 +152,60 @@ func TestQuantityFastPathIsExact(t *testing.T) {
 	}
 }
 
-// FuzzSlotsUnmarshalJSON: the fast path for slots as MarshalJSON writes
-// them accepts only what the general path (encoding/json, then
-// ParseSlots) accepts, with the same amounts; whatever it declines, the
-// general path decides alone.
+// FuzzSlotsUnmarshalJSON: UnmarshalJSON (amounts as MarshalJSON writes
+// them parsed as they come, the others left to ParseSlots) gives what the
+// general path gives (encoding/json into raw members, then ParseSlots):
+// the same slots, or the same error.
 func FuzzSlotsUnmarshalJSON(f *testing.F) {
 	for _, s := range []string{
-		`{"cpu":"2","mem":"1073741824","cuda.shares":"0.5"}`, `{}`, `{"cpu":"1","cpu":"2"}`, `{"cpu":"1",}`,
+		`{"cpu":"2","mem":"1073741824","cuda.shares":"0.5"}`, `{}`, `{"cpu":"1","cpu":"2"}`, `{"cpu":"1",}`, `null`, `[]`, `"cpu"`,
 		`{"cpu":1}`, `{"cpu":"1"}}`, `{"bogus":"1"}`, `{"cpu":"x"}`, `{"cuda.device:3g.40gb-mig":"1"}`, `{"cpu":"\u0031"}`, `{ "cpu":"1"}`,
+		`{"cpu":"1","\u0063pu":"x"}`, `{"cpu":"x","cpu":"1"}`, "{\"\xff\":\"1\"}", `{"mem":"1g","cpu":2.5,"cuda.mem":"1.5"}`,
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		fast, ok := parsePlainSlots(b)
-		if !ok {
-			return
-		}
+		var got Slots
+		err := got.UnmarshalJSON(b)
+		var want Slots
+		var wantErr error
 		var raw map[string]json.RawMessage
-		if err := json.Unmarshal(b, &raw); err != nil {
-			t.Fatalf("%q: the fast path accepts what is not JSON (%v)", b, err)
+		if wantErr = json.Unmarshal(b, &raw); wantErr != nil {
+			wantErr = Invalid("", "", "resource slots must be an object of slot name to amount")
+		} else {
+			want, wantErr = ParseSlots(raw)
 		}
-		general, err := ParseSlots(raw)
-		if err != nil {
-			t.Fatalf("%q: the fast path accepts what the general one refuses (%v)", b, err)
+		if (err == nil) != (wantErr == nil) || (err != nil && err.Error() != wantErr.Error()) {
+			t.Fatalf("%q: error %v, the general path's %v", b, err, wantErr)
 		}
-		if !maps.Equal(fast, general) {
-			t.Fatalf("%q: fast path %v, general %v", b, fast, general)
+		if err == nil && !maps.Equal(got, want) {
+			t.Fatalf("%q: %v, the general path %v", b, got, want)
+		}
+		if err != nil && KindOf(err) != KindInvalid {
+			t.Fatalf("%q: %v is not KindInvalid", b, err)
 		}
 	})
 }
 
-// TestSlotsRoundTripFast: what MarshalJSON writes takes the fast path.
-func TestSlotsRoundTripFast(t *testing.T) {
+// TestSlotsRoundTrip: MarshalJSON writes names sorted and amounts as
+// decimal strings (the bytes stored events hold), and UnmarshalJSON
+// reads them back.
+func TestSlotsRoundTrip(t *testing.T) {
 	in := Slots{SlotCPU: Units(2), SlotMem: gib(3), SlotCUDAShares: q("0.25"), SlotName("cuda.device:3g.40gb-mig"): Units(1)}
 	b, err := json.Marshal(in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, ok := parsePlainSlots(b)
-	if !ok || !maps.Equal(got, in) {
-		t.Fatalf("%s: fast path %v, %v", b, got, ok)
+	const golden = `{"cpu":"2","cuda.device:3g.40gb-mig":"1","cuda.shares":"0.25","mem":"3221225472"}`
+	if string(b) != golden {
+		t.Fatalf("MarshalJSON: %s, want %s", b, golden)
+	}
+	var got Slots
+	if err := json.Unmarshal(b, &got); err != nil || !maps.Equal(got, in) {
+		t.Fatalf("%s: read back %v, %v", b, got, err)
+	}
+	if b, err := json.Marshal(Slots(nil)); err != nil || string(b) != `{}` {
+		t.Fatalf("nil slots: %s, %v", b, err)
 	}
 }
 

@@ -32,3 +32,27 @@ func BenchmarkVerify(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)*float64(len(records))/b.Elapsed().Seconds(), "records/s")
 }
+
+// BenchmarkAppendJSON: records encoded per second, unsealed as the
+// access-log writer packs them and sealed as the sequencer does.
+func BenchmarkAppendJSON(b *testing.B) {
+	r := sample(3)
+	sealed, err := Seal(Genesis, r)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		name   string
+		append func([]byte, *Record) []byte
+		r      Record
+	}{{"unsealed", AppendUnsealedJSON, r}, {"sealed", AppendJSON, sealed}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			buf := make([]byte, 0, 1024)
+			for b.Loop() {
+				buf = c.append(buf[:0], &c.r)
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
+		})
+	}
+}

@@ -2,223 +2,77 @@ package audit
 
 import (
 	"bytes"
-	"strconv"
+	"fmt"
 	"time"
 
-	"github.com/cairnhq/cairn/domain/internal/plainjson"
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	jsonv1 "github.com/go-json-experiment/json/v1"
 )
 
-// The audit trail encodes and decodes every access record several times
-// on its way (the API's writer, the sequencer, the read model), so records
-// have a hand-written JSON codec. It writes exactly the bytes
-// encoding/json writes for a Record, and reads what encoding/json reads:
-// ScanJSON takes a fast path for the shape AppendJSON writes (any key
-// order and spacing) and reports anything else (escapes, unknown or
-// differently cased keys, null, floats...) so the caller decodes it with
-// encoding/json instead. A fuzz test holds both to encoding/json.
+// Records are written with go-json-experiment/json (the encoding/json/v2
+// proposal) with encoding/json's semantics, the bytes it wrote before
+// (see jsonOptions); the events that carry them are read back by the
+// domain's event codec, with the same options.
+
+// jsonOptions are encoding/json's semantics (the bytes every stored record
+// has), with v2's errors.
+var jsonOptions = json.JoinOptions(jsonv1.DefaultOptionsV1(), jsonv1.ReportErrorsWithLegacySemantics(false))
+
+// anyTimeOptions are jsonOptions writing times as AppendFormat writes
+// them, even outside years 0 to 9999 (which encoding/json refuses and Seal
+// never produces), so that writing a record cannot fail. Only such a time
+// takes them: a marshaler of one's own costs every value a lookup.
+var anyTimeOptions = json.JoinOptions(jsonOptions, json.WithMarshalers(json.MarshalToFunc(func(enc *jsontext.Encoder, t time.Time) error {
+	var buf [64]byte
+	return enc.WriteValue(append(t.AppendFormat(append(buf[:0], '"'), time.RFC3339Nano), '"'))
+})))
 
 // AppendJSON appends r's JSON encoding to b: the bytes json.Marshal(r)
-// writes. A time outside years 0 to 9999 (which json.Marshal refuses and
-// Seal never produces) is written as AppendFormat writes it.
-func AppendJSON(b []byte, r *Record) []byte { return appendRecord(b, r, false) }
+// writes (invalid UTF-8 aside: both write U+FFFD for it, encoding/json as
+// the escape \ufffd, this as the character itself).
+func AppendJSON(b []byte, r *Record) []byte { return appendJSON(b, r) }
 
 // AppendUnsealedJSON appends the JSON of a record not yet in the chain:
 // AppendJSON's bytes without the chain fields (v, seq, prev_hash, hash)
 // that are zero, which is all of them before Seal (about 160 bytes of
-// zeros a record). Decoding it (ScanJSON, or encoding/json) gives r back:
-// an absent field is a zero one.
-func AppendUnsealedJSON(b []byte, r *Record) []byte { return appendRecord(b, r, true) }
+// zeros a record). Decoding it gives r back: an absent field is a zero
+// one.
+func AppendUnsealedJSON(b []byte, r *Record) []byte { return appendJSON(b, (*unsealedRecord)(r)) }
 
-// appendRecord writes r's fields in json.Marshal's order; with omitZero,
-// the chain fields are left out when zero.
-func appendRecord(b []byte, r *Record, omitZero bool) []byte {
-	b = append(b, '{')
-	if !omitZero || r.Version != 0 {
-		b = append(b, `"v":`...)
-		b = strconv.AppendInt(b, int64(r.Version), 10)
-		b = append(b, ',')
-	}
-	if !omitZero || r.Seq != 0 {
-		b = append(b, `"seq":`...)
-		b = strconv.AppendUint(b, r.Seq, 10)
-		b = append(b, ',')
-	}
-	b = append(b, `"time":"`...)
-	b = r.Time.AppendFormat(b, time.RFC3339Nano)
-	b = append(b, '"')
-	b = appendField(b, `,"user_id":`, r.UserID, true)
-	b = appendField(b, `,"access_key":`, r.AccessKey, true)
-	b = appendField(b, `,"acting_as":`, r.ActingAs, true)
-	b = appendField(b, `,"action":`, r.Action, false)
-	b = appendField(b, `,"entity_type":`, r.EntityType, true)
-	b = appendField(b, `,"entity_id":`, r.EntityID, true)
-	b = appendField(b, `,"client_ip":`, r.ClientIP, true)
-	b = appendField(b, `,"outcome":`, string(r.Outcome), false)
-	b = append(b, `,"status":`...)
-	b = strconv.AppendInt(b, int64(r.Status), 10)
-	b = append(b, `,"duration_ns":`...)
-	b = strconv.AppendInt(b, int64(r.Duration), 10)
-	b = appendField(b, `,"request_id":`, r.RequestID, true)
-	if !omitZero || r.PrevHash != (Hash{}) {
-		b = append(b, `,"prev_hash":"`...)
-		b = appendHex(b, r.PrevHash)
-		b = append(b, '"')
-	}
-	if !omitZero || r.Hash != (Hash{}) {
-		b = append(b, `,"hash":"`...)
-		b = appendHex(b, r.Hash)
-		b = append(b, '"')
-	}
-	return append(b, '}')
+// unsealedRecord is a Record whose chain fields are left out when zero; a
+// field added to Record and not here fails to compile the conversion.
+type unsealedRecord struct {
+	Version    int           `json:"v,omitzero"`
+	Seq        uint64        `json:"seq,omitzero"`
+	Time       time.Time     `json:"time"`
+	UserID     string        `json:"user_id,omitempty"`
+	AccessKey  string        `json:"access_key,omitempty"`
+	ActingAs   string        `json:"acting_as,omitempty"`
+	Action     string        `json:"action"`
+	EntityType string        `json:"entity_type,omitempty"`
+	EntityID   string        `json:"entity_id,omitempty"`
+	ClientIP   string        `json:"client_ip,omitempty"`
+	Outcome    Outcome       `json:"outcome"`
+	Status     int           `json:"status"`
+	Duration   time.Duration `json:"duration_ns"`
+	RequestID  string        `json:"request_id,omitempty"`
+	PrevHash   Hash          `json:"prev_hash,omitzero"`
+	Hash       Hash          `json:"hash,omitzero"`
 }
 
-func appendField(b []byte, key, s string, omitEmpty bool) []byte {
-	if omitEmpty && s == "" {
-		return b
+// appendJSON appends v's encoding (a record's: with anyTimeOptions every
+// field has one for every value, so it cannot fail).
+func appendJSON(b []byte, v any) []byte {
+	buf := bytes.NewBuffer(b)
+	if err := json.MarshalWrite(buf, v, jsonOptions); err == nil {
+		return buf.Bytes()
 	}
-	return plainjson.AppendString(append(b, key...), s)
-}
-
-func appendHex(b []byte, h Hash) []byte {
-	const digits = "0123456789abcdef"
-	for _, c := range h {
-		b = append(b, digits[c>>4], digits[c&0x0f])
+	buf = bytes.NewBuffer(b) // what the failed attempt wrote is dropped
+	if err := json.MarshalWrite(buf, v, anyTimeOptions); err != nil {
+		panic(fmt.Sprintf("audit: a record does not encode: %v", err))
 	}
-	return b
-}
-
-// ScanJSON decodes the JSON object at the start of data (after optional
-// spaces) into r, which it first resets, and returns the offset just past
-// the object. extraKey, when not empty, names one more unsigned integer
-// field the object may hold (a record embedded in a larger event payload),
-// decoded into extra. ok is false when the object is not of the simple
-// shape AppendJSON writes: then r, extra and end are meaningless, and the
-// object must be decoded with encoding/json, which may accept it (for
-// instance with escaped strings) or report why not.
-func ScanJSON(data []byte, r *Record, extraKey string, extra *uint64) (end int, ok bool) {
-	return scanJSON(data, r, extraKey, extra, nil)
-}
-
-// scanJSON is ScanJSON taking its strings from in (nil: none shared).
-func scanJSON(data []byte, r *Record, extraKey string, extra *uint64, in *interner) (end int, ok bool) {
-	*r = Record{}
-	s := plainjson.Scanner{Data: data}
-	s.Space()
-	if !s.Object(func(key []byte) bool { return field(&s, r, key, extraKey, extra, in) }) {
-		return 0, false
-	}
-	return s.I, true
-}
-
-// interner shares the strings that repeat from record to record of a
-// batch (actions, user ids, access keys, client addresses, outcomes): the
-// records of one batch are mostly the same few users calling the same few
-// routes, so a batch costs one string per distinct value instead of one
-// per record and field. Request ids, unique, are not shared.
-type interner struct {
-	m map[string]string
-}
-
-// Bounds of an interner: the values kept, and the longest one.
-const (
-	maxInterned    = 256
-	maxInternedLen = 128
-)
-
-// string returns v as a string, the same one for the same bytes.
-func (in *interner) string(v []byte) string {
-	if in == nil || len(v) > maxInternedLen {
-		return string(v)
-	}
-	if s, ok := in.m[string(v)]; ok {
-		return s
-	}
-	s := string(v)
-	if in.m == nil {
-		in.m = make(map[string]string, 16)
-	}
-	if len(in.m) < maxInterned {
-		in.m[s] = s
-	}
-	return s
-}
-
-// field reads the value of key into r.
-func field(s *plainjson.Scanner, r *Record, key []byte, extraKey string, extra *uint64, in *interner) bool {
-	var ok bool
-	switch string(key) {
-	case "v":
-		var v int64
-		v, ok = s.Int(strconv.IntSize)
-		r.Version = int(v)
-	case "seq":
-		r.Seq, ok = s.Uint()
-	case "status":
-		var v int64
-		v, ok = s.Int(strconv.IntSize)
-		r.Status = int(v)
-	case "duration_ns":
-		var v int64
-		v, ok = s.Int(64)
-		r.Duration = time.Duration(v)
-	case "time":
-		var v []byte
-		if v, ok = s.Str(); ok {
-			ok = r.Time.UnmarshalText(v) == nil
-		}
-	case "prev_hash", "hash":
-		h := &r.Hash
-		if key[0] == 'p' {
-			h = &r.PrevHash
-		}
-		var v []byte
-		if v, ok = s.Str(); ok {
-			ok = h.UnmarshalText(v) == nil
-		}
-	default:
-		dst := r.stringField(key)
-		if dst == nil {
-			if extraKey == "" || string(key) != extraKey {
-				return false
-			}
-			*extra, ok = s.Uint()
-			return ok
-		}
-		var v []byte
-		if v, ok = s.Str(); ok {
-			if dst == &r.RequestID {
-				*dst = string(v)
-			} else {
-				*dst = in.string(v)
-			}
-		}
-	}
-	return ok
-}
-
-// stringField is the string field a key names, nil for any other key.
-func (r *Record) stringField(key []byte) *string {
-	switch string(key) {
-	case "user_id":
-		return &r.UserID
-	case "access_key":
-		return &r.AccessKey
-	case "acting_as":
-		return &r.ActingAs
-	case "action":
-		return &r.Action
-	case "entity_type":
-		return &r.EntityType
-	case "entity_id":
-		return &r.EntityID
-	case "client_ip":
-		return &r.ClientIP
-	case "outcome":
-		return (*string)(&r.Outcome)
-	case "request_id":
-		return &r.RequestID
-	}
-	return nil
+	return buf.Bytes()
 }
 
 // PackRecords lays out n records as the payloads of batch events
@@ -284,57 +138,4 @@ func RecordsHint(data []byte) int {
 		return 0
 	}
 	return bytes.Count(data, []byte("},{")) + 1
-}
-
-// ScanRecords reads a batch payload, {"records":[...]}, in the shape
-// PackRecords lays out (any spacing), calling each for every record with
-// its bytes (aliasing data) and extraKey's value (see ScanJSON). It
-// reports false, having maybe called each for some records, when data is
-// not of that shape: encoding/json then decides.
-func ScanRecords(data []byte, extraKey string, each func(raw []byte, r Record, extra uint64)) bool {
-	s := plainjson.Scanner{Data: data}
-	s.Space()
-	if !s.Byte('{') || !s.Byte('"') {
-		return false
-	}
-	if key, ok := s.StrRest(); !ok || string(key) != "records" {
-		return false
-	}
-	s.Space()
-	if !s.Byte(':') {
-		return false
-	}
-	s.Space()
-	if !s.Byte('[') {
-		return false
-	}
-	s.Space()
-	if !s.Byte(']') {
-		var r Record
-		var extra uint64
-		var in interner
-		for {
-			extra = 0
-			end, ok := scanJSON(data[s.I:], &r, extraKey, &extra, &in)
-			if !ok {
-				return false
-			}
-			each(data[s.I:s.I+end], r, extra)
-			s.I += end
-			s.Space()
-			if s.Byte(']') {
-				break
-			}
-			if !s.Byte(',') {
-				return false
-			}
-			s.Space()
-		}
-	}
-	s.Space()
-	if !s.Byte('}') {
-		return false
-	}
-	s.Space()
-	return s.I == len(data)
 }

@@ -1,13 +1,15 @@
 package audit
 
 import (
+	"bytes"
 	"encoding/json"
-	"fmt"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 	"time"
-	"unsafe"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // strs are strings that take every path of the codec: plain ASCII,
@@ -41,11 +43,22 @@ func randomRecord(rng *rand.Rand) Record {
 	return r
 }
 
-// TestAppendJSONIsEncodingJSON: the codec writes json.Marshal's bytes and
-// reads them back as json.Unmarshal does.
+// canonical is data with its strings spelled as AppendJSON spells them:
+// encoding/json writes the U+FFFD that replaces invalid UTF-8 as the
+// escape \ufffd, AppendJSON as the character itself.
+func canonical(t *testing.T, data []byte) string {
+	t.Helper()
+	v := jsontext.Value(bytes.Clone(data))
+	if err := v.Format(jsontext.AllowInvalidUTF8(true), jsontext.EscapeForHTML(true), jsontext.EscapeForJS(true)); err != nil {
+		t.Fatalf("%s: %v", data, err)
+	}
+	return string(v)
+}
+
+// TestAppendJSONIsEncodingJSON: the codec writes json.Marshal's bytes,
+// which read back as the record.
 func TestAppendJSONIsEncodingJSON(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	fast := 0
 	for range 5000 {
 		r := randomRecord(rng)
 		want, err := json.Marshal(r)
@@ -53,31 +66,56 @@ func TestAppendJSONIsEncodingJSON(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := AppendJSON([]byte("prefix"), &r)
-		if string(got[6:]) != string(want) {
-			t.Fatalf("AppendJSON:\n got %s\nwant %s", got[6:], want)
+		if string(got[:6]) != "prefix" || string(got[6:]) != canonical(t, want) {
+			t.Fatalf("AppendJSON:\n got %s\nwant %s", got, want)
 		}
-		var back Record
-		end, ok := ScanJSON(want, &back, "", nil)
-		if !ok {
-			continue // escapes: encoding/json's job
+		var back, ref Record
+		if err := json.Unmarshal(got[6:], &back); err != nil {
+			t.Fatal(err)
 		}
-		fast++
-		var ref Record
 		if err := json.Unmarshal(want, &ref); err != nil {
 			t.Fatal(err)
 		}
-		if end != len(want) || !equal(back, ref) {
-			t.Fatalf("ScanJSON(%s) = %+v (end %d), json.Unmarshal = %+v", want, back, end, ref)
+		if !equal(back, ref) {
+			t.Fatalf("%s reads back as %+v, want %+v", got[6:], back, ref)
 		}
 	}
-	if fast < 1000 {
-		t.Fatalf("only %d of 5000 records took the fast path", fast)
+}
+
+// TestAppendJSONGolden: records write the bytes the hand-written codec
+// this one replaced wrote (testdata/records_golden.tsv: AppendJSON's,
+// AppendUnsealedJSON's, and AppendUnsealedJSON's with the chain fields
+// zero), U+FFFD's spelling aside (see canonical).
+func TestAppendJSONGolden(t *testing.T) {
+	data, err := os.ReadFile("testdata/records_golden.tsv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	if len(lines) != 300 {
+		t.Fatalf("%d golden lines, want 300", len(lines))
+	}
+	rng := rand.New(rand.NewPCG(20261127, 14))
+	for i, line := range lines {
+		want := strings.Split(line, "\t")
+		if len(want) != 3 {
+			t.Fatalf("line %d: %d columns, want 3", i+1, len(want))
+		}
+		r := randomRecord(rng)
+		got := []string{string(AppendJSON(nil, &r)), string(AppendUnsealedJSON(nil, &r))}
+		r.Version, r.Seq, r.PrevHash, r.Hash = 0, 0, Hash{}, Hash{}
+		got = append(got, string(AppendUnsealedJSON(nil, &r)))
+		for k := range want {
+			if got[k] != canonical(t, []byte(want[k])) {
+				t.Errorf("line %d, column %d:\n got %s\nwant %s", i+1, k+1, got[k], want[k])
+			}
+		}
 	}
 }
 
 // TestAppendUnsealedJSON: an unsealed record's JSON leaves out the zero
-// chain fields, and both decoders give the record back; a chain field
-// that is set is written as AppendJSON writes it.
+// chain fields and decodes to the record; a chain field that is set is
+// written as AppendJSON writes it.
 func TestAppendUnsealedJSON(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for i := range 2000 {
@@ -96,10 +134,6 @@ func TestAppendUnsealedJSON(t *testing.T) {
 		if !equal(ref, want) {
 			t.Fatalf("AppendUnsealedJSON %s decodes to %+v, AppendJSON's bytes to %+v", got, ref, want)
 		}
-		var back Record
-		if end, ok := ScanJSON(got, &back, "", nil); ok && (end != len(got) || !equal(back, want)) {
-			t.Fatalf("ScanJSON(%s) = %+v", got, back)
-		}
 		if r.Version != 0 && r.Seq != 0 && r.PrevHash != (Hash{}) && r.Hash != (Hash{}) && string(got) != string(full) {
 			t.Fatalf("a sealed record: AppendUnsealedJSON %s, AppendJSON %s", got, full)
 		}
@@ -114,101 +148,44 @@ func equal(a, b Record) bool {
 		a.Time.Format(time.RFC3339Nano) == b.Time.Format(time.RFC3339Nano) && func() bool { a.Time, b.Time = time.Time{}, time.Time{}; return a == b }()
 }
 
-// TestScanJSONShapes: spacing, key order, unknown keys, the extra field.
-func TestScanJSONShapes(t *testing.T) {
-	var r Record
-	var extra uint64
-	for _, c := range []struct {
-		in     string
-		ok     bool
-		action string
-		extra  uint64
-	}{
-		{`{}`, true, "", 0},
-		{" \n{ \"action\" : \"x\" ,\t\"seq\":7 }  trailing", true, "x", 0},
-		{`{"source_position":9,"action":"y"}`, true, "y", 9},
-		{`{"Action":"x"}`, false, "", 0},                  // case-insensitive match: encoding/json's
-		{`{"action":"a\"b"}`, false, "", 0},               // escape
-		{`{"action":null}`, false, "", 0},                 // null
-		{`{"seq":1.0}`, false, "", 0},                     // float
-		{`{"seq":01}`, false, "", 0},                      // leading zero
-		{`{"seq":-1}`, false, "", 0},                      // negative unsigned
-		{`{"status":99999999999999999999}`, false, "", 0}, // overflow
-		{`{"other":1}`, false, "", 0},                     // unknown key
-		{`{"action":"x"`, false, "", 0},                   // truncated
-		{`{"time":"yesterday"}`, false, "", 0},            // bad time
-		{`{"hash":"00"}`, false, "", 0},                   // bad hash
-		{`[1]`, false, "", 0},
-	} {
-		extra = 0
-		_, ok := ScanJSON([]byte(c.in), &r, "source_position", &extra)
-		if ok != c.ok || (ok && (r.Action != c.action || extra != c.extra)) {
-			t.Errorf("ScanJSON(%s) = %+v, extra %d, ok %v", c.in, r, extra, ok)
-		}
+// TestAppendJSONOutOfRangeTime: a time json.Marshal refuses (Seal never
+// makes one) is written as AppendFormat writes it, not refused.
+func TestAppendJSONOutOfRangeTime(t *testing.T) {
+	r := Record{Time: time.Date(10000, 1, 2, 3, 4, 5, 0, time.UTC), Action: "a", Outcome: Success}
+	got := string(AppendUnsealedJSON(nil, &r))
+	const want = `{"time":"10000-01-02T03:04:05Z","action":"a","outcome":"success","status":0,"duration_ns":0}`
+	if got != want {
+		t.Fatalf("AppendUnsealedJSON: %s, want %s", got, want)
 	}
 }
 
-// FuzzScanJSON: whatever the fast path accepts, encoding/json accepts and
-// decodes alike.
-func FuzzScanJSON(f *testing.F) {
-	rng := rand.New(rand.NewPCG(3, 4))
-	for range 20 {
-		r := randomRecord(rng)
-		f.Add(AppendJSON(nil, &r))
+// FuzzAppendJSON: records holding the fuzzer's strings write
+// json.Marshal's bytes (see canonical), sealed or not, and read back.
+func FuzzAppendJSON(f *testing.F) {
+	for i, s := range strs {
+		f.Add(s, strs[len(strs)-1-i], int64(i), uint64(i))
 	}
-	f.Add([]byte(`{"seq":1,"seq":2,"action":"a","action":"b"}`))
-	f.Add([]byte(` {"time":"2026-11-21T10:00:00.5+09:00"} `))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		var r Record
-		end, ok := ScanJSON(data, &r, "", nil)
-		if !ok {
-			return
+	f.Fuzz(func(t *testing.T, s1, s2 string, n int64, seq uint64) {
+		r := Record{Version: int(n % 3), Seq: seq, Time: time.Unix(n%(1<<34), n%1e9).UTC(), UserID: s1, AccessKey: s2, Action: s1,
+			EntityID: s2, Outcome: Outcome(s1), Status: int(n % 1000), Duration: time.Duration(n), RequestID: s2}
+		want, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
 		}
-		var ref Record
-		if err := json.Unmarshal(data[:end], &ref); err != nil {
-			t.Fatalf("ScanJSON accepted %q, json.Unmarshal: %v", data[:end], err)
+		if got := AppendJSON(nil, &r); string(got) != canonical(t, want) {
+			t.Fatalf("AppendJSON:\n got %s\nwant %s", got, want)
 		}
-		if !equal(r, ref) {
-			t.Fatalf("ScanJSON(%q) = %+v, json.Unmarshal = %+v", data[:end], r, ref)
+		var back, ref Record
+		if err := json.Unmarshal(AppendUnsealedJSON(nil, &r), &back); err != nil {
+			t.Fatal(err)
 		}
-		if strings.TrimSpace(string(data[:end])) == "" {
-			t.Fatal("empty object accepted")
+		if err := json.Unmarshal(want, &ref); err != nil {
+			t.Fatal(err)
+		}
+		if !equal(back, ref) {
+			t.Fatalf("AppendUnsealedJSON reads back as %+v, want %+v", back, ref)
 		}
 	})
-}
-
-// ScanRecords shares the strings that repeat across a batch's records;
-// every record still reads back exactly, past the interner's bounds too
-// (more distinct values than it keeps, values longer than it shares).
-func TestScanRecordsSharesRepeatedStrings(t *testing.T) {
-	var in []Record
-	for i := range 2*maxInterned + 10 {
-		r := sample(i)
-		r.UserID = fmt.Sprintf("user-%d", i%3)
-		r.Action = fmt.Sprintf("GET /v1/things/%d", i) // distinct: past maxInterned
-		r.ClientIP = strings.Repeat("a", maxInternedLen+i%2)
-		in = append(in, r)
-	}
-	payloads := PackRecords(len(in), 1<<30, func(b []byte, i int) []byte { return AppendUnsealedJSON(b, &in[i]) })
-	if len(payloads) != 1 {
-		t.Fatalf("%d payloads, want 1", len(payloads))
-	}
-	var got []Record
-	if !ScanRecords(payloads[0], "", func(_ []byte, r Record, _ uint64) { got = append(got, r) }) {
-		t.Fatal("ScanRecords refused its own batch")
-	}
-	if len(got) != len(in) {
-		t.Fatalf("%d records read back, want %d", len(got), len(in))
-	}
-	for i := range in {
-		want := in[i].normalize()
-		if got[i].UserID != want.UserID || got[i].Action != want.Action || got[i].ClientIP != want.ClientIP || got[i].RequestID != want.RequestID || !got[i].Time.Equal(want.Time) {
-			t.Fatalf("record %d read back as %+v, want %+v", i, got[i], want)
-		}
-	}
-	if unsafe.StringData(got[0].UserID) != unsafe.StringData(got[3].UserID) {
-		t.Error("the same user id in two records of a batch is two strings: not shared")
-	}
 }
 
 // RecordsHint counts the records of the payloads PackRecords lays out.

@@ -28,6 +28,10 @@ func (h Hash) String() string { return hex.EncodeToString(h[:]) }
 
 func (h Hash) MarshalText() ([]byte, error) { return []byte(h.String()), nil }
 
+// AppendText appends the text form to b (how records' JSON writes a hash,
+// without an allocation).
+func (h Hash) AppendText(b []byte) ([]byte, error) { return hex.AppendEncode(b, h[:]), nil }
+
 func (h *Hash) UnmarshalText(b []byte) error {
 	if len(b) != 2*sha256.Size {
 		return fmt.Errorf("audit hash: want %d hex digits, got %d", 2*sha256.Size, len(b))

@@ -126,9 +126,11 @@ func (m *ReadModel) readRun(ctx context.Context, r run) (domain.AuditSealed, err
 	if len(evs) != 1 || evs[0].Position != r.position || evs[0].Type != domain.TypeAuditSealed {
 		return domain.AuditSealed{}, fmt.Errorf("the log holds no audit.sealed event at position %d", r.position)
 	}
-	var sealed domain.AuditSealed
-	err = sealed.UnmarshalJSON(evs[0].Data)
-	return sealed, err
+	ev, err := domain.DecodeEvent(evs[0].Type, evs[0].Version, evs[0].Data)
+	if err != nil {
+		return domain.AuditSealed{}, err
+	}
+	return ev.(domain.AuditSealed), nil
 }
 
 // runsQuery selects the next runs after seq after that can hold records

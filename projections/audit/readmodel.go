@@ -28,7 +28,7 @@ const Name = "audit-runs"
 // one row. A query finds the runs that can hold matches through the keys
 // (the first filter set drives, the others are checked per run), reads
 // them from the event store (the audit stream is the evidence: the
-// records come back exactly as stored), decodes them (audit.ScanJSON)
+// records come back exactly as stored), decodes them (domain.DecodeEvent)
 // and filters their records.
 type ReadModel struct {
 	db  *projections.DB
