@@ -3,7 +3,6 @@ package commands
 import (
 	"context"
 	"encoding/json"
-	"strings"
 	"sync"
 
 	"github.com/cairnhq/cairn/domain"
@@ -38,31 +37,14 @@ func (s *AccessSlot) Taken() bool {
 }
 
 // take returns the record for an append to stream, once.
-func (s *AccessSlot) take(stream string) (audit.Record, bool) {
+func (s *AccessSlot) take(stream domain.Stream) (audit.Record, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.taken || s.build == nil {
 		return audit.Record{}, false
 	}
 	s.taken = true
-	typ, id := entityOfStream(stream)
-	return s.build(typ, id), true
-}
-
-// compoundEntities are the stream prefixes whose entity type has a dash.
-var compoundEntities = []string{"keypair-policy", "user-policy", "project-policy", "resource-group", "user-email", "vfolder-owner"}
-
-// entityOfStream splits a stream name into the entity type and id it is
-// about: session-<uuid> → session, <uuid>; resource-group-gpu →
-// resource-group, gpu.
-func entityOfStream(stream string) (string, string) {
-	for _, typ := range compoundEntities {
-		if id, ok := strings.CutPrefix(stream, typ+"-"); ok {
-			return typ, id
-		}
-	}
-	typ, id, _ := strings.Cut(stream, "-")
-	return typ, id
+	return s.build(string(stream.Kind), stream.ID), true
 }
 
 // release gives the record back after a failed append, so a retry (or
@@ -90,7 +72,7 @@ func accessSlotFrom(ctx context.Context) *AccessSlot {
 // withAccessRecord appends the context's access record, if it has one not
 // yet taken, to an append's events. release puts it back when the append
 // fails.
-func withAccessRecord(ctx context.Context, stream string, md Metadata, data []eventstore.EventData) (_ []eventstore.EventData, release func(), err error) {
+func withAccessRecord(ctx context.Context, stream domain.Stream, md Metadata, data []eventstore.EventData) (_ []eventstore.EventData, release func(), err error) {
 	slot := accessSlotFrom(ctx)
 	if slot == nil {
 		return data, func() {}, nil

@@ -31,7 +31,7 @@ func TestAccessRecordInTheSameAppend(t *testing.T) {
 	if !slot.Taken() {
 		t.Fatal("the append did not take the access record")
 	}
-	stream := commands.SessionStream(res.SessionID)
+	stream := domain.SessionStream(res.SessionID).String()
 	evs, err := e.store.ReadStream(ctx, stream, eventstore.ReadStreamOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -32,7 +32,7 @@ func (h addProjectMemberHandler) Handle(ctx context.Context, md Metadata, cmd Ad
 	if err := firstError(domain.CheckName(op, "domain", cmd.Domain), domain.CheckName(op, "project", cmd.Project)); err != nil {
 		return Result{}, err
 	}
-	u, err := h.users.load(ctx, UserStream(cmd.UserID))
+	u, err := h.users.load(ctx, domain.UserStream(cmd.UserID))
 	if err != nil {
 		return Result{}, err
 	}
@@ -46,7 +46,7 @@ func (h addProjectMemberHandler) Handle(ctx context.Context, md Metadata, cmd Ad
 		return Result{}, domain.Errorf(op, domain.KindConflict, "the user belongs to another domain")
 	}
 	at := h.now()
-	_, pos, err := h.projects.update(ctx, ProjectStream(cmd.Domain, cmd.Project), md, func(p *domain.Project) ([]domain.Event, error) {
+	_, pos, err := h.projects.update(ctx, domain.ProjectStream(cmd.Domain, cmd.Project), md, func(p *domain.Project) ([]domain.Event, error) {
 		return p.AddMember(cmd.UserID, at)
 	})
 	return result(pos, err)

@@ -28,7 +28,7 @@ func (h cancelPendingSessionHandler) Handle(ctx context.Context, md Metadata, cm
 		reason = domain.ReasonUserRequested
 	}
 	at := h.now()
-	_, pos, err := h.sessions.update(ctx, SessionStream(cmd.SessionID), md, func(s *domain.Session) ([]domain.Event, error) {
+	_, pos, err := h.sessions.update(ctx, domain.SessionStream(cmd.SessionID), md, func(s *domain.Session) ([]domain.Event, error) {
 		return s.Cancel(reason, at)
 	})
 	return Result{Position: pos}, err

@@ -28,7 +28,7 @@ func (h createDomainHandler) Handle(ctx context.Context, md Metadata, cmd Create
 		return Result{}, err
 	}
 	at := h.now()
-	_, pos, err := h.domains.update(ctx, DomainStream(cmd.Spec.Name), md, func(d *domain.Domain) ([]domain.Event, error) {
+	_, pos, err := h.domains.update(ctx, domain.DomainStream(cmd.Spec.Name), md, func(d *domain.Domain) ([]domain.Event, error) {
 		return d.Create(cmd.Spec, at)
 	})
 	return result(pos, err)

@@ -26,7 +26,7 @@ func (h createProjectPolicyHandler) Handle(ctx context.Context, md Metadata, cmd
 		return Result{}, err
 	}
 	at := h.now()
-	_, pos, err := h.projectPolicies.update(ctx, ProjectPolicyStream(cmd.Name), md, func(p *domain.StoragePolicy) ([]domain.Event, error) {
+	_, pos, err := h.projectPolicies.update(ctx, domain.ProjectPolicyStream(cmd.Name), md, func(p *domain.StoragePolicy) ([]domain.Event, error) {
 		return p.Create(cmd.Name, cmd.Spec, at)
 	})
 	return result(pos, err)

@@ -75,14 +75,14 @@ func (h createUserHandler) Handle(ctx context.Context, md Metadata, cmd CreateUs
 	if err := checkPassword(op, "password", cmd.Password); err != nil {
 		return CreateUserResult{}, err
 	}
-	d, err := h.domains.load(ctx, DomainStream(spec.Domain))
+	d, err := h.domains.load(ctx, domain.DomainStream(spec.Domain))
 	if err != nil {
 		return CreateUserResult{}, err
 	}
 	if err := d.agg.RequireActive(op); err != nil {
 		return CreateUserResult{}, err
 	}
-	if err := requirePolicy(ctx, h.userPolicies, op, "resource_policy", UserPolicyStream(spec.ResourcePolicy), spec.ResourcePolicy); err != nil {
+	if err := requirePolicy(ctx, h.userPolicies, op, "resource_policy", domain.UserPolicyStream(spec.ResourcePolicy), spec.ResourcePolicy); err != nil {
 		return CreateUserResult{}, err
 	}
 	if spec.PasswordHash, err = h.hash(op, "password", cmd.Password); err != nil {
@@ -92,7 +92,7 @@ func (h createUserHandler) Handle(ctx context.Context, md Metadata, cmd CreateUs
 	if spec.ID, err = h.claimEmail(ctx, md, spec.Email, at); err != nil {
 		return CreateUserResult{}, err
 	}
-	_, pos, err := h.users.update(ctx, UserStream(spec.ID), md, func(u *domain.User) ([]domain.Event, error) {
+	_, pos, err := h.users.update(ctx, domain.UserStream(spec.ID), md, func(u *domain.User) ([]domain.Event, error) {
 		if u.Exists() {
 			if u.Domain() != spec.Domain || domain.EmailKey(u.Email()) != domain.EmailKey(spec.Email) {
 				return nil, errEmailInUse
@@ -111,7 +111,7 @@ func (h createUserHandler) Handle(ctx context.Context, md Metadata, cmd CreateUs
 // for: a fresh one, the one an earlier try of the same request reserved,
 // or a fresh one that took over an abandoned reservation.
 func (h createUserHandler) claimEmail(ctx context.Context, md Metadata, email string, at time.Time) (uuid.UUID, error) {
-	stream := UserEmailStream(email)
+	stream := domain.UserEmailStream(email)
 	for attempt := 1; ; attempt++ {
 		l, err := h.emails.load(ctx, stream)
 		if err != nil {
@@ -158,7 +158,7 @@ func (h createUserHandler) claimEmail(ctx context.Context, md Metadata, email st
 // (its creation is probably under way), and closes the user's stream
 // otherwise.
 func (h createUserHandler) abandonReserved(ctx context.Context, md Metadata, r *domain.EmailReservation, email string, at time.Time) error {
-	owner, err := h.users.load(ctx, UserStream(r.UserID()))
+	owner, err := h.users.load(ctx, domain.UserStream(r.UserID()))
 	if err != nil {
 		return err
 	}
@@ -174,6 +174,6 @@ func (h createUserHandler) abandonReserved(ctx context.Context, md Metadata, r *
 	if err != nil {
 		return err
 	}
-	_, err = h.users.appendAt(ctx, UserStream(r.UserID()), owner, md, events)
+	_, err = h.users.appendAt(ctx, domain.UserStream(r.UserID()), owner, md, events)
 	return err
 }

@@ -26,7 +26,7 @@ func (h createUserPolicyHandler) Handle(ctx context.Context, md Metadata, cmd Cr
 		return Result{}, err
 	}
 	at := h.now()
-	_, pos, err := h.userPolicies.update(ctx, UserPolicyStream(cmd.Name), md, func(p *domain.StoragePolicy) ([]domain.Event, error) {
+	_, pos, err := h.userPolicies.update(ctx, domain.UserPolicyStream(cmd.Name), md, func(p *domain.StoragePolicy) ([]domain.Event, error) {
 		return p.Create(cmd.Name, cmd.Spec, at)
 	})
 	return result(pos, err)

@@ -36,7 +36,7 @@ func (h disconnectAgentHandler) Handle(ctx context.Context, md Metadata, cmd Dis
 		reason = domain.ReasonAgentDisconnected
 	}
 	at := h.now()
-	stream := AgentStream(cmd.AgentID)
+	stream := domain.AgentStream(cmd.AgentID)
 	l, err := h.agents.load(ctx, stream)
 	if err != nil {
 		return Result{}, err
@@ -49,7 +49,7 @@ func (h disconnectAgentHandler) Handle(ctx context.Context, md Metadata, cmd Dis
 		errs []error
 	)
 	for _, sid := range l.agg.SessionIDs() {
-		_, pos, err := h.sessions.update(ctx, SessionStream(sid), md, func(s *domain.Session) ([]domain.Event, error) {
+		_, pos, err := h.sessions.update(ctx, domain.SessionStream(sid), md, func(s *domain.Session) ([]domain.Event, error) {
 			if !s.Exists() {
 				return nil, nil // an allocation without a session: nothing to mark
 			}

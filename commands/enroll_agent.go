@@ -29,7 +29,7 @@ func (h enrollAgentHandler) Handle(ctx context.Context, md Metadata, cmd EnrollA
 		return Result{}, domain.ErrEnrollmentRefused
 	}
 	at := h.now()
-	_, pos, err := h.enrollments.update(ctx, AgentEnrollmentStream(cmd.AgentID), md, func(e *domain.AgentEnrollment) ([]domain.Event, error) {
+	_, pos, err := h.enrollments.update(ctx, domain.AgentEnrollmentStream(cmd.AgentID), md, func(e *domain.AgentEnrollment) ([]domain.Event, error) {
 		return e.Enroll(cmd.Digest, cmd.UserKey, at)
 	})
 	return result(pos, err)

@@ -31,7 +31,7 @@ func (h forceTerminateSessionHandler) Handle(ctx context.Context, md Metadata, c
 		reason = domain.ReasonForceTerminated
 	}
 	at := h.now()
-	s, pos, err := h.sessions.update(ctx, SessionStream(cmd.SessionID), md, func(s *domain.Session) ([]domain.Event, error) {
+	s, pos, err := h.sessions.update(ctx, domain.SessionStream(cmd.SessionID), md, func(s *domain.Session) ([]domain.Event, error) {
 		return s.ForceTerminate(reason, at)
 	})
 	if err != nil {

@@ -33,16 +33,13 @@ type IssueTokenResult struct {
 	Position uint64
 }
 
-// TokenStream is the stream of an API token.
-func TokenStream(id uuid.UUID) string { return "token-" + id.String() }
-
 type issueTokenHandler struct{ deps }
 
 // Handle checks the user (exists, active) and the actor's right, then
 // creates the token's stream under a fresh id.
 func (h issueTokenHandler) Handle(ctx context.Context, md Metadata, cmd IssueToken) (IssueTokenResult, error) {
 	const op = "token.issue"
-	u, err := h.users.load(ctx, UserStream(cmd.UserID))
+	u, err := h.users.load(ctx, domain.UserStream(cmd.UserID))
 	if err != nil {
 		return IssueTokenResult{}, err
 	}
@@ -62,7 +59,7 @@ func (h issueTokenHandler) Handle(ctx context.Context, md Metadata, cmd IssueTok
 	at := h.now()
 	spec := domain.TokenSpec{ID: id, UserID: cmd.UserID, Domain: u.agg.Domain(), Kind: cmd.Kind, Digest: cmd.Digest,
 		Description: cmd.Description, ExpiresAt: cmd.ExpiresAt.UTC()}
-	_, pos, err := h.tokens.update(ctx, TokenStream(id), md, func(t *domain.Token) ([]domain.Event, error) {
+	_, pos, err := h.tokens.update(ctx, domain.TokenStream(id), md, func(t *domain.Token) ([]domain.Event, error) {
 		return t.Issue(spec, at)
 	})
 	if err != nil {

@@ -45,7 +45,7 @@ func (h markAgentLostHandler) Handle(ctx context.Context, md Metadata, cmd MarkA
 		reason = domain.ReasonAgentLost
 	}
 	at := h.now()
-	stream := AgentStream(cmd.AgentID)
+	stream := domain.AgentStream(cmd.AgentID)
 	failed := map[uuid.UUID]bool{}
 	var last uint64
 	for round := 1; ; round++ {
@@ -90,7 +90,7 @@ func (h markAgentLostHandler) failSessions(ctx context.Context, md Metadata, ses
 		if failed[sid] {
 			continue
 		}
-		s, pos, err := h.sessions.update(ctx, SessionStream(sid), md, func(s *domain.Session) ([]domain.Event, error) {
+		s, pos, err := h.sessions.update(ctx, domain.SessionStream(sid), md, func(s *domain.Session) ([]domain.Event, error) {
 			if !s.Exists() {
 				return nil, nil // an allocation without a session: MarkLost releases it
 			}

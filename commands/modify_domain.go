@@ -33,7 +33,7 @@ func (h modifyDomainHandler) Handle(ctx context.Context, md Metadata, cmd Modify
 		return Result{}, err
 	}
 	at := h.now()
-	_, pos, err := h.domains.update(ctx, DomainStream(cmd.Name), md, func(d *domain.Domain) ([]domain.Event, error) {
+	_, pos, err := h.domains.update(ctx, domain.DomainStream(cmd.Name), md, func(d *domain.Domain) ([]domain.Event, error) {
 		return d.Modify(cmd.Changes, at)
 	})
 	return result(pos, err)

@@ -29,12 +29,12 @@ func (h modifyKeypairHandler) Handle(ctx context.Context, md Metadata, cmd Modif
 		if *p == "" {
 			return Result{}, domain.Invalid(op, "resource_policy", "required")
 		}
-		if err := requirePolicy(ctx, h.keypairPolicies, op, "resource_policy", KeypairPolicyStream(*p), *p); err != nil {
+		if err := requirePolicy(ctx, h.keypairPolicies, op, "resource_policy", domain.KeypairPolicyStream(*p), *p); err != nil {
 			return Result{}, err
 		}
 	}
 	at := h.now()
-	_, pos, err := h.keypairs.update(ctx, KeypairStream(cmd.AccessKey), md, func(k *domain.Keypair) ([]domain.Event, error) {
+	_, pos, err := h.keypairs.update(ctx, domain.KeypairStream(cmd.AccessKey), md, func(k *domain.Keypair) ([]domain.Event, error) {
 		return k.Modify(domain.KeypairChanges{ResourcePolicy: cmd.ResourcePolicy, RateLimit: cmd.RateLimit}, at)
 	})
 	return result(pos, err)

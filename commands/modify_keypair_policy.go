@@ -26,7 +26,7 @@ func (h modifyKeypairPolicyHandler) Handle(ctx context.Context, md Metadata, cmd
 		return Result{}, err
 	}
 	at := h.now()
-	_, pos, err := h.keypairPolicies.update(ctx, KeypairPolicyStream(cmd.Name), md, func(p *domain.KeypairPolicy) ([]domain.Event, error) {
+	_, pos, err := h.keypairPolicies.update(ctx, domain.KeypairPolicyStream(cmd.Name), md, func(p *domain.KeypairPolicy) ([]domain.Event, error) {
 		return p.Modify(cmd.Changes, at)
 	})
 	return result(pos, err)

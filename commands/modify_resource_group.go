@@ -25,7 +25,7 @@ func (h modifyResourceGroupHandler) Handle(ctx context.Context, md Metadata, cmd
 		return Result{}, err
 	}
 	at := h.now()
-	_, pos, err := h.resourceGroups.update(ctx, ResourceGroupStream(cmd.Name), md, func(r *domain.ResourceGroup) ([]domain.Event, error) {
+	_, pos, err := h.resourceGroups.update(ctx, domain.ResourceGroupStream(cmd.Name), md, func(r *domain.ResourceGroup) ([]domain.Event, error) {
 		return r.Modify(cmd.Changes, at)
 	})
 	return result(pos, err)

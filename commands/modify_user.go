@@ -38,7 +38,7 @@ func (h modifyUserHandler) Handle(ctx context.Context, md Metadata, cmd ModifyUs
 		}
 		return nil
 	}
-	l, err := h.users.load(ctx, UserStream(cmd.UserID))
+	l, err := h.users.load(ctx, domain.UserStream(cmd.UserID))
 	if err != nil {
 		return Result{}, err
 	}
@@ -46,7 +46,7 @@ func (h modifyUserHandler) Handle(ctx context.Context, md Metadata, cmd ModifyUs
 		return Result{}, err
 	}
 	if p := ch.ResourcePolicy; p != nil {
-		if err := requirePolicy(ctx, h.userPolicies, op, "resource_policy", UserPolicyStream(*p), *p); err != nil {
+		if err := requirePolicy(ctx, h.userPolicies, op, "resource_policy", domain.UserPolicyStream(*p), *p); err != nil {
 			return Result{}, err
 		}
 	}
@@ -58,7 +58,7 @@ func (h modifyUserHandler) Handle(ctx context.Context, md Metadata, cmd ModifyUs
 		ch.PasswordHash = &hash
 	}
 	at := h.now()
-	_, pos, err := h.users.update(ctx, UserStream(cmd.UserID), md, func(u *domain.User) ([]domain.Event, error) {
+	_, pos, err := h.users.update(ctx, domain.UserStream(cmd.UserID), md, func(u *domain.User) ([]domain.Event, error) {
 		if err := authorize(u); err != nil {
 			return nil, err
 		}

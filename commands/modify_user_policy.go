@@ -25,7 +25,7 @@ func (h modifyUserPolicyHandler) Handle(ctx context.Context, md Metadata, cmd Mo
 		return Result{}, err
 	}
 	at := h.now()
-	_, pos, err := h.userPolicies.update(ctx, UserPolicyStream(cmd.Name), md, func(p *domain.StoragePolicy) ([]domain.Event, error) {
+	_, pos, err := h.userPolicies.update(ctx, domain.UserPolicyStream(cmd.Name), md, func(p *domain.StoragePolicy) ([]domain.Event, error) {
 		return p.Modify(cmd.Changes, at)
 	})
 	return result(pos, err)

@@ -33,7 +33,7 @@ func (h offerAgentEnrollmentHandler) Handle(ctx context.Context, md Metadata, cm
 		return Result{}, err
 	}
 	at := h.now()
-	_, pos, err := h.enrollments.update(ctx, AgentEnrollmentStream(cmd.AgentID), md, func(e *domain.AgentEnrollment) ([]domain.Event, error) {
+	_, pos, err := h.enrollments.update(ctx, domain.AgentEnrollmentStream(cmd.AgentID), md, func(e *domain.AgentEnrollment) ([]domain.Event, error) {
 		return e.Offer(cmd.AgentID, cmd.Digest, cmd.ExpiresAt, cmd.Actor.UserID.String(), at)
 	})
 	return result(pos, err)

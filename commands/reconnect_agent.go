@@ -30,7 +30,7 @@ type reconnectAgentHandler struct{ deps }
 // kernel (an exit ends it as usual). Repeating the command is harmless.
 func (h reconnectAgentHandler) Handle(ctx context.Context, md Metadata, cmd ReconnectAgent) (Result, error) {
 	at := h.now()
-	a, last, err := h.agents.update(ctx, AgentStream(cmd.AgentID), md, func(a *domain.Agent) ([]domain.Event, error) {
+	a, last, err := h.agents.update(ctx, domain.AgentStream(cmd.AgentID), md, func(a *domain.Agent) ([]domain.Event, error) {
 		return a.Reconnect(at)
 	})
 	if err != nil {
@@ -38,7 +38,7 @@ func (h reconnectAgentHandler) Handle(ctx context.Context, md Metadata, cmd Reco
 	}
 	var errs []error
 	for _, sid := range a.SessionIDs() {
-		_, pos, err := h.sessions.update(ctx, SessionStream(sid), md, func(s *domain.Session) ([]domain.Event, error) {
+		_, pos, err := h.sessions.update(ctx, domain.SessionStream(sid), md, func(s *domain.Session) ([]domain.Event, error) {
 			if !s.Exists() {
 				return nil, nil
 			}

@@ -25,7 +25,7 @@ type registerAgentHandler struct{ deps }
 // its containers from their labels and keeps what it runs.
 func (h registerAgentHandler) Handle(ctx context.Context, md Metadata, cmd RegisterAgent) (Result, error) {
 	at := h.now()
-	_, pos, err := h.agents.update(ctx, AgentStream(cmd.Spec.ID), md, func(a *domain.Agent) ([]domain.Event, error) {
+	_, pos, err := h.agents.update(ctx, domain.AgentStream(cmd.Spec.ID), md, func(a *domain.Agent) ([]domain.Event, error) {
 		return a.Register(cmd.Spec, at)
 	})
 	return Result{Position: pos}, err

@@ -39,16 +39,16 @@ func (h registerImageHandler) Handle(ctx context.Context, md Metadata, cmd Regis
 // imageStream authorizes the actor on images (superadmins only),
 // validates the image's identity and returns its stream and normalised
 // architecture.
-func imageStream(op string, actor Principal, reference, architecture string) (string, string, error) {
+func imageStream(op string, actor Principal, reference, architecture string) (domain.Stream, string, error) {
 	if err := authorizeGlobal(op, actor); err != nil {
-		return "", "", err
+		return domain.Stream{}, "", err
 	}
 	arch := domain.NormalizeArchitecture(architecture)
 	if err := domain.CheckImageReference(op, "reference", reference); err != nil {
-		return "", "", err
+		return domain.Stream{}, "", err
 	}
 	if err := domain.CheckName(op, "architecture", arch); err != nil {
-		return "", "", err
+		return domain.Stream{}, "", err
 	}
-	return ImageStream(reference, arch), arch, nil
+	return domain.ImageStream(reference, arch), arch, nil
 }

@@ -37,7 +37,7 @@ func (d deps) releaseAll(ctx context.Context, md Metadata, releases []release, a
 		errs []error
 	)
 	for _, id := range agents {
-		_, pos, err := d.agents.update(ctx, AgentStream(id), md, func(a *domain.Agent) ([]domain.Event, error) {
+		_, pos, err := d.agents.update(ctx, domain.AgentStream(id), md, func(a *domain.Agent) ([]domain.Event, error) {
 			if !a.Exists() {
 				return nil, nil
 			}

@@ -44,7 +44,7 @@ func (h releaseAllocationHandler) Handle(ctx context.Context, md Metadata, cmd R
 		reason = domain.ReasonScheduleAborted
 	}
 	at := h.now()
-	agent, err := h.agents.load(ctx, AgentStream(cmd.AgentID))
+	agent, err := h.agents.load(ctx, domain.AgentStream(cmd.AgentID))
 	if err != nil {
 		return Result{}, err
 	}
@@ -52,7 +52,7 @@ func (h releaseAllocationHandler) Handle(ctx context.Context, md Metadata, cmd R
 	if !ok {
 		return Result{Position: agent.position}, nil
 	}
-	session, err := h.sessions.load(ctx, SessionStream(held.SessionID))
+	session, err := h.sessions.load(ctx, domain.SessionStream(held.SessionID))
 	if err != nil {
 		return Result{}, err
 	}

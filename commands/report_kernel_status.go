@@ -47,7 +47,7 @@ func (h reportKernelStatusHandler) Handle(ctx context.Context, md Metadata, cmd 
 		KernelID: cmd.KernelID, AgentID: cmd.AgentID, Phase: cmd.Phase, ContainerID: cmd.ContainerID,
 		ExitCode: cmd.ExitCode, Reason: cmd.Reason, Message: cmd.Message, At: at,
 	}
-	s, pos, err := h.sessions.update(ctx, SessionStream(cmd.SessionID), md, func(s *domain.Session) ([]domain.Event, error) {
+	s, pos, err := h.sessions.update(ctx, domain.SessionStream(cmd.SessionID), md, func(s *domain.Session) ([]domain.Event, error) {
 		if cmd.WhileStarting && !s.Status().IsStarting() {
 			return nil, domain.Errorf("kernel.report-status", domain.KindConflict, "session %s is %s, no longer starting", cmd.SessionID, s.Status())
 		}

@@ -71,21 +71,21 @@ type loaded[A aggregate] struct {
 
 // load reads a stream and folds it. A stream without events folds into a
 // new aggregate (revision -1).
-func (r repository[A]) load(ctx context.Context, stream string) (loaded[A], error) {
+func (r repository[A]) load(ctx context.Context, stream domain.Stream) (loaded[A], error) {
 	const op = "commands.load"
 	l := loaded[A]{revision: -1}
-	recorded, err := r.store.ReadStream(ctx, stream, eventstore.ReadStreamOptions{})
+	recorded, err := r.store.ReadStream(ctx, stream.String(), eventstore.ReadStreamOptions{})
 	if err != nil && !errors.Is(err, eventstore.ErrStreamNotFound) {
 		return l, storeError(op, err)
 	}
 	if l.events, err = DecodeStream(recorded); err != nil {
-		return l, &domain.Error{Op: op, Kind: domain.KindInternal, Message: stream, Err: err}
+		return l, &domain.Error{Op: op, Kind: domain.KindInternal, Message: stream.String(), Err: err}
 	}
 	if n := len(recorded); n > 0 {
 		l.revision, l.position = recorded[n-1].Revision, recorded[n-1].Position
 	}
 	if l.agg, err = r.rehydrate(l.events); err != nil {
-		return l, &domain.Error{Op: op, Kind: domain.KindInternal, Message: stream, Err: err}
+		return l, &domain.Error{Op: op, Kind: domain.KindInternal, Message: stream.String(), Err: err}
 	}
 	return l, nil
 }
@@ -100,7 +100,7 @@ func (r repository[A]) load(ctx context.Context, stream string) (loaded[A], erro
 // Errors from decide are returned as they are and nothing is written. An
 // append that failed in a way that may still have written the events is
 // marked (see appendUncertain) and not retried.
-func (r repository[A]) update(ctx context.Context, stream string, md Metadata, decide func(A) ([]domain.Event, error)) (A, uint64, error) {
+func (r repository[A]) update(ctx context.Context, stream domain.Stream, md Metadata, decide func(A) ([]domain.Event, error)) (A, uint64, error) {
 	const op = "commands.update"
 	var zero A
 	for attempt := 1; ; attempt++ {
@@ -123,7 +123,7 @@ func (r repository[A]) update(ctx context.Context, stream string, md Metadata, d
 		if err != nil {
 			return zero, 0, err
 		}
-		res, err := r.store.Append(ctx, stream, eventstore.Exact(l.revision), data...)
+		res, err := r.store.Append(ctx, stream.String(), eventstore.Exact(l.revision), data...)
 		if err != nil {
 			release()
 		}
@@ -133,7 +133,7 @@ func (r repository[A]) update(ctx context.Context, stream string, md Metadata, d
 		}
 		if !errors.Is(err, eventstore.ErrWrongExpectedRevision) {
 			if !definitelyNotWritten(err) {
-				err = &uncertainAppendError{stream: stream, err: err}
+				err = &uncertainAppendError{stream: stream.String(), err: err}
 			}
 			return zero, 0, storeError(op, err)
 		}
@@ -152,13 +152,13 @@ func (r repository[A]) update(ctx context.Context, stream string, md Metadata, d
 // error that matches eventstore.ErrWrongExpectedRevision, and the caller
 // re-decides. Batch commands use it to decide many aggregates before
 // writing any.
-func (r repository[A]) appendAt(ctx context.Context, stream string, l loaded[A], md Metadata, events []domain.Event) (uint64, error) {
+func (r repository[A]) appendAt(ctx context.Context, stream domain.Stream, l loaded[A], md Metadata, events []domain.Event) (uint64, error) {
 	return r.appendExpecting(ctx, stream, l.revision, md, events)
 }
 
 // appendExpecting is appendAt for a stream revision known without loading
 // the stream (a process manager's folded view of it).
-func (r repository[A]) appendExpecting(ctx context.Context, stream string, revision int64, md Metadata, events []domain.Event) (uint64, error) {
+func (r repository[A]) appendExpecting(ctx context.Context, stream domain.Stream, revision int64, md Metadata, events []domain.Event) (uint64, error) {
 	const op = "commands.append"
 	data, err := encode(events, md)
 	if err != nil {
@@ -168,11 +168,11 @@ func (r repository[A]) appendExpecting(ctx context.Context, stream string, revis
 	if err != nil {
 		return 0, err
 	}
-	res, err := r.store.Append(ctx, stream, eventstore.Exact(revision), data...)
+	res, err := r.store.Append(ctx, stream.String(), eventstore.Exact(revision), data...)
 	if err != nil {
 		release()
 		if !definitelyNotWritten(err) {
-			err = &uncertainAppendError{stream: stream, err: err}
+			err = &uncertainAppendError{stream: stream.String(), err: err}
 		}
 		return 0, storeError(op, err)
 	}
@@ -180,7 +180,7 @@ func (r repository[A]) appendExpecting(ctx context.Context, stream string, revis
 }
 
 // create appends the first events of a new stream (expected: no stream).
-func (r repository[A]) create(ctx context.Context, stream string, md Metadata, events []domain.Event) (uint64, error) {
+func (r repository[A]) create(ctx context.Context, stream domain.Stream, md Metadata, events []domain.Event) (uint64, error) {
 	const op = "commands.create"
 	data, err := encode(events, md)
 	if err != nil {
@@ -190,13 +190,13 @@ func (r repository[A]) create(ctx context.Context, stream string, md Metadata, e
 	if err != nil {
 		return 0, err
 	}
-	res, err := r.store.Append(ctx, stream, eventstore.NoStream, data...)
+	res, err := r.store.Append(ctx, stream.String(), eventstore.NoStream, data...)
 	if err != nil {
 		release()
 	}
 	if err != nil {
 		if !definitelyNotWritten(err) {
-			err = &uncertainAppendError{stream: stream, err: err}
+			err = &uncertainAppendError{stream: stream.String(), err: err}
 		}
 		return 0, storeError(op, err)
 	}

@@ -60,7 +60,7 @@ func (h requestSessionHandler) Handle(ctx context.Context, md Metadata, cmd Requ
 	if err := h.admit(ctx, events); err != nil {
 		return RequestSessionResult{}, err
 	}
-	pos, err := h.sessions.create(ctx, SessionStream(id), md, events)
+	pos, err := h.sessions.create(ctx, domain.SessionStream(id), md, events)
 	if err != nil {
 		return RequestSessionResult{}, err
 	}

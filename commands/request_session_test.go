@@ -11,7 +11,7 @@ func TestRequestSession(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	res := e.requestSession(t, sessionSpec("0.5"))
-	stream := commands.SessionStream(res.SessionID)
+	stream := domain.SessionStream(res.SessionID).String()
 
 	evs := e.read(t, stream)
 	if len(evs) != 1 || evs[0].Type != domain.TypeSessionRequested || evs[0].Version != 1 || evs[0].Revision != 0 {

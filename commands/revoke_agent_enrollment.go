@@ -28,7 +28,7 @@ func (h revokeAgentEnrollmentHandler) Handle(ctx context.Context, md Metadata, c
 		return Result{}, domain.NotFound(op, "agent enrollment")
 	}
 	at := h.now()
-	_, pos, err := h.enrollments.update(ctx, AgentEnrollmentStream(cmd.AgentID), md, func(e *domain.AgentEnrollment) ([]domain.Event, error) {
+	_, pos, err := h.enrollments.update(ctx, domain.AgentEnrollmentStream(cmd.AgentID), md, func(e *domain.AgentEnrollment) ([]domain.Event, error) {
 		return e.Revoke(cmd.Reason, at)
 	})
 	return result(pos, err)

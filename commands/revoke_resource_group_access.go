@@ -26,7 +26,7 @@ func (h revokeResourceGroupAccessHandler) Handle(ctx context.Context, md Metadat
 		return Result{}, err
 	}
 	at := h.now()
-	_, pos, err := h.resourceGroups.update(ctx, ResourceGroupStream(cmd.ResourceGroup), md, func(r *domain.ResourceGroup) ([]domain.Event, error) {
+	_, pos, err := h.resourceGroups.update(ctx, domain.ResourceGroupStream(cmd.ResourceGroup), md, func(r *domain.ResourceGroup) ([]domain.Event, error) {
 		return r.Revoke(cmd.Grantee, at)
 	})
 	return result(pos, err)

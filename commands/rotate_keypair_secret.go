@@ -36,7 +36,7 @@ func (h rotateKeypairSecretHandler) Handle(ctx context.Context, md Metadata, cmd
 		return RotateKeypairSecretResult{}, keyError(op, err)
 	}
 	at := h.now()
-	_, pos, err := h.keypairs.update(ctx, KeypairStream(cmd.AccessKey), md, func(k *domain.Keypair) ([]domain.Event, error) {
+	_, pos, err := h.keypairs.update(ctx, domain.KeypairStream(cmd.AccessKey), md, func(k *domain.Keypair) ([]domain.Event, error) {
 		return k.RotateSecret(secret, at)
 	})
 	if err != nil {

@@ -65,7 +65,7 @@ type scheduleSessionHandler struct{ deps }
 // allocations in their clean-up.
 func (h scheduleSessionHandler) Handle(ctx context.Context, md Metadata, cmd ScheduleSession) (Result, error) {
 	at := h.now()
-	stream := SessionStream(cmd.SessionID)
+	stream := domain.SessionStream(cmd.SessionID)
 	l, err := h.sessions.load(ctx, stream)
 	if err != nil {
 		return Result{}, err
@@ -93,7 +93,7 @@ func (h scheduleSessionHandler) Handle(ctx context.Context, md Metadata, cmd Sch
 	}
 	sort.Strings(agents)
 	for i, id := range agents {
-		_, pos, err := h.agents.update(ctx, AgentStream(id), md, func(a *domain.Agent) ([]domain.Event, error) {
+		_, pos, err := h.agents.update(ctx, domain.AgentStream(id), md, func(a *domain.Agent) ([]domain.Event, error) {
 			return a.AllocateKernels(requests[id], at)
 		})
 		if err != nil {

@@ -133,7 +133,7 @@ func (h scheduleSessionsHandler) Handle(ctx context.Context, md Metadata, cmd Sc
 			sessions[i] = &batchSession{p: p, placed: placed, revision: p.Known.Revision, requests: reqs}
 			return
 		}
-		l, err := h.sessions.load(ctx, SessionStream(p.SessionID))
+		l, err := h.sessions.load(ctx, domain.SessionStream(p.SessionID))
 		if err != nil {
 			refuse(p.SessionID, err)
 			return
@@ -284,7 +284,7 @@ func (w *agentWrite) decide(ctx context.Context, agents repository[*domain.Agent
 		w.events, w.outcome = w.known.AllocateEach(w.batches, at)
 		return
 	}
-	l, err := agents.load(ctx, AgentStream(w.id))
+	l, err := agents.load(ctx, domain.AgentStream(w.id))
 	if err != nil {
 		w.err = err
 		return
@@ -311,7 +311,7 @@ func (h scheduleSessionsHandler) writeAgents(ctx context.Context, md Metadata, c
 	for len(pending) > 0 {
 		parts := make([]streamWrite, len(pending))
 		for i, w := range pending {
-			parts[i] = streamWrite{stream: AgentStream(w.id), revision: w.revision, events: w.events}
+			parts[i] = streamWrite{stream: domain.AgentStream(w.id), revision: w.revision, events: w.events}
 		}
 		res, err := appendBatch(ctx, h.agents.store, md, parts)
 		if err == nil {
@@ -349,7 +349,7 @@ func (h scheduleSessionsHandler) writeSessions(ctx context.Context, md Metadata,
 	for len(pending) > 0 {
 		parts := make([]streamWrite, len(pending))
 		for i, d := range pending {
-			parts[i] = streamWrite{stream: SessionStream(d.p.SessionID), revision: d.revision,
+			parts[i] = streamWrite{stream: domain.SessionStream(d.p.SessionID), revision: d.revision,
 				events: []domain.Event{domain.SessionScheduled{Kernels: d.placed, At: at}}}
 		}
 		res, err := appendBatch(ctx, h.sessions.store, md, parts)
@@ -381,7 +381,7 @@ func conflicted(err error, parts []streamWrite) int {
 	if !errors.As(err, &we) {
 		return -1
 	}
-	return slices.IndexFunc(parts, func(p streamWrite) bool { return p.stream == we.Stream })
+	return slices.IndexFunc(parts, func(p streamWrite) bool { return p.stream.String() == we.Stream })
 }
 
 // chunks splits items into runs of at most eventstore.MaxStreamsPerAppend.

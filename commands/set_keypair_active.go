@@ -32,7 +32,7 @@ func (h setKeypairActiveHandler) Handle(ctx context.Context, md Metadata, cmd Se
 		return Result{}, domain.Errorf(op, domain.KindConflict, "the user's main keypair cannot be deactivated; make another keypair main first")
 	}
 	at := h.now()
-	_, pos, err := h.keypairs.update(ctx, KeypairStream(cmd.AccessKey), md, func(k *domain.Keypair) ([]domain.Event, error) {
+	_, pos, err := h.keypairs.update(ctx, domain.KeypairStream(cmd.AccessKey), md, func(k *domain.Keypair) ([]domain.Event, error) {
 		return k.Modify(domain.KeypairChanges{IsActive: &cmd.Active}, at)
 	})
 	return result(pos, err)

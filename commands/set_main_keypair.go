@@ -37,7 +37,7 @@ func (h setMainKeypairHandler) Handle(ctx context.Context, md Metadata, cmd SetM
 		return Result{}, err
 	}
 	at := h.now()
-	_, pos, err := h.users.update(ctx, UserStream(cmd.UserID), md, func(u *domain.User) ([]domain.Event, error) {
+	_, pos, err := h.users.update(ctx, domain.UserStream(cmd.UserID), md, func(u *domain.User) ([]domain.Event, error) {
 		return u.SetMainKeypair(cmd.AccessKey, at)
 	})
 	return result(pos, err)

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/cairnhq/cairn/eventstore"
-	"github.com/google/uuid"
 )
 
 // EventStore is the part of the event store the write side uses. Every
@@ -20,9 +19,3 @@ var _ EventStore = eventstore.Store(nil)
 // Metadata says who caused a command and why; it is stored with every
 // event the command appends.
 type Metadata = eventstore.Metadata
-
-// SessionStream is the stream of one session.
-func SessionStream(id uuid.UUID) string { return "session-" + id.String() }
-
-// AgentStream is the stream of one agent.
-func AgentStream(id string) string { return "agent-" + id }

@@ -31,7 +31,7 @@ func (h terminateSessionHandler) Handle(ctx context.Context, md Metadata, cmd Te
 		reason = domain.ReasonUserRequested
 	}
 	at := h.now()
-	s, pos, err := h.sessions.update(ctx, SessionStream(cmd.SessionID), md, func(s *domain.Session) ([]domain.Event, error) {
+	s, pos, err := h.sessions.update(ctx, domain.SessionStream(cmd.SessionID), md, func(s *domain.Session) ([]domain.Event, error) {
 		return s.Terminate(reason, at)
 	})
 	if err != nil {

@@ -34,7 +34,7 @@ type updatePendingSessionHandler struct{ deps }
 // round.
 func (h updatePendingSessionHandler) Handle(ctx context.Context, md Metadata, cmd UpdatePendingSession) (Result, error) {
 	at := h.now()
-	stream := SessionStream(cmd.SessionID)
+	stream := domain.SessionStream(cmd.SessionID)
 	if cmd.KnownRevision != nil && cmd.Reason != "" && cmd.Tries >= 0 {
 		ev := domain.SessionPendingUpdated{Reason: cmd.Reason, Details: append([]string(nil), cmd.Details...), Tries: cmd.Tries, At: at}
 		pos, err := h.sessions.appendExpecting(ctx, stream, *cmd.KnownRevision, md, []domain.Event{ev})

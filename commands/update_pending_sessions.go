@@ -64,7 +64,7 @@ func (h updatePendingSessionsHandler) Handle(ctx context.Context, md Metadata, c
 		for len(pending) > 0 {
 			parts := make([]streamWrite, len(pending))
 			for j, c := range pending {
-				parts[j] = streamWrite{stream: SessionStream(c.SessionID), revision: *c.KnownRevision, events: []domain.Event{
+				parts[j] = streamWrite{stream: domain.SessionStream(c.SessionID), revision: *c.KnownRevision, events: []domain.Event{
 					domain.SessionPendingUpdated{Reason: c.Reason, Details: slices.Clone(c.Details), Tries: c.Tries, At: at},
 				}}
 			}

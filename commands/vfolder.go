@@ -92,9 +92,6 @@ type VFolderPorts struct {
 	Directory VFolderDirectory
 }
 
-// VFolderOwnerStream is the owner index stream of a folder owner.
-func VFolderOwnerStream(o domain.VFolderOwner) string { return o.Stream() }
-
 // UserFolderOwner is the owner of a user's folders.
 func UserFolderOwner(user uuid.UUID, domainName string) domain.VFolderOwner {
 	return domain.VFolderOwner{Kind: domain.VFolderOwnedByUser, ID: user.String(), Domain: domainName}

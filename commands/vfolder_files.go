@@ -77,7 +77,7 @@ func (h authorizeVFolderFilesHandler) uploadQuota(ctx context.Context, op string
 	if err != nil || policy.MaxQuotaScopeSize <= 0 {
 		return quota, "", err
 	}
-	scope := f.Owner().Stream()
+	scope := f.Owner().Stream().String()
 	others, err := h.scopeUsage(ctx, op, f.Owner(), f.ID())
 	if err != nil {
 		return 0, "", err

@@ -103,7 +103,7 @@ func TestForwarderSendsKernelCreateAndDestroy(t *testing.T) {
 	res := schedule(e, "a1")
 	kernel := res.KernelIDs[0]
 	got := e.Next(received)
-	alloc := eventOf(e, commands.AgentStream("a1"), domain.TypeAgentAllocated)
+	alloc := eventOf(e, domain.AgentStream("a1").String(), domain.TypeAgentAllocated)
 	want := protocol.KernelCreate{
 		KernelID: kernel, SessionID: res.SessionID, AgentID: "a1", Role: domain.KernelMain,
 		Image: "cr.io/pytorch:2.4", Command: []string{"/bin/sh", "-c", "python train.py --epochs 3"},
@@ -124,7 +124,7 @@ func TestForwarderSendsKernelCreateAndDestroy(t *testing.T) {
 	if _, err := e.Handlers.TerminateSession.Handle(bg, e.MD, commands.TerminateSession{SessionID: res.SessionID}); err != nil {
 		t.Fatal(err)
 	}
-	terminating := eventOf(e, commands.SessionStream(res.SessionID), domain.TypeSessionTerminating)
+	terminating := eventOf(e, domain.SessionStream(res.SessionID).String(), domain.TypeSessionTerminating)
 	got = e.Next(received)
 	destroy, ok := got.Message.(protocol.KernelDestroy)
 	if !ok || got.ID != protocol.DerivedID(terminating.ID, kernel.String()).String() ||
@@ -138,7 +138,7 @@ func TestForwarderSendsKernelCreateAndDestroy(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	released := eventOf(e, commands.AgentStream("a1"), domain.TypeAgentReleased)
+	released := eventOf(e, domain.AgentStream("a1").String(), domain.TypeAgentReleased)
 	got = e.Next(received)
 	if destroy, ok := got.Message.(protocol.KernelDestroy); !ok || got.ID != released.ID.String() || destroy.KernelID != kernel {
 		t.Fatalf("got %s %+v, want the release's destroy", got.ID, got.Message)
@@ -178,7 +178,7 @@ func TestForwarderReadsPastAccessRecords(t *testing.T) {
 	if _, err := e.Handlers.TerminateSession.Handle(withAccess("session.delete"), e.MD, commands.TerminateSession{SessionID: res.SessionID}); err != nil {
 		t.Fatal(err)
 	}
-	if n := e.Count(commands.SessionStream(res.SessionID), domain.TypeAccessLogged); n != 2 {
+	if n := e.Count(domain.SessionStream(res.SessionID).String(), domain.TypeAccessLogged); n != 2 {
 		t.Fatalf("%d access records in the session's stream, want 2", n)
 	}
 	got := e.Next(received)
@@ -200,7 +200,7 @@ func TestForwarderSkipsWhatCannotBeForwarded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Store.Append(bg, commands.AgentStream("a1"), eventstore.Any, ev); err != nil {
+	if _, err := e.Store.Append(bg, domain.AgentStream("a1").String(), eventstore.Any, ev); err != nil {
 		t.Fatal(err)
 	}
 	received := e.Listen(b, "a1")
@@ -238,7 +238,7 @@ func TestForwarderResumesFromItsCheckpoint(t *testing.T) {
 
 	two := schedule(e, "a1")
 	positions := map[string]uint64{} // message id (= allocation event id) → position
-	for _, ev := range e.Events(commands.AgentStream("a1")) {
+	for _, ev := range e.Events(domain.AgentStream("a1").String()) {
 		positions[ev.ID.String()] = ev.Position
 	}
 	second := e.Bus()
@@ -340,7 +340,7 @@ func TestForwarderSavesAfterTheDelay(t *testing.T) {
 	managertest.Go(e.T, "forwarder", f.Run)
 	schedule(e, "a1")
 	e.Next(received)
-	alloc := eventOf(e, commands.AgentStream("a1"), domain.TypeAgentAllocated)
+	alloc := eventOf(e, domain.AgentStream("a1").String(), domain.TypeAgentAllocated)
 	deadline := time.Now().Add(managertest.WaitTimeout)
 	for {
 		cp, err := cpFile.Load(bg)

@@ -101,7 +101,7 @@ func (e *env) checkPlacements(sessions []uuid.UUID) {
 	e.T.Helper()
 	for _, id := range sessions {
 		s := e.Session(id)
-		if n := e.Count(commands.SessionStream(id), domain.TypeSessionScheduled); n > 1 {
+		if n := e.Count(domain.SessionStream(id).String(), domain.TypeSessionScheduled); n > 1 {
 			e.T.Fatalf("session %s scheduled %d times", id, n)
 		}
 		for _, k := range s.Kernels() {
@@ -155,7 +155,7 @@ func TestAnImpossibleRequestWaitsWithItsReasonsAndCanBeCancelled(t *testing.T) {
 	// do not record the same reasons again.
 	small := e.request(cpuMem(1, 1), 1, "")
 	e.AwaitStatus(small.SessionID, domain.StatusScheduled)
-	if n := e.Count(commands.SessionStream(huge.SessionID), domain.TypeSessionPendingUpdated); n != 1 {
+	if n := e.Count(domain.SessionStream(huge.SessionID).String(), domain.TypeSessionPendingUpdated); n != 1 {
 		t.Fatalf("%d pending-updated events, want 1", n)
 	}
 
@@ -253,8 +253,8 @@ func TestRestartRebuildsStateAndDoesNotDoublePlace(t *testing.T) {
 	e.CheckCapacity("a1")
 	e.checkPlacements(all)
 	a := e.Agent("a1")
-	if len(a.Allocations()) != 4 || e.Count(commands.AgentStream("a1"), domain.TypeAgentReleased) != 0 {
-		t.Fatalf("%d allocations, %d releases", len(a.Allocations()), e.Count(commands.AgentStream("a1"), domain.TypeAgentReleased))
+	if len(a.Allocations()) != 4 || e.Count(domain.AgentStream("a1").String(), domain.TypeAgentReleased) != 0 {
+		t.Fatalf("%d allocations, %d releases", len(a.Allocations()), e.Count(domain.AgentStream("a1").String(), domain.TypeAgentReleased))
 	}
 	if s := e.Session(tooMany.SessionID); s.Status() != domain.StatusPending || !slices.Contains(s.PendingDetails(), "cpu: requested 1, no agent has that much free") {
 		t.Fatalf("%s %q", s.Status(), s.PendingDetails())

@@ -273,7 +273,7 @@ func testCreateVFolderCrash(t *testing.T, storeDSN func(*testing.T) string) {
 func checkCreated(t *testing.T, n *node, created bool) {
 	t.Helper()
 	ctx := t.Context()
-	stream := domain.VFolderStream(folderID)
+	stream := domain.VFolderStream(folderID).String()
 	// A marker appended now: once the log shows it, it shows everything
 	// committed before (PostgreSQL's reads of the log hold back events
 	// behind transactions still open elsewhere, e.g. other tests').
