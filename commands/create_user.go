@@ -112,6 +112,7 @@ func (h createUserHandler) Handle(ctx context.Context, md Metadata, cmd CreateUs
 // or a fresh one that took over an abandoned reservation.
 func (h createUserHandler) claimEmail(ctx context.Context, md Metadata, email string, at time.Time) (uuid.UUID, error) {
 	stream := domain.UserEmailStream(email)
+	wait := h.emails.retry.newBackOff(ctx)
 	for attempt := 1; ; attempt++ {
 		l, err := h.emails.load(ctx, stream)
 		if err != nil {
@@ -146,7 +147,7 @@ func (h createUserHandler) claimEmail(ctx context.Context, md Metadata, email st
 		case attempt >= h.emails.retry.attempts:
 			return uuid.Nil, errEmailInUse
 		}
-		if werr := h.emails.retry.wait(ctx, attempt); werr != nil {
+		if werr := waitNext(ctx, wait); werr != nil {
 			return uuid.Nil, storeError("user.create", werr)
 		}
 	}

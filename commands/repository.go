@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"time"
+
+	"github.com/cenkalti/backoff/v4"
 
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/eventstore"
@@ -27,24 +28,42 @@ type repository[A aggregate] struct {
 
 // retryPolicy bounds the load-decide-append attempts of one command and
 // spaces them with a jittered exponential backoff, so writers that
-// collided do not collide again in lockstep.
+// collided do not collide again in lockstep: the wait after the n-th
+// conflict is uniform up to backoff·2^(n-1), capped at maxBackoff.
 type retryPolicy struct {
 	attempts   int
 	backoff    time.Duration
 	maxBackoff time.Duration
 }
 
-// wait sleeps before attempt n+1 (n >= 1), or returns early with the
-// context's error.
-func (p retryPolicy) wait(ctx context.Context, n int) error {
-	ceiling := p.backoff << min(n-1, 16)
-	if ceiling > p.maxBackoff || ceiling <= 0 {
-		ceiling = p.maxBackoff
+// newBackOff is the policy as a backoff.BackOff for one command: a
+// randomization factor of 1 spreads each wait uniformly over [0, 2×the
+// current interval], so intervals of half the ceilings give waits up to
+// backoff, doubling, up to maxBackoff; it stops after attempts tries or
+// when ctx ends.
+func (p retryPolicy) newBackOff(ctx context.Context) backoff.BackOff {
+	b := backoff.NewExponentialBackOff()
+	b.InitialInterval = min(p.backoff, p.maxBackoff) / 2
+	b.MaxInterval = p.maxBackoff / 2
+	b.Multiplier = 2
+	b.RandomizationFactor = 1
+	b.MaxElapsedTime = 0
+	b.Reset()
+	return backoff.WithContext(backoff.WithMaxRetries(b, uint64(max(p.attempts-1, 0))), ctx)
+}
+
+// waitNext sleeps b's next interval, for the loops that decide by
+// themselves when to give up (they stop before b does); it returns the
+// context's error when ctx ends first.
+func waitNext(ctx context.Context, b backoff.BackOff) error {
+	d := b.NextBackOff()
+	if d == backoff.Stop {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		return errors.New("commands: no attempt left")
 	}
-	if ceiling <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(rand.N(ceiling) + 1)
+	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
@@ -102,49 +121,64 @@ func (r repository[A]) load(ctx context.Context, stream domain.Stream) (loaded[A
 // marked (see appendUncertain) and not retried.
 func (r repository[A]) update(ctx context.Context, stream domain.Stream, md Metadata, decide func(A) ([]domain.Event, error)) (A, uint64, error) {
 	const op = "commands.update"
-	var zero A
-	for attempt := 1; ; attempt++ {
+	var (
+		zero, after A
+		position    uint64
+		attempt     int
+		final       error
+	)
+	// stop ends the attempts with err (nil: success).
+	stop := func(err error) error {
+		final = err
+		return backoff.Permanent(err)
+	}
+	err := backoff.Retry(func() error {
+		attempt++
 		l, err := r.load(ctx, stream)
 		if err != nil {
-			return zero, 0, err
+			return stop(err)
 		}
 		events, err := decide(l.agg)
 		if err != nil {
-			return zero, 0, err
+			return stop(err)
 		}
 		if len(events) == 0 {
-			return l.agg, l.position, nil
+			after, position = l.agg, l.position
+			return nil
 		}
 		data, err := encode(events, md)
 		if err != nil {
-			return zero, 0, err
+			return stop(err)
 		}
 		data, release, err := withAccessRecord(ctx, stream, md, data)
 		if err != nil {
-			return zero, 0, err
+			return stop(err)
 		}
 		res, err := r.store.Append(ctx, stream.String(), eventstore.Exact(l.revision), data...)
-		if err != nil {
-			release()
-		}
 		if err == nil {
-			after, err := r.fold(l, events)
-			return after, res.Position, err
+			position = res.Position
+			after, err = r.fold(l, events)
+			return stop(err)
 		}
+		release()
 		if !errors.Is(err, eventstore.ErrWrongExpectedRevision) {
 			if !definitelyNotWritten(err) {
 				err = &uncertainAppendError{stream: stream.String(), err: err}
 			}
-			return zero, 0, storeError(op, err)
+			return stop(storeError(op, err))
 		}
-		if attempt >= r.retry.attempts {
-			return zero, 0, &domain.Error{Op: op, Kind: domain.KindConflict, Err: err,
-				Message: fmt.Sprintf("gave up after %d attempts against concurrent writers", attempt)}
-		}
-		if werr := r.retry.wait(ctx, attempt); werr != nil {
-			return zero, 0, storeError(op, werr)
-		}
+		return err // another writer got there first: decide again
+	}, r.retry.newBackOff(ctx))
+	switch {
+	case err == nil:
+		return after, position, nil
+	case final != nil:
+		return zero, 0, final
+	case errors.Is(err, eventstore.ErrWrongExpectedRevision):
+		return zero, 0, &domain.Error{Op: op, Kind: domain.KindConflict, Err: err,
+			Message: fmt.Sprintf("gave up after %d attempts against concurrent writers", attempt)}
 	}
+	return zero, 0, storeError(op, err) // the context ended while waiting
 }
 
 // appendAt appends events decided on l, expecting the revision l was

@@ -100,6 +100,7 @@ func (d deps) createFolder(ctx context.Context, op string, md Metadata, acc VFol
 		return 0, err
 	}
 	retry := d.vfolders.indexes.retry
+	wait := retry.newBackOff(ctx)
 	madeDir := created.Status == domain.VFolderCloning // a clone's copy makes it
 	for attempt := 1; ; attempt++ {
 		claim, err := d.claimName(ctx, created, policy.MaxVFolderCount)
@@ -133,7 +134,7 @@ func (d deps) createFolder(ctx context.Context, op string, md Metadata, acc VFol
 		}
 		// Another writer changed the index (or took an orphan's stream):
 		// decide the claim again on its new state.
-		if werr := retry.wait(ctx, attempt); werr != nil {
+		if werr := waitNext(ctx, wait); werr != nil {
 			return 0, storeError(op, werr)
 		}
 	}
