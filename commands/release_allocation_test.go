@@ -15,7 +15,7 @@ func (e *env) allocateOnly(t testing.TB, res commands.RequestSessionResult, agen
 	s := e.session(t, res.SessionID)
 	k, _ := s.Kernel(res.KernelIDs[0])
 	ev, err := eventstore.NewEvent(domain.TypeAgentAllocated, domain.AgentAllocated{KernelID: k.ID(), SessionID: res.SessionID,
-		Slots: k.Requested(), Devices: []domain.DeviceShare{{DeviceID: "GPU-0", Amount: q("0.5")}}, At: t0}, e.md)
+		Slots: k.Requested(), Devices: []domain.DeviceShare{{DeviceID: "GPU-0", Amount: q("0.5")}}, At: t0}, e.md.Stored())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -150,7 +150,7 @@ func (r repository[A]) update(ctx context.Context, stream domain.Stream, md Meta
 		if err != nil {
 			return stop(err)
 		}
-		data, release, err := withAccessRecord(ctx, stream, md, data)
+		data, release, err := withAccessRecord(stream, md, data)
 		if err != nil {
 			return stop(err)
 		}
@@ -198,7 +198,7 @@ func (r repository[A]) appendExpecting(ctx context.Context, stream domain.Stream
 	if err != nil {
 		return 0, err
 	}
-	data, release, err := withAccessRecord(ctx, stream, md, data)
+	data, release, err := withAccessRecord(stream, md, data)
 	if err != nil {
 		return 0, err
 	}
@@ -220,7 +220,7 @@ func (r repository[A]) create(ctx context.Context, stream domain.Stream, md Meta
 	if err != nil {
 		return 0, err
 	}
-	data, release, err := withAccessRecord(ctx, stream, md, data)
+	data, release, err := withAccessRecord(stream, md, data)
 	if err != nil {
 		return 0, err
 	}
@@ -260,7 +260,7 @@ func encode(events []domain.Event, md Metadata) ([]eventstore.EventData, error) 
 			Type:     e.EventType(),
 			Version:  domain.SchemaVersion,
 			Data:     data,
-			Metadata: md,
+			Metadata: md.Stored(),
 		}
 	}
 	return out, nil

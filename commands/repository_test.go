@@ -103,7 +103,7 @@ func TestMetadataIsStoredOnEveryEvent(t *testing.T) {
 	for _, stream := range []string{domain.AgentStream("a1").String(), domain.SessionStream(res.SessionID).String()} {
 		evs := e.read(t, stream)
 		last := evs[len(evs)-1]
-		if last.Metadata != md || last.Version != domain.SchemaVersion || last.ID.Version() != 7 {
+		if last.Metadata != md.Stored() || last.Version != domain.SchemaVersion || last.ID.Version() != 7 {
 			t.Fatalf("%s: %+v", stream, last)
 		}
 	}

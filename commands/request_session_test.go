@@ -20,7 +20,7 @@ func TestRequestSession(t *testing.T) {
 	if res.Position != evs[0].Position || res.Position == 0 {
 		t.Fatalf("position %d, event at %d", res.Position, evs[0].Position)
 	}
-	if evs[0].Metadata != e.md {
+	if evs[0].Metadata != e.md.Stored() {
 		t.Fatalf("metadata %+v, want %+v", evs[0].Metadata, e.md)
 	}
 	if evs[0].ID.Version() != 7 {

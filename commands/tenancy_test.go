@@ -273,7 +273,7 @@ func TestCreateUserCrashWindow(t *testing.T) {
 	// reserve appends what step 1 of a creation that crashed left.
 	reserve := func(email string, orphan uuid.UUID, requestID string) {
 		t.Helper()
-		data, err := eventstore.NewEvent(domain.TypeUserEmailReserved, domain.UserEmailReserved{Email: email, UserID: orphan, RequestID: requestID, At: e.clock.Now()}, md(requestID))
+		data, err := eventstore.NewEvent(domain.TypeUserEmailReserved, domain.UserEmailReserved{Email: email, UserID: orphan, RequestID: requestID, At: e.clock.Now()}, md(requestID).Stored())
 		if err != nil {
 			t.Fatal(err)
 		}

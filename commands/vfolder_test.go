@@ -1,7 +1,6 @@
 package commands_test
 
 import (
-	"context"
 	"slices"
 	"testing"
 	"time"
@@ -93,20 +92,20 @@ func TestCreateVFolderAccessRecordRidesWithTheFolder(t *testing.T) {
 	t.Parallel()
 	e := newVFEnv(t)
 	owner := commands.UserFolderOwner(vfAlice.UserID, "acme")
-	slot := func() context.Context {
-		return commands.WithAccessSlot(ctx, commands.NewAccessSlot(func(typ, id string) audit.Record {
-			return audit.Record{Action: "POST /v1/vfolders", EntityType: typ, EntityID: id, Outcome: audit.Success, Status: 201}
-		}))
+	slot := func() commands.Metadata {
+		md := e.md
+		md.Access = commands.NewAccess(audit.Record{Action: "POST /v1/vfolders", Outcome: audit.Success, Status: 201})
+		return md
 	}
 	e.storage.failNext["create"] = domain.Errorf("test", domain.KindUnavailable, "disk away")
 	failed := commands.CreateVFolder{Actor: vfAlice, Spec: domain.VFolderSpec{ID: uuid.New(), Name: "lost", Host: "local"}}
-	if _, err := e.handlers.CreateVFolder.Handle(slot(), e.md, failed); err == nil {
+	if _, err := e.handlers.CreateVFolder.Handle(ctx, slot(), failed); err == nil {
 		t.Fatal("the create succeeded")
 	}
 	if got := e.types(t, owner.Stream().String()); len(got) != 0 {
 		t.Fatalf("a failed create wrote %v to the index", got)
 	}
-	res, err := e.handlers.CreateVFolder.Handle(slot(), e.md, commands.CreateVFolder{Actor: vfAlice, Spec: domain.VFolderSpec{Name: "data", Host: "local"}})
+	res, err := e.handlers.CreateVFolder.Handle(ctx, slot(), commands.CreateVFolder{Actor: vfAlice, Spec: domain.VFolderSpec{Name: "data", Host: "local"}})
 	if err != nil {
 		t.Fatal(err)
 	}

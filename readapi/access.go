@@ -87,6 +87,7 @@ func (u caller) metadata(c *fiber.Ctx) commands.Metadata {
 		AccessKey: strings.Clone(u.AccessKey),
 		RequestID: strings.Clone(httpapi.RequestID(c)),
 		ClientIP:  c.IP(),
+		Access:    accesslog.Access(c),
 	}
 }
 

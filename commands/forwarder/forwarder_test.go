@@ -145,12 +145,11 @@ func TestForwarderSendsKernelCreateAndDestroy(t *testing.T) {
 	}
 }
 
-// withAccess is a context whose command appends an access record with its
-// events, as the HTTP layer's requests do.
-func withAccess(action string) context.Context {
-	return commands.WithAccessSlot(bg, commands.NewAccessSlot(func(entityType, entityID string) audit.Record {
-		return audit.Record{Time: managertest.T0, Action: action, EntityType: entityType, EntityID: entityID, Outcome: audit.Success}
-	}))
+// withAccess is md with an access record that the command appends with
+// its events, as the HTTP layer's requests do.
+func withAccess(md commands.Metadata, action string) commands.Metadata {
+	md.Access = commands.NewAccess(audit.Record{Time: managertest.T0, Action: action, Outcome: audit.Success})
+	return md
 }
 
 // A session requested and terminated through the API holds the requests'
@@ -163,7 +162,7 @@ func TestForwarderReadsPastAccessRecords(t *testing.T) {
 	received := e.Listen(b, "a1")
 	start(e, b, t.TempDir())
 
-	res, err := e.Handlers.RequestSession.Handle(withAccess("session.create"), e.MD, commands.RequestSession{Spec: sessionSpec()})
+	res, err := e.Handlers.RequestSession.Handle(bg, withAccess(e.MD, "session.create"), commands.RequestSession{Spec: sessionSpec()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +174,7 @@ func TestForwarderReadsPastAccessRecords(t *testing.T) {
 	if got := e.Next(received); reflect.TypeOf(got.Message) != reflect.TypeOf(protocol.KernelCreate{}) {
 		t.Fatalf("got %T, want kernel.create", got.Message)
 	}
-	if _, err := e.Handlers.TerminateSession.Handle(withAccess("session.delete"), e.MD, commands.TerminateSession{SessionID: res.SessionID}); err != nil {
+	if _, err := e.Handlers.TerminateSession.Handle(bg, withAccess(e.MD, "session.delete"), commands.TerminateSession{SessionID: res.SessionID}); err != nil {
 		t.Fatal(err)
 	}
 	if n := e.Count(domain.SessionStream(res.SessionID).String(), domain.TypeAccessLogged); n != 2 {
@@ -196,7 +195,7 @@ func TestForwarderSkipsWhatCannotBeForwarded(t *testing.T) {
 	ghost := uuid.MustParse("0195a0c0-0000-7000-8000-00000000dead")
 	ev, err := eventstore.NewEvent(domain.TypeAgentAllocated, domain.AgentAllocated{
 		KernelID: ghost, SessionID: ghost, Slots: domain.Slots{domain.SlotCPU: domain.Units(1)}, At: managertest.T0,
-	}, e.MD)
+	}, e.MD.Stored())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ func (e *env) allocate(agent string, session, kernel uuid.UUID, slots domain.Slo
 	e.T.Helper()
 	ev, err := eventstore.NewEvent(domain.TypeAgentAllocated, domain.AgentAllocated{
 		KernelID: kernel, SessionID: session, Slots: slots, Devices: devices, At: t0,
-	}, e.MD)
+	}, e.MD.Stored())
 	if err != nil {
 		e.T.Fatal(err)
 	}

@@ -90,7 +90,7 @@ func (e *env) access(id uuid.UUID, outcome audit.Outcome) {
 		{Time: e.Clock.Now(), Action: "GET /v1/auth/whoami", Outcome: audit.Success, Status: 200, RequestID: "r-other"},
 		{Time: e.Clock.Now(), Action: "GET /v1/sessions/:id", EntityType: "session", EntityID: id.String(),
 			Outcome: outcome, Status: 200, RequestID: "r-" + id.String()[:8]},
-	}}, e.MD)
+	}}, e.MD.Stored())
 	if err != nil {
 		e.T.Fatal(err)
 	}
