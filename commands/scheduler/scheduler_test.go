@@ -20,12 +20,19 @@ var bg = context.Background()
 func TestNewRefusesABadConfig(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	if _, err := scheduler.New(scheduler.Config{Interval: -1, PendingTimeout: -1, StartTimeout: -5}, nil, nil); err == nil ||
+	if _, err := scheduler.New(scheduler.Config{Interval: -1, PendingTimeout: -1, StartTimeout: -5}, nil, scheduler.Commands{}); err == nil ||
 		!strings.Contains(err.Error(), "interval") || !strings.Contains(err.Error(), "pending timeout") || !strings.Contains(err.Error(), "start timeout") {
 		t.Fatalf("err = %v, want every problem", err)
 	}
-	if _, err := scheduler.New(scheduler.Config{StartTimeout: scheduler.Never}, e.Store, e.Handlers); err != nil {
+	if _, err := scheduler.New(scheduler.Config{StartTimeout: scheduler.Never}, e.Store, scheduler.CommandsOf(e.Handlers)); err != nil {
 		t.Fatal(err)
+	}
+	// The scheduler names every command it lacks.
+	cmds := scheduler.CommandsOf(e.Handlers)
+	cmds.ReleaseAllocation, cmds.ScheduleSessions = nil, nil
+	if _, err := scheduler.New(scheduler.Config{}, e.Store, cmds); err == nil ||
+		!strings.Contains(err.Error(), "no ReleaseAllocation handler") || !strings.Contains(err.Error(), "no ScheduleSessions handler") {
+		t.Fatalf("err = %v, want both missing commands named", err)
 	}
 }
 
