@@ -292,3 +292,40 @@ func TestScheduleSessionsUncertainWrite(t *testing.T) {
 		t.Fatalf("a1 keeps %v", a1.Allocations())
 	}
 }
+
+// TestScheduleSessionsLostAnswerKeepsAllocation: a round's
+// session.scheduled landed but the answer was lost; the applier reads the
+// sessions back, sees them scheduled with their placement, and keeps
+// their allocations (as ScheduleSession does: one applier).
+func TestScheduleSessionsLostAnswerKeepsAllocation(t *testing.T) {
+	t.Parallel()
+	e, hs := hooked(t)
+	e.registerAgent(t, agentSpec("a1", 8))
+	a, b := e.requestSession(t, sessionSpec("0.5")), e.requestSession(t, sessionSpec("0.5"))
+	hs.set(func(h *hookStore) {
+		h.afterAppend = func(stream string, err error) error {
+			if isSession(stream) && err == nil {
+				return errDiskOnFire
+			}
+			return err
+		}
+	})
+	res, err := e.handlers.ScheduleSessions.Handle(ctx, e.md, commands.ScheduleSessions{Placements: []commands.SessionPlacement{
+		{SessionID: a.SessionID, Kernels: placeOn("a1", a.KernelIDs, "GPU-0", "0.5")},
+		{SessionID: b.SessionID, Kernels: placeOn("a1", b.KernelIDs, "GPU-1", "0.5")},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Scheduled) != 2 || len(res.Refused) != 0 {
+		t.Fatalf("scheduled %v refused %v", res.Scheduled, res.Refused)
+	}
+	for _, id := range []uuid.UUID{a.SessionID, b.SessionID} {
+		if s := e.session(t, id); s.Status() != domain.StatusScheduled {
+			t.Fatalf("session %s is %s", id, s.Status())
+		}
+	}
+	if a1 := e.agent(t, "a1"); len(a1.Allocations()) != 2 {
+		t.Fatalf("a1 keeps %v, want both allocations", a1.Allocations())
+	}
+}
