@@ -17,7 +17,16 @@ type AddProjectMember struct {
 
 func (AddProjectMember) CommandName() string { return "project.add-member" }
 
-type addProjectMemberHandler struct{ deps }
+type addProjectMemberHandler struct {
+	projects repository[*domain.Project]
+	users    repository[*domain.User]
+	clock
+}
+
+// newAddProjectMemberHandler builds the handler over what it uses.
+func newAddProjectMemberHandler(projects repository[*domain.Project], users repository[*domain.User], now clock) addProjectMemberHandler {
+	return addProjectMemberHandler{projects: projects, users: users, clock: now}
+}
 
 // Handle checks that the user exists, is not deleted and belongs to the
 // project's domain, then records the membership in the project's stream

@@ -17,7 +17,15 @@ type CancelPendingSession struct {
 
 func (CancelPendingSession) CommandName() string { return "session.cancel-pending" }
 
-type cancelPendingSessionHandler struct{ deps }
+type cancelPendingSessionHandler struct {
+	sessions repository[*domain.Session]
+	clock
+}
+
+// newCancelPendingSessionHandler builds the handler over what it uses.
+func newCancelPendingSessionHandler(sessions repository[*domain.Session], now clock) cancelPendingSessionHandler {
+	return cancelPendingSessionHandler{sessions: sessions, clock: now}
+}
 
 // Handle cancels the session (domain.Session.Cancel). Cancelling a
 // cancelled session succeeds without appending; a session that was

@@ -16,7 +16,15 @@ type CreateKeypairPolicy struct {
 
 func (CreateKeypairPolicy) CommandName() string { return "keypair-policy.create" }
 
-type createKeypairPolicyHandler struct{ deps }
+type createKeypairPolicyHandler struct {
+	keypairPolicies repository[*domain.KeypairPolicy]
+	clock
+}
+
+// newCreateKeypairPolicyHandler builds the handler over what it uses.
+func newCreateKeypairPolicyHandler(keypairPolicies repository[*domain.KeypairPolicy], now clock) createKeypairPolicyHandler {
+	return createKeypairPolicyHandler{keypairPolicies: keypairPolicies, clock: now}
+}
 
 // Handle creates the policy's stream; a policy of that name is
 // KindConflict.

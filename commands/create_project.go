@@ -15,7 +15,17 @@ type CreateProject struct {
 
 func (CreateProject) CommandName() string { return "project.create" }
 
-type createProjectHandler struct{ deps }
+type createProjectHandler struct {
+	domains         repository[*domain.Domain]
+	projects        repository[*domain.Project]
+	projectPolicies repository[*domain.StoragePolicy]
+	clock
+}
+
+// newCreateProjectHandler builds the handler over what it uses.
+func newCreateProjectHandler(domains repository[*domain.Domain], projects repository[*domain.Project], projectPolicies repository[*domain.StoragePolicy], now clock) createProjectHandler {
+	return createProjectHandler{domains: domains, projects: projects, projectPolicies: projectPolicies, clock: now}
+}
 
 // Handle checks that the domain exists and is active and that the
 // project policy, if named, exists, then creates the project's stream; a

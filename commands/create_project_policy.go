@@ -16,7 +16,15 @@ type CreateProjectPolicy struct {
 
 func (CreateProjectPolicy) CommandName() string { return "project-policy.create" }
 
-type createProjectPolicyHandler struct{ deps }
+type createProjectPolicyHandler struct {
+	projectPolicies repository[*domain.StoragePolicy]
+	clock
+}
+
+// newCreateProjectPolicyHandler builds the handler over what it uses.
+func newCreateProjectPolicyHandler(projectPolicies repository[*domain.StoragePolicy], now clock) createProjectPolicyHandler {
+	return createProjectPolicyHandler{projectPolicies: projectPolicies, clock: now}
+}
 
 // Handle creates the policy's stream; a policy of that name is
 // KindConflict.

@@ -16,7 +16,15 @@ type CreateResourceGroup struct {
 
 func (CreateResourceGroup) CommandName() string { return "resource-group.create" }
 
-type createResourceGroupHandler struct{ deps }
+type createResourceGroupHandler struct {
+	resourceGroups repository[*domain.ResourceGroup]
+	clock
+}
+
+// newCreateResourceGroupHandler builds the handler over what it uses.
+func newCreateResourceGroupHandler(resourceGroups repository[*domain.ResourceGroup], now clock) createResourceGroupHandler {
+	return createResourceGroupHandler{resourceGroups: resourceGroups, clock: now}
+}
 
 // Handle creates the group's stream; a group of that name is
 // KindConflict.

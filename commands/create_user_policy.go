@@ -16,7 +16,15 @@ type CreateUserPolicy struct {
 
 func (CreateUserPolicy) CommandName() string { return "user-policy.create" }
 
-type createUserPolicyHandler struct{ deps }
+type createUserPolicyHandler struct {
+	userPolicies repository[*domain.StoragePolicy]
+	clock
+}
+
+// newCreateUserPolicyHandler builds the handler over what it uses.
+func newCreateUserPolicyHandler(userPolicies repository[*domain.StoragePolicy], now clock) createUserPolicyHandler {
+	return createUserPolicyHandler{userPolicies: userPolicies, clock: now}
+}
 
 // Handle creates the policy's stream; a policy of that name is
 // KindConflict.

@@ -18,7 +18,16 @@ type DisconnectAgent struct {
 
 func (DisconnectAgent) CommandName() string { return "agent.disconnect" }
 
-type disconnectAgentHandler struct{ deps }
+type disconnectAgentHandler struct {
+	sessions repository[*domain.Session]
+	agents   repository[*domain.Agent]
+	clock
+}
+
+// newDisconnectAgentHandler builds the handler over what it uses.
+func newDisconnectAgentHandler(sessions repository[*domain.Session], agents repository[*domain.Agent], now clock) disconnectAgentHandler {
+	return disconnectAgentHandler{sessions: sessions, agents: agents, clock: now}
+}
 
 // Handle marks every session holding an allocation on the agent
 // DISCONNECTED (domain.Session.Disconnect), then the agent

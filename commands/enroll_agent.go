@@ -21,7 +21,15 @@ type EnrollAgent struct {
 
 func (EnrollAgent) CommandName() string { return "agent.enroll" }
 
-type enrollAgentHandler struct{ deps }
+type enrollAgentHandler struct {
+	enrollments repository[*domain.AgentEnrollment]
+	clock
+}
+
+// newEnrollAgentHandler builds the handler over what it uses.
+func newEnrollAgentHandler(enrollments repository[*domain.AgentEnrollment], now clock) enrollAgentHandler {
+	return enrollAgentHandler{enrollments: enrollments, clock: now}
+}
 
 func (h enrollAgentHandler) Handle(ctx context.Context, md Metadata, cmd EnrollAgent) (Result, error) {
 	if domain.CheckEnrollmentAgentID("agent.enroll", cmd.AgentID) != nil {

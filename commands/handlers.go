@@ -208,51 +208,51 @@ func NewHandlers(store EventStore, clock func() time.Time, opts Options) (*Handl
 	h := &Handlers{
 		RequestSession:        register(r, requestSessionHandler{d}),
 		TerminateSession:      register(r, terminateSessionHandler{d}),
-		CancelPendingSession:  register(r, cancelPendingSessionHandler{d}),
-		UpdatePendingSession:  register(r, updatePendingSessionHandler{d}),
-		UpdatePendingSessions: register(r, updatePendingSessionsHandler{d}),
+		CancelPendingSession:  register(r, newCancelPendingSessionHandler(d.sessions, d.clock)),
+		UpdatePendingSession:  register(r, newUpdatePendingSessionHandler(d.sessions, d.clock)),
+		UpdatePendingSessions: register(r, newUpdatePendingSessionsHandler(d.sessions, d.clock)),
 		ScheduleSession:       register(r, scheduleSessionHandler{d}),
 		ScheduleSessions:      register(r, scheduleSessionsHandler{d}),
-		RegisterAgent:         register(r, registerAgentHandler{d}),
+		RegisterAgent:         register(r, newRegisterAgentHandler(d.agents, d.clock)),
 		ReportKernelStatus:    register(r, reportKernelStatusHandler{d}),
 		MarkAgentLost:         register(r, markAgentLostHandler{d}),
-		DisconnectAgent:       register(r, disconnectAgentHandler{d}),
-		ReconnectAgent:        register(r, reconnectAgentHandler{d}),
+		DisconnectAgent:       register(r, newDisconnectAgentHandler(d.sessions, d.agents, d.clock)),
+		ReconnectAgent:        register(r, newReconnectAgentHandler(d.sessions, d.agents, d.clock)),
 		ReleaseAllocation:     register(r, releaseAllocationHandler{d}),
 		ForceTerminateSession: register(r, forceTerminateSessionHandler{d}),
 
-		CreateDomain:              register(r, createDomainHandler{d}),
-		ModifyDomain:              register(r, modifyDomainHandler{d}),
-		CreateProject:             register(r, createProjectHandler{d}),
-		ModifyProject:             register(r, modifyProjectHandler{d}),
-		AddProjectMember:          register(r, addProjectMemberHandler{d}),
-		RemoveProjectMember:       register(r, removeProjectMemberHandler{d}),
+		CreateDomain:              register(r, newCreateDomainHandler(d.domains, d.clock)),
+		ModifyDomain:              register(r, newModifyDomainHandler(d.domains, d.clock)),
+		CreateProject:             register(r, newCreateProjectHandler(d.domains, d.projects, d.projectPolicies, d.clock)),
+		ModifyProject:             register(r, newModifyProjectHandler(d.projects, d.projectPolicies, d.clock)),
+		AddProjectMember:          register(r, newAddProjectMemberHandler(d.projects, d.users, d.clock)),
+		RemoveProjectMember:       register(r, newRemoveProjectMemberHandler(d.projects, d.clock)),
 		CreateUser:                register(r, createUserHandler{d}),
 		ModifyUser:                register(r, modifyUserHandler{d}),
-		IssueKeypair:              register(r, issueKeypairHandler{d}),
+		IssueKeypair:              register(r, newIssueKeypairHandler(d.users, d.keypairs, d.keypairPolicies, d.clock)),
 		ModifyKeypair:             register(r, modifyKeypairHandler{d}),
 		SetKeypairActive:          register(r, setKeypairActiveHandler{d}),
 		RotateKeypairSecret:       register(r, rotateKeypairSecretHandler{d}),
 		SetMainKeypair:            register(r, setMainKeypairHandler{d}),
-		CreateKeypairPolicy:       register(r, createKeypairPolicyHandler{d}),
-		ModifyKeypairPolicy:       register(r, modifyKeypairPolicyHandler{d}),
-		CreateUserPolicy:          register(r, createUserPolicyHandler{d}),
-		ModifyUserPolicy:          register(r, modifyUserPolicyHandler{d}),
-		CreateProjectPolicy:       register(r, createProjectPolicyHandler{d}),
-		ModifyProjectPolicy:       register(r, modifyProjectPolicyHandler{d}),
-		CreateResourceGroup:       register(r, createResourceGroupHandler{d}),
-		ModifyResourceGroup:       register(r, modifyResourceGroupHandler{d}),
+		CreateKeypairPolicy:       register(r, newCreateKeypairPolicyHandler(d.keypairPolicies, d.clock)),
+		ModifyKeypairPolicy:       register(r, newModifyKeypairPolicyHandler(d.keypairPolicies, d.clock)),
+		CreateUserPolicy:          register(r, newCreateUserPolicyHandler(d.userPolicies, d.clock)),
+		ModifyUserPolicy:          register(r, newModifyUserPolicyHandler(d.userPolicies, d.clock)),
+		CreateProjectPolicy:       register(r, newCreateProjectPolicyHandler(d.projectPolicies, d.clock)),
+		ModifyProjectPolicy:       register(r, newModifyProjectPolicyHandler(d.projectPolicies, d.clock)),
+		CreateResourceGroup:       register(r, newCreateResourceGroupHandler(d.resourceGroups, d.clock)),
+		ModifyResourceGroup:       register(r, newModifyResourceGroupHandler(d.resourceGroups, d.clock)),
 		GrantResourceGroupAccess:  register(r, grantResourceGroupAccessHandler{d}),
-		RevokeResourceGroupAccess: register(r, revokeResourceGroupAccessHandler{d}),
-		RegisterImage:             register(r, registerImageHandler{d}),
-		ModifyImage:               register(r, modifyImageHandler{d}),
-		ForgetImage:               register(r, forgetImageHandler{d}),
+		RevokeResourceGroupAccess: register(r, newRevokeResourceGroupAccessHandler(d.resourceGroups, d.clock)),
+		RegisterImage:             register(r, newRegisterImageHandler(d.images, d.clock)),
+		ModifyImage:               register(r, newModifyImageHandler(d.images, d.clock)),
+		ForgetImage:               register(r, newForgetImageHandler(d.images, d.clock)),
 
-		IssueToken:              register(r, issueTokenHandler{d}),
-		RevokeToken:             register(r, revokeTokenHandler{d}),
-		OfferAgentEnrollment:    register(r, offerAgentEnrollmentHandler{d}),
-		EnrollAgent:             register(r, enrollAgentHandler{d}),
-		RevokeAgentEnrollment:   register(r, revokeAgentEnrollmentHandler{d}),
+		IssueToken:              register(r, newIssueTokenHandler(d.users, d.tokens, d.newID, d.clock)),
+		RevokeToken:             register(r, newRevokeTokenHandler(d.users, d.tokens, d.clock)),
+		OfferAgentEnrollment:    register(r, newOfferAgentEnrollmentHandler(d.enrollments, d.clock)),
+		EnrollAgent:             register(r, newEnrollAgentHandler(d.enrollments, d.clock)),
+		RevokeAgentEnrollment:   register(r, newRevokeAgentEnrollmentHandler(d.enrollments, d.clock)),
 		CreateVFolder:           register(r, createVFolderHandler{d}),
 		RenameVFolder:           register(r, renameVFolderHandler{d}),
 		InviteToVFolder:         register(r, inviteToVFolderHandler{d}),
@@ -263,11 +263,11 @@ func NewHandlers(store EventStore, clock func() time.Time, opts Options) (*Handl
 		ShareVFolder:            register(r, shareVFolderHandler{d}),
 		UnshareVFolder:          register(r, unshareVFolderHandler{d}),
 		CloneVFolder:            register(r, cloneVFolderHandler{d}),
-		FinishVFolderClone:      register(r, finishVFolderCloneHandler{d}),
+		FinishVFolderClone:      register(r, newFinishVFolderCloneHandler(d.vfolders, d.clock)),
 		TrashVFolder:            register(r, trashVFolderHandler{d}),
 		RestoreVFolder:          register(r, restoreVFolderHandler{d}),
 		DeleteVFolderForever:    register(r, deleteVFolderForeverHandler{d}),
-		FinishVFolderDelete:     register(r, finishVFolderDeleteHandler{d}),
+		FinishVFolderDelete:     register(r, newFinishVFolderDeleteHandler(d.vfolders, d.clock)),
 		PurgeVFolder:            register(r, purgeVFolderHandler{d}),
 		AuthorizeVFolderFiles:   register(r, authorizeVFolderFilesHandler{d}),
 	}
@@ -278,12 +278,16 @@ func NewHandlers(store EventStore, clock func() time.Time, opts Options) (*Handl
 	return h, nil
 }
 
-// deps is what every handler works with.
+// deps is every dependency of the handlers. A handler that uses only
+// repositories and the clock is built by its own constructor with just
+// those (newCreateDomainHandler...); the others, which share helpers over
+// several of them (releases, vfolder access, keypair lookups, admission),
+// still embed deps.
 type deps struct {
 	sessions repository[*domain.Session]
 	agents   repository[*domain.Agent]
-	clock    func() time.Time
-	newID    func() uuid.UUID
+	clock
+	newID func() uuid.UUID
 	tenancy
 	hasher PasswordHasher
 	grace  time.Duration
@@ -328,9 +332,12 @@ func newTenancyRepos(store EventStore, retry retryPolicy) tenancy {
 	}
 }
 
+// clock is the handlers' time source.
+type clock func() time.Time
+
 // now reads the clock once per command, in UTC without a monotonic part,
 // so the time stored is the time folded back.
-func (d deps) now() time.Time { return d.clock().UTC() }
+func (c clock) now() time.Time { return c().UTC() }
 
 func newUUIDv7() uuid.UUID {
 	id, err := uuid.NewV7()

@@ -31,7 +31,17 @@ type IssueKeypairResult struct {
 	Position uint64
 }
 
-type issueKeypairHandler struct{ deps }
+type issueKeypairHandler struct {
+	users           repository[*domain.User]
+	keypairs        repository[*domain.Keypair]
+	keypairPolicies repository[*domain.KeypairPolicy]
+	clock
+}
+
+// newIssueKeypairHandler builds the handler over what it uses.
+func newIssueKeypairHandler(users repository[*domain.User], keypairs repository[*domain.Keypair], keypairPolicies repository[*domain.KeypairPolicy], now clock) issueKeypairHandler {
+	return issueKeypairHandler{users: users, keypairs: keypairs, keypairPolicies: keypairPolicies, clock: now}
+}
 
 // Handle checks the user (exists, not deleted, the actor may act on it)
 // and the policy, generates the keys (crypto/rand), creates the keypair's

@@ -33,7 +33,17 @@ type IssueTokenResult struct {
 	Position uint64
 }
 
-type issueTokenHandler struct{ deps }
+type issueTokenHandler struct {
+	users  repository[*domain.User]
+	tokens repository[*domain.Token]
+	newID  func() uuid.UUID
+	clock
+}
+
+// newIssueTokenHandler builds the handler over what it uses.
+func newIssueTokenHandler(users repository[*domain.User], tokens repository[*domain.Token], newID func() uuid.UUID, now clock) issueTokenHandler {
+	return issueTokenHandler{users: users, tokens: tokens, newID: newID, clock: now}
+}
 
 // Handle checks the user (exists, active) and the actor's right, then
 // creates the token's stream under a fresh id.

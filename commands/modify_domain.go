@@ -16,7 +16,15 @@ type ModifyDomain struct {
 
 func (ModifyDomain) CommandName() string { return "domain.modify" }
 
-type modifyDomainHandler struct{ deps }
+type modifyDomainHandler struct {
+	domains repository[*domain.Domain]
+	clock
+}
+
+// newModifyDomainHandler builds the handler over what it uses.
+func newModifyDomainHandler(domains repository[*domain.Domain], now clock) modifyDomainHandler {
+	return modifyDomainHandler{domains: domains, clock: now}
+}
 
 // Handle applies the changes (domain.Domain.Modify); changes that change
 // nothing append nothing.

@@ -17,7 +17,15 @@ type ModifyKeypairPolicy struct {
 
 func (ModifyKeypairPolicy) CommandName() string { return "keypair-policy.modify" }
 
-type modifyKeypairPolicyHandler struct{ deps }
+type modifyKeypairPolicyHandler struct {
+	keypairPolicies repository[*domain.KeypairPolicy]
+	clock
+}
+
+// newModifyKeypairPolicyHandler builds the handler over what it uses.
+func newModifyKeypairPolicyHandler(keypairPolicies repository[*domain.KeypairPolicy], now clock) modifyKeypairPolicyHandler {
+	return modifyKeypairPolicyHandler{keypairPolicies: keypairPolicies, clock: now}
+}
 
 // Handle applies the changes (domain.KeypairPolicy.Modify).
 func (h modifyKeypairPolicyHandler) Handle(ctx context.Context, md Metadata, cmd ModifyKeypairPolicy) (Result, error) {

@@ -17,7 +17,16 @@ type ModifyProject struct {
 
 func (ModifyProject) CommandName() string { return "project.modify" }
 
-type modifyProjectHandler struct{ deps }
+type modifyProjectHandler struct {
+	projects        repository[*domain.Project]
+	projectPolicies repository[*domain.StoragePolicy]
+	clock
+}
+
+// newModifyProjectHandler builds the handler over what it uses.
+func newModifyProjectHandler(projects repository[*domain.Project], projectPolicies repository[*domain.StoragePolicy], now clock) modifyProjectHandler {
+	return modifyProjectHandler{projects: projects, projectPolicies: projectPolicies, clock: now}
+}
 
 // Handle checks a newly named policy exists, then applies the changes
 // (domain.Project.Modify).

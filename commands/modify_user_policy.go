@@ -16,7 +16,15 @@ type ModifyUserPolicy struct {
 
 func (ModifyUserPolicy) CommandName() string { return "user-policy.modify" }
 
-type modifyUserPolicyHandler struct{ deps }
+type modifyUserPolicyHandler struct {
+	userPolicies repository[*domain.StoragePolicy]
+	clock
+}
+
+// newModifyUserPolicyHandler builds the handler over what it uses.
+func newModifyUserPolicyHandler(userPolicies repository[*domain.StoragePolicy], now clock) modifyUserPolicyHandler {
+	return modifyUserPolicyHandler{userPolicies: userPolicies, clock: now}
+}
 
 // Handle applies the changes (domain.StoragePolicy.Modify).
 func (h modifyUserPolicyHandler) Handle(ctx context.Context, md Metadata, cmd ModifyUserPolicy) (Result, error) {

@@ -22,7 +22,15 @@ type OfferAgentEnrollment struct {
 
 func (OfferAgentEnrollment) CommandName() string { return "agent.offer-enrollment" }
 
-type offerAgentEnrollmentHandler struct{ deps }
+type offerAgentEnrollmentHandler struct {
+	enrollments repository[*domain.AgentEnrollment]
+	clock
+}
+
+// newOfferAgentEnrollmentHandler builds the handler over what it uses.
+func newOfferAgentEnrollmentHandler(enrollments repository[*domain.AgentEnrollment], now clock) offerAgentEnrollmentHandler {
+	return offerAgentEnrollmentHandler{enrollments: enrollments, clock: now}
+}
 
 func (h offerAgentEnrollmentHandler) Handle(ctx context.Context, md Metadata, cmd OfferAgentEnrollment) (Result, error) {
 	const op = "agent.offer-enrollment"

@@ -20,7 +20,16 @@ type ReconnectAgent struct {
 
 func (ReconnectAgent) CommandName() string { return "agent.reconnect" }
 
-type reconnectAgentHandler struct{ deps }
+type reconnectAgentHandler struct {
+	sessions repository[*domain.Session]
+	agents   repository[*domain.Agent]
+	clock
+}
+
+// newReconnectAgentHandler builds the handler over what it uses.
+func newReconnectAgentHandler(sessions repository[*domain.Session], agents repository[*domain.Agent], now clock) reconnectAgentHandler {
+	return reconnectAgentHandler{sessions: sessions, agents: agents, clock: now}
+}
 
 // Handle marks the agent alive again (domain.Agent.Reconnect: a lost agent
 // is refused, it must register), then returns each of its DISCONNECTED

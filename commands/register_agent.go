@@ -14,7 +14,15 @@ type RegisterAgent struct {
 
 func (RegisterAgent) CommandName() string { return "agent.register" }
 
-type registerAgentHandler struct{ deps }
+type registerAgentHandler struct {
+	agents repository[*domain.Agent]
+	clock
+}
+
+// newRegisterAgentHandler builds the handler over what it uses.
+func newRegisterAgentHandler(agents repository[*domain.Agent], now clock) registerAgentHandler {
+	return registerAgentHandler{agents: agents, clock: now}
+}
 
 // Handle records the announcement (domain.Agent.Register): the first
 // creates the agent; the same announcement again appends nothing; a

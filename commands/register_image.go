@@ -18,7 +18,15 @@ type RegisterImage struct {
 
 func (RegisterImage) CommandName() string { return "image.register" }
 
-type registerImageHandler struct{ deps }
+type registerImageHandler struct {
+	images repository[*domain.Image]
+	clock
+}
+
+// newRegisterImageHandler builds the handler over what it uses.
+func newRegisterImageHandler(images repository[*domain.Image], now clock) registerImageHandler {
+	return registerImageHandler{images: images, clock: now}
+}
 
 // Handle creates (or, for a forgotten image, continues) the image's
 // stream; a registered image of that reference and architecture is

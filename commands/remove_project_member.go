@@ -17,7 +17,15 @@ type RemoveProjectMember struct {
 
 func (RemoveProjectMember) CommandName() string { return "project.remove-member" }
 
-type removeProjectMemberHandler struct{ deps }
+type removeProjectMemberHandler struct {
+	projects repository[*domain.Project]
+	clock
+}
+
+// newRemoveProjectMemberHandler builds the handler over what it uses.
+func newRemoveProjectMemberHandler(projects repository[*domain.Project], now clock) removeProjectMemberHandler {
+	return removeProjectMemberHandler{projects: projects, clock: now}
+}
 
 // Handle records the removal; removing a non-member appends nothing.
 func (h removeProjectMemberHandler) Handle(ctx context.Context, md Metadata, cmd RemoveProjectMember) (Result, error) {

@@ -17,7 +17,15 @@ type RevokeAgentEnrollment struct {
 
 func (RevokeAgentEnrollment) CommandName() string { return "agent.revoke-enrollment" }
 
-type revokeAgentEnrollmentHandler struct{ deps }
+type revokeAgentEnrollmentHandler struct {
+	enrollments repository[*domain.AgentEnrollment]
+	clock
+}
+
+// newRevokeAgentEnrollmentHandler builds the handler over what it uses.
+func newRevokeAgentEnrollmentHandler(enrollments repository[*domain.AgentEnrollment], now clock) revokeAgentEnrollmentHandler {
+	return revokeAgentEnrollmentHandler{enrollments: enrollments, clock: now}
+}
 
 func (h revokeAgentEnrollmentHandler) Handle(ctx context.Context, md Metadata, cmd RevokeAgentEnrollment) (Result, error) {
 	const op = "agent.revoke-enrollment"

@@ -16,7 +16,15 @@ type RevokeResourceGroupAccess struct {
 
 func (RevokeResourceGroupAccess) CommandName() string { return "resource-group.revoke" }
 
-type revokeResourceGroupAccessHandler struct{ deps }
+type revokeResourceGroupAccessHandler struct {
+	resourceGroups repository[*domain.ResourceGroup]
+	clock
+}
+
+// newRevokeResourceGroupAccessHandler builds the handler over what it uses.
+func newRevokeResourceGroupAccessHandler(resourceGroups repository[*domain.ResourceGroup], now clock) revokeResourceGroupAccessHandler {
+	return revokeResourceGroupAccessHandler{resourceGroups: resourceGroups, clock: now}
+}
 
 // Handle records the revocation; revoking what was not granted appends
 // nothing.

@@ -17,7 +17,16 @@ type RevokeToken struct {
 
 func (RevokeToken) CommandName() string { return "token.revoke" }
 
-type revokeTokenHandler struct{ deps }
+type revokeTokenHandler struct {
+	users  repository[*domain.User]
+	tokens repository[*domain.Token]
+	clock
+}
+
+// newRevokeTokenHandler builds the handler over what it uses.
+func newRevokeTokenHandler(users repository[*domain.User], tokens repository[*domain.Token], now clock) revokeTokenHandler {
+	return revokeTokenHandler{users: users, tokens: tokens, clock: now}
+}
 
 // Handle records token.revoked; revoking a revoked token appends nothing.
 func (h revokeTokenHandler) Handle(ctx context.Context, md Metadata, cmd RevokeToken) (Result, error) {

@@ -27,7 +27,15 @@ type UpdatePendingSession struct {
 
 func (UpdatePendingSession) CommandName() string { return "session.update-pending" }
 
-type updatePendingSessionHandler struct{ deps }
+type updatePendingSessionHandler struct {
+	sessions repository[*domain.Session]
+	clock
+}
+
+// newUpdatePendingSessionHandler builds the handler over what it uses.
+func newUpdatePendingSessionHandler(sessions repository[*domain.Session], now clock) updatePendingSessionHandler {
+	return updatePendingSessionHandler{sessions: sessions, clock: now}
+}
 
 // Handle records the reasons (domain.Session.UpdatePending); the same
 // reasons as last time append nothing, so a scheduler may send this every

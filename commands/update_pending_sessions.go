@@ -28,7 +28,15 @@ type UpdatePendingSessionsResult struct {
 	Failed map[uuid.UUID]error
 }
 
-type updatePendingSessionsHandler struct{ deps }
+type updatePendingSessionsHandler struct {
+	sessions repository[*domain.Session]
+	clock
+}
+
+// newUpdatePendingSessionsHandler builds the handler over what it uses.
+func newUpdatePendingSessionsHandler(sessions repository[*domain.Session], now clock) updatePendingSessionsHandler {
+	return updatePendingSessionsHandler{sessions: sessions, clock: now}
+}
 
 // Handle appends the known sessions' session.pending-updated in chunks
 // (each event expecting its session's known revision); a session whose
