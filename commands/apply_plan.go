@@ -25,6 +25,13 @@ const batchWriters = 32
 // at most eventstore.MaxStreamsPerAppend streams.
 const batchChunks = 4
 
+// planApplier writes placement plans: the sessions, and the agents
+// (releaser) whose allocations it makes or gives back.
+type planApplier struct {
+	sessions repository[*domain.Session]
+	releaser
+}
+
 // applyPlans is the one plan applier: ScheduleSessions (a scheduling
 // round) and ScheduleSession (one placement, the reconcile's) both write
 // through it. It writes the placements in three steps:
@@ -46,7 +53,7 @@ const batchChunks = 4
 // does; the crash window between steps 2 and 3 is the same as
 // ScheduleSession's and is repaired the same way (the scheduler's
 // reconcile releases allocations of sessions that are not scheduled).
-func (h deps) applyPlans(ctx context.Context, md Metadata, at time.Time, cmd ScheduleSessions) (ScheduleSessionsResult, error) {
+func (h planApplier) applyPlans(ctx context.Context, md Metadata, at time.Time, cmd ScheduleSessions) (ScheduleSessionsResult, error) {
 	res := ScheduleSessionsResult{Refused: map[uuid.UUID]error{}}
 	var mu sync.Mutex
 	var last atomic.Uint64
@@ -259,7 +266,7 @@ func knownAgent(agents map[string]*domain.Agent, id string) *domain.Agent {
 // AppendMany. An agent whose stream moved is decided again on fresh state
 // (up to the retry policy's attempts, then its sessions are refused) and
 // the chunk written again; any other failure fails every agent of it.
-func (h deps) writeAgents(ctx context.Context, md Metadata, chunk []*agentWrite, at time.Time) {
+func (h planApplier) writeAgents(ctx context.Context, md Metadata, chunk []*agentWrite, at time.Time) {
 	pending := slices.Clone(chunk)
 	for len(pending) > 0 {
 		parts := make([]streamWrite, len(pending))
@@ -304,7 +311,7 @@ func (h deps) writeAgents(ctx context.Context, md Metadata, chunk []*agentWrite,
 // AppendMany, each expecting the revision it was decided on. A session
 // whose stream moved (cancelled?) leaves the chunk and is decided again on
 // its own; any other failure fails every session of it.
-func (h deps) writeSessions(ctx context.Context, md Metadata, chunk []*batchSession, at time.Time) {
+func (h planApplier) writeSessions(ctx context.Context, md Metadata, chunk []*batchSession, at time.Time) {
 	pending := slices.Clone(chunk)
 	for len(pending) > 0 {
 		parts := make([]streamWrite, len(pending))
@@ -346,7 +353,7 @@ func (h deps) writeSessions(ctx context.Context, md Metadata, chunk []*batchSess
 // read keeps its allocations, since a SCHEDULED session without them
 // would be worse than a temporary leak (the scheduler's reconcile
 // releases them if it is not scheduled); the others stay refused.
-func (h deps) readBack(ctx context.Context, sessions []*batchSession) {
+func (h planApplier) readBack(ctx context.Context, sessions []*batchSession) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), compensationTimeout)
 	defer cancel()
 	for _, d := range sessions {

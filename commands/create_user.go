@@ -27,7 +27,21 @@ type CreateUserResult struct {
 	Position uint64
 }
 
-type createUserHandler struct{ deps }
+type createUserHandler struct {
+	domains      repository[*domain.Domain]
+	users        repository[*domain.User]
+	emails       repository[*domain.EmailReservation]
+	userPolicies repository[*domain.StoragePolicy]
+	newID        func() uuid.UUID
+	grace        time.Duration
+	passwords
+	clock
+}
+
+// newCreateUserHandler builds the handler over what it uses.
+func newCreateUserHandler(domains repository[*domain.Domain], users repository[*domain.User], emails repository[*domain.EmailReservation], userPolicies repository[*domain.StoragePolicy], newID func() uuid.UUID, grace time.Duration, passwords passwords, now clock) createUserHandler {
+	return createUserHandler{domains: domains, users: users, emails: emails, userPolicies: userPolicies, newID: newID, grace: grace, passwords: passwords, clock: now}
+}
 
 var errEmailInUse = domain.Errorf("user.create", domain.KindConflict, "the e-mail address is already in use")
 

@@ -17,7 +17,18 @@ type GrantResourceGroupAccess struct {
 
 func (GrantResourceGroupAccess) CommandName() string { return "resource-group.grant" }
 
-type grantResourceGroupAccessHandler struct{ deps }
+type grantResourceGroupAccessHandler struct {
+	domains        repository[*domain.Domain]
+	projects       repository[*domain.Project]
+	keypairs       repository[*domain.Keypair]
+	resourceGroups repository[*domain.ResourceGroup]
+	clock
+}
+
+// newGrantResourceGroupAccessHandler builds the handler over what it uses.
+func newGrantResourceGroupAccessHandler(domains repository[*domain.Domain], projects repository[*domain.Project], keypairs repository[*domain.Keypair], resourceGroups repository[*domain.ResourceGroup], now clock) grantResourceGroupAccessHandler {
+	return grantResourceGroupAccessHandler{domains: domains, projects: projects, keypairs: keypairs, resourceGroups: resourceGroups, clock: now}
+}
 
 // Handle checks that the grantee exists, then records the grant; granting
 // again appends nothing. A grantee that disappears later keeps its entry

@@ -207,19 +207,19 @@ func NewHandlers(store EventStore, clock func() time.Time, opts Options) (*Handl
 	r := newRegistry()
 	h := &Handlers{
 		RequestSession:        register(r, requestSessionHandler{d}),
-		TerminateSession:      register(r, terminateSessionHandler{d}),
+		TerminateSession:      register(r, newTerminateSessionHandler(d.sessions, releaser{d.agents}, d.clock)),
 		CancelPendingSession:  register(r, newCancelPendingSessionHandler(d.sessions, d.clock)),
 		UpdatePendingSession:  register(r, newUpdatePendingSessionHandler(d.sessions, d.clock)),
 		UpdatePendingSessions: register(r, newUpdatePendingSessionsHandler(d.sessions, d.clock)),
-		ScheduleSession:       register(r, scheduleSessionHandler{d}),
-		ScheduleSessions:      register(r, scheduleSessionsHandler{d}),
+		ScheduleSession:       register(r, newScheduleSessionHandler(planApplier{d.sessions, releaser{d.agents}}, d.clock)),
+		ScheduleSessions:      register(r, newScheduleSessionsHandler(planApplier{d.sessions, releaser{d.agents}}, d.clock)),
 		RegisterAgent:         register(r, newRegisterAgentHandler(d.agents, d.clock)),
-		ReportKernelStatus:    register(r, reportKernelStatusHandler{d}),
-		MarkAgentLost:         register(r, markAgentLostHandler{d}),
+		ReportKernelStatus:    register(r, newReportKernelStatusHandler(d.sessions, releaser{d.agents}, d.clock)),
+		MarkAgentLost:         register(r, newMarkAgentLostHandler(d.sessions, releaser{d.agents}, d.clock)),
 		DisconnectAgent:       register(r, newDisconnectAgentHandler(d.sessions, d.agents, d.clock)),
 		ReconnectAgent:        register(r, newReconnectAgentHandler(d.sessions, d.agents, d.clock)),
-		ReleaseAllocation:     register(r, releaseAllocationHandler{d}),
-		ForceTerminateSession: register(r, forceTerminateSessionHandler{d}),
+		ReleaseAllocation:     register(r, newReleaseAllocationHandler(d.sessions, releaser{d.agents}, d.clock)),
+		ForceTerminateSession: register(r, newForceTerminateSessionHandler(d.sessions, releaser{d.agents}, d.clock)),
 
 		CreateDomain:              register(r, newCreateDomainHandler(d.domains, d.clock)),
 		ModifyDomain:              register(r, newModifyDomainHandler(d.domains, d.clock)),
@@ -227,13 +227,13 @@ func NewHandlers(store EventStore, clock func() time.Time, opts Options) (*Handl
 		ModifyProject:             register(r, newModifyProjectHandler(d.projects, d.projectPolicies, d.clock)),
 		AddProjectMember:          register(r, newAddProjectMemberHandler(d.projects, d.users, d.clock)),
 		RemoveProjectMember:       register(r, newRemoveProjectMemberHandler(d.projects, d.clock)),
-		CreateUser:                register(r, createUserHandler{d}),
-		ModifyUser:                register(r, modifyUserHandler{d}),
+		CreateUser:                register(r, newCreateUserHandler(d.domains, d.users, d.emails, d.userPolicies, d.newID, d.grace, passwords{d.hasher}, d.clock)),
+		ModifyUser:                register(r, newModifyUserHandler(d.users, d.userPolicies, passwords{d.hasher}, d.clock)),
 		IssueKeypair:              register(r, newIssueKeypairHandler(d.users, d.keypairs, d.keypairPolicies, d.clock)),
-		ModifyKeypair:             register(r, modifyKeypairHandler{d}),
-		SetKeypairActive:          register(r, setKeypairActiveHandler{d}),
-		RotateKeypairSecret:       register(r, rotateKeypairSecretHandler{d}),
-		SetMainKeypair:            register(r, setMainKeypairHandler{d}),
+		ModifyKeypair:             register(r, newModifyKeypairHandler(d.keypairPolicies, keypairLookup{d.keypairs, d.users}, d.clock)),
+		SetKeypairActive:          register(r, newSetKeypairActiveHandler(keypairLookup{d.keypairs, d.users}, d.clock)),
+		RotateKeypairSecret:       register(r, newRotateKeypairSecretHandler(keypairLookup{d.keypairs, d.users}, d.clock)),
+		SetMainKeypair:            register(r, newSetMainKeypairHandler(keypairLookup{d.keypairs, d.users}, d.clock)),
 		CreateKeypairPolicy:       register(r, newCreateKeypairPolicyHandler(d.keypairPolicies, d.clock)),
 		ModifyKeypairPolicy:       register(r, newModifyKeypairPolicyHandler(d.keypairPolicies, d.clock)),
 		CreateUserPolicy:          register(r, newCreateUserPolicyHandler(d.userPolicies, d.clock)),
@@ -242,7 +242,7 @@ func NewHandlers(store EventStore, clock func() time.Time, opts Options) (*Handl
 		ModifyProjectPolicy:       register(r, newModifyProjectPolicyHandler(d.projectPolicies, d.clock)),
 		CreateResourceGroup:       register(r, newCreateResourceGroupHandler(d.resourceGroups, d.clock)),
 		ModifyResourceGroup:       register(r, newModifyResourceGroupHandler(d.resourceGroups, d.clock)),
-		GrantResourceGroupAccess:  register(r, grantResourceGroupAccessHandler{d}),
+		GrantResourceGroupAccess:  register(r, newGrantResourceGroupAccessHandler(d.domains, d.projects, d.keypairs, d.resourceGroups, d.clock)),
 		RevokeResourceGroupAccess: register(r, newRevokeResourceGroupAccessHandler(d.resourceGroups, d.clock)),
 		RegisterImage:             register(r, newRegisterImageHandler(d.images, d.clock)),
 		ModifyImage:               register(r, newModifyImageHandler(d.images, d.clock)),
@@ -278,11 +278,14 @@ func NewHandlers(store EventStore, clock func() time.Time, opts Options) (*Handl
 	return h, nil
 }
 
-// deps is every dependency of the handlers. A handler that uses only
-// repositories and the clock is built by its own constructor with just
-// those (newCreateDomainHandler...); the others, which share helpers over
-// several of them (releases, vfolder access, keypair lookups, admission),
-// still embed deps.
+// deps is every dependency of the handlers. Most handlers are built by
+// their own constructor with just the repositories and parts they use
+// (newCreateDomainHandler(domains, now), newTerminateSessionHandler(
+// sessions, releaser, now), ...); the parts shared by several are small
+// types (clock, releaser, passwords, keypairLookup, planApplier). The
+// virtual folder handlers and RequestSession still embed deps: they share
+// the vfolder helpers (access, folder updates, mounts) over the vfolder
+// repositories, ports and clock.
 type deps struct {
 	sessions repository[*domain.Session]
 	agents   repository[*domain.Agent]

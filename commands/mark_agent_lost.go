@@ -20,7 +20,16 @@ type MarkAgentLost struct {
 
 func (MarkAgentLost) CommandName() string { return "agent.mark-lost" }
 
-type markAgentLostHandler struct{ deps }
+type markAgentLostHandler struct {
+	sessions repository[*domain.Session]
+	releaser
+	clock
+}
+
+// newMarkAgentLostHandler builds the handler over what it uses.
+func newMarkAgentLostHandler(sessions repository[*domain.Session], releaser releaser, now clock) markAgentLostHandler {
+	return markAgentLostHandler{sessions: sessions, releaser: releaser, clock: now}
+}
 
 // errAllocatedMeanwhile: a session took an allocation on the agent while
 // it was being marked lost; its session must be failed first.

@@ -16,7 +16,16 @@ type ModifyKeypair struct {
 
 func (ModifyKeypair) CommandName() string { return "keypair.modify" }
 
-type modifyKeypairHandler struct{ deps }
+type modifyKeypairHandler struct {
+	keypairPolicies repository[*domain.KeypairPolicy]
+	keypairLookup
+	clock
+}
+
+// newModifyKeypairHandler builds the handler over what it uses.
+func newModifyKeypairHandler(keypairPolicies repository[*domain.KeypairPolicy], keypairLookup keypairLookup, now clock) modifyKeypairHandler {
+	return modifyKeypairHandler{keypairPolicies: keypairPolicies, keypairLookup: keypairLookup, clock: now}
+}
 
 // Handle checks a newly named policy and applies the changes
 // (domain.Keypair.Modify).

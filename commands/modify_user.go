@@ -19,7 +19,17 @@ type ModifyUser struct {
 
 func (ModifyUser) CommandName() string { return "user.modify" }
 
-type modifyUserHandler struct{ deps }
+type modifyUserHandler struct {
+	users        repository[*domain.User]
+	userPolicies repository[*domain.StoragePolicy]
+	passwords
+	clock
+}
+
+// newModifyUserHandler builds the handler over what it uses.
+func newModifyUserHandler(users repository[*domain.User], userPolicies repository[*domain.StoragePolicy], passwords passwords, now clock) modifyUserHandler {
+	return modifyUserHandler{users: users, userPolicies: userPolicies, passwords: passwords, clock: now}
+}
 
 // Handle authorizes the actor on the user as loaded (its domain, and
 // whether it is a superadmin), checks a newly named policy, hashes a new

@@ -19,7 +19,16 @@ type ReleaseAllocation struct {
 
 func (ReleaseAllocation) CommandName() string { return "agent.release-allocation" }
 
-type releaseAllocationHandler struct{ deps }
+type releaseAllocationHandler struct {
+	sessions repository[*domain.Session]
+	releaser
+	clock
+}
+
+// newReleaseAllocationHandler builds the handler over what it uses.
+func newReleaseAllocationHandler(sessions repository[*domain.Session], releaser releaser, now clock) releaseAllocationHandler {
+	return releaseAllocationHandler{sessions: sessions, releaser: releaser, clock: now}
+}
 
 // errAllocationInUse: the allocation belongs to a session that holds it.
 var errAllocationInUse = domain.Errorf("agent.release-allocation", domain.KindConflict,

@@ -30,7 +30,16 @@ type ReportKernelStatus struct {
 
 func (ReportKernelStatus) CommandName() string { return "kernel.report-status" }
 
-type reportKernelStatusHandler struct{ deps }
+type reportKernelStatusHandler struct {
+	sessions repository[*domain.Session]
+	releaser
+	clock
+}
+
+// newReportKernelStatusHandler builds the handler over what it uses.
+func newReportKernelStatusHandler(sessions repository[*domain.Session], releaser releaser, now clock) reportKernelStatusHandler {
+	return reportKernelStatusHandler{sessions: sessions, releaser: releaser, clock: now}
+}
 
 // Handle folds the report into the session (domain.Session.ReportKernel),
 // which may move the session's derived status in the same append, then

@@ -22,7 +22,15 @@ type RotateKeypairSecretResult struct {
 	Position  uint64
 }
 
-type rotateKeypairSecretHandler struct{ deps }
+type rotateKeypairSecretHandler struct {
+	keypairLookup
+	clock
+}
+
+// newRotateKeypairSecretHandler builds the handler over what it uses.
+func newRotateKeypairSecretHandler(keypairLookup keypairLookup, now clock) rotateKeypairSecretHandler {
+	return rotateKeypairSecretHandler{keypairLookup: keypairLookup, clock: now}
+}
 
 // Handle generates a secret (crypto/rand) and records it
 // (domain.Keypair.RotateSecret).

@@ -22,7 +22,15 @@ func (ScheduleSession) CommandName() string { return "session.schedule" }
 // runs even when the caller's context is done.
 const compensationTimeout = 10 * time.Second
 
-type scheduleSessionHandler struct{ deps }
+type scheduleSessionHandler struct {
+	planApplier
+	clock
+}
+
+// newScheduleSessionHandler builds the handler over what it uses.
+func newScheduleSessionHandler(planApplier planApplier, now clock) scheduleSessionHandler {
+	return scheduleSessionHandler{planApplier: planApplier, clock: now}
+}
 
 // Handle places the session through the plan applier (applyPlans) that
 // scheduling rounds use, as a round of one:

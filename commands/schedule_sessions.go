@@ -62,7 +62,15 @@ type ScheduleSessionsResult struct {
 	Refused map[uuid.UUID]error
 }
 
-type scheduleSessionsHandler struct{ deps }
+type scheduleSessionsHandler struct {
+	planApplier
+	clock
+}
+
+// newScheduleSessionsHandler builds the handler over what it uses.
+func newScheduleSessionsHandler(planApplier planApplier, now clock) scheduleSessionsHandler {
+	return scheduleSessionsHandler{planApplier: planApplier, clock: now}
+}
 
 // Handle applies the round's placements (see applyPlans).
 func (h scheduleSessionsHandler) Handle(ctx context.Context, md Metadata, cmd ScheduleSessions) (ScheduleSessionsResult, error) {

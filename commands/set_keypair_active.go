@@ -16,7 +16,15 @@ type SetKeypairActive struct {
 
 func (SetKeypairActive) CommandName() string { return "keypair.set-active" }
 
-type setKeypairActiveHandler struct{ deps }
+type setKeypairActiveHandler struct {
+	keypairLookup
+	clock
+}
+
+// newSetKeypairActiveHandler builds the handler over what it uses.
+func newSetKeypairActiveHandler(keypairLookup keypairLookup, now clock) setKeypairActiveHandler {
+	return setKeypairActiveHandler{keypairLookup: keypairLookup, clock: now}
+}
 
 // Handle records keypair.activated or keypair.deactivated; the state the
 // keypair is already in appends nothing. The owner's main keypair cannot

@@ -130,8 +130,11 @@ func checkPassword(op, field, password string) error {
 	return nil
 }
 
+// passwords hashes the passwords of user commands.
+type passwords struct{ hasher PasswordHasher }
+
 // hash checks and hashes a password with the configured hasher.
-func (d deps) hash(op, field, password string) (string, error) {
+func (d passwords) hash(op, field, password string) (string, error) {
 	if err := checkPassword(op, field, password); err != nil {
 		return "", err
 	}
@@ -199,10 +202,16 @@ func result(pos uint64, err error) (Result, error) {
 	return Result{Position: pos}, nil
 }
 
+// keypairLookup loads keypairs with their owners.
+type keypairLookup struct {
+	keypairs repository[*domain.Keypair]
+	users    repository[*domain.User]
+}
+
 // keypairOf loads a keypair and its owner and authorizes the actor on
 // them (as on the owner, see authorizeOnUser). With ownerMay, the owner
 // itself (role user) is authorized too.
-func (d deps) keypairOf(ctx context.Context, op string, actor Principal, accessKey string, ownerMay bool) (loaded[*domain.Keypair], *domain.User, error) {
+func (d keypairLookup) keypairOf(ctx context.Context, op string, actor Principal, accessKey string, ownerMay bool) (loaded[*domain.Keypair], *domain.User, error) {
 	var none loaded[*domain.Keypair]
 	if !domain.IsAccessKey(accessKey) {
 		return none, nil, domain.NotFound(op, "keypair")

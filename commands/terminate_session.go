@@ -16,7 +16,16 @@ type TerminateSession struct {
 
 func (TerminateSession) CommandName() string { return "session.terminate" }
 
-type terminateSessionHandler struct{ deps }
+type terminateSessionHandler struct {
+	sessions repository[*domain.Session]
+	releaser
+	clock
+}
+
+// newTerminateSessionHandler builds the handler over what it uses.
+func newTerminateSessionHandler(sessions repository[*domain.Session], releaser releaser, now clock) terminateSessionHandler {
+	return terminateSessionHandler{sessions: sessions, releaser: releaser, clock: now}
+}
 
 // Handle records the request (domain.Session.Terminate): a PENDING session
 // is cancelled, a scheduled or running one goes TERMINATING (its agents
