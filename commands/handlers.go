@@ -199,14 +199,12 @@ func NewHandlers(store EventStore, clock func() time.Time, opts Options) (*Handl
 		hasher:   opts.PasswordHasher,
 		grace:    opts.EmailReservationGrace,
 		quotas:   opts.Quotas,
-		vfolders: newVFolderRepos(store, retry),
-		vf:       opts.VFolders,
-
-		vfDefaultQuota: opts.DefaultVFolderQuota,
 	}
+	d.vfolderParts = vfolderParts{vfolders: newVFolderRepos(store, retry), vf: opts.VFolders, newID: opts.NewID,
+		grace: opts.EmailReservationGrace, vfDefaultQuota: opts.DefaultVFolderQuota, clock: clock}
 	r := newRegistry()
 	h := &Handlers{
-		RequestSession:        register(r, requestSessionHandler{d}),
+		RequestSession:        register(r, newRequestSessionHandler(d.sessions, admission{d.quotas}, d.vfolderParts)),
 		TerminateSession:      register(r, newTerminateSessionHandler(d.sessions, releaser{d.agents}, d.clock)),
 		CancelPendingSession:  register(r, newCancelPendingSessionHandler(d.sessions, d.clock)),
 		UpdatePendingSession:  register(r, newUpdatePendingSessionHandler(d.sessions, d.clock)),
@@ -253,23 +251,23 @@ func NewHandlers(store EventStore, clock func() time.Time, opts Options) (*Handl
 		OfferAgentEnrollment:    register(r, newOfferAgentEnrollmentHandler(d.enrollments, d.clock)),
 		EnrollAgent:             register(r, newEnrollAgentHandler(d.enrollments, d.clock)),
 		RevokeAgentEnrollment:   register(r, newRevokeAgentEnrollmentHandler(d.enrollments, d.clock)),
-		CreateVFolder:           register(r, createVFolderHandler{d}),
-		RenameVFolder:           register(r, renameVFolderHandler{d}),
-		InviteToVFolder:         register(r, inviteToVFolderHandler{d}),
-		AcceptVFolderInvitation: register(r, acceptVFolderInvitationHandler{d}),
-		RejectVFolderInvitation: register(r, rejectVFolderInvitationHandler{d}),
-		CancelVFolderInvitation: register(r, cancelVFolderInvitationHandler{d}),
-		LeaveVFolder:            register(r, leaveVFolderHandler{d}),
-		ShareVFolder:            register(r, shareVFolderHandler{d}),
-		UnshareVFolder:          register(r, unshareVFolderHandler{d}),
-		CloneVFolder:            register(r, cloneVFolderHandler{d}),
-		FinishVFolderClone:      register(r, newFinishVFolderCloneHandler(d.vfolders, d.clock)),
-		TrashVFolder:            register(r, trashVFolderHandler{d}),
-		RestoreVFolder:          register(r, restoreVFolderHandler{d}),
-		DeleteVFolderForever:    register(r, deleteVFolderForeverHandler{d}),
-		FinishVFolderDelete:     register(r, newFinishVFolderDeleteHandler(d.vfolders, d.clock)),
-		PurgeVFolder:            register(r, purgeVFolderHandler{d}),
-		AuthorizeVFolderFiles:   register(r, authorizeVFolderFilesHandler{d}),
+		CreateVFolder:           register(r, newCreateVFolderHandler(d.vfolderParts)),
+		RenameVFolder:           register(r, newRenameVFolderHandler(d.vfolderParts)),
+		InviteToVFolder:         register(r, newInviteToVFolderHandler(d.vfolderParts)),
+		AcceptVFolderInvitation: register(r, newAcceptVFolderInvitationHandler(d.vfolderParts)),
+		RejectVFolderInvitation: register(r, newRejectVFolderInvitationHandler(d.vfolderParts)),
+		CancelVFolderInvitation: register(r, newCancelVFolderInvitationHandler(d.vfolderParts)),
+		LeaveVFolder:            register(r, newLeaveVFolderHandler(d.vfolderParts)),
+		ShareVFolder:            register(r, newShareVFolderHandler(d.vfolderParts)),
+		UnshareVFolder:          register(r, newUnshareVFolderHandler(d.vfolderParts)),
+		CloneVFolder:            register(r, newCloneVFolderHandler(d.vfolderParts)),
+		FinishVFolderClone:      register(r, newFinishVFolderCloneHandler(d.vfolderParts.vfolders, d.clock)),
+		TrashVFolder:            register(r, newTrashVFolderHandler(d.vfolderParts)),
+		RestoreVFolder:          register(r, newRestoreVFolderHandler(d.vfolderParts)),
+		DeleteVFolderForever:    register(r, newDeleteVFolderForeverHandler(d.vfolderParts)),
+		FinishVFolderDelete:     register(r, newFinishVFolderDeleteHandler(d.vfolderParts.vfolders, d.clock)),
+		PurgeVFolder:            register(r, newPurgeVFolderHandler(d.vfolderParts)),
+		AuthorizeVFolderFiles:   register(r, newAuthorizeVFolderFilesHandler(d.vfolderParts)),
 	}
 	if len(r.errs) > 0 {
 		return nil, errors.Join(r.errs...)
@@ -278,14 +276,13 @@ func NewHandlers(store EventStore, clock func() time.Time, opts Options) (*Handl
 	return h, nil
 }
 
-// deps is every dependency of the handlers. Most handlers are built by
-// their own constructor with just the repositories and parts they use
-// (newCreateDomainHandler(domains, now), newTerminateSessionHandler(
-// sessions, releaser, now), ...); the parts shared by several are small
-// types (clock, releaser, passwords, keypairLookup, planApplier). The
-// virtual folder handlers and RequestSession still embed deps: they share
-// the vfolder helpers (access, folder updates, mounts) over the vfolder
-// repositories, ports and clock.
+// deps is every dependency of the handlers, assembled once by
+// NewHandlers, which hands each handler only its part through the
+// handler's constructor (newCreateDomainHandler(domains, now),
+// newTerminateSessionHandler(sessions, releaser, now), ...). Parts shared
+// by several handlers are small types: clock, releaser, passwords,
+// keypairLookup, admission, planApplier, and vfolderParts for the virtual
+// folder commands (and RequestSession's mounts).
 type deps struct {
 	sessions repository[*domain.Session]
 	agents   repository[*domain.Agent]
@@ -295,11 +292,9 @@ type deps struct {
 	hasher PasswordHasher
 	grace  time.Duration
 	quotas QuotaSource
-	// vfolders are the vfolder repositories, vf their outside ports.
-	vfolders vfolderRepos
-	vf       VFolderPorts
-	// vfDefaultQuota is the quota of folders created without one.
-	vfDefaultQuota int64
+	// vfolderParts are the vfolder repositories, their outside ports and
+	// settings.
+	vfolderParts vfolderParts
 }
 
 // tenancy holds the repositories of the tenancy aggregates.

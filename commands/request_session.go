@@ -29,7 +29,17 @@ type RequestSessionResult struct {
 	Position  uint64
 }
 
-type requestSessionHandler struct{ deps }
+type requestSessionHandler struct {
+	sessions repository[*domain.Session]
+	admission
+	// vfolderParts resolve the session's mounts (and give ids and time).
+	vfolderParts
+}
+
+// newRequestSessionHandler builds the handler over what it uses.
+func newRequestSessionHandler(sessions repository[*domain.Session], admit admission, mounts vfolderParts) requestSessionHandler {
+	return requestSessionHandler{sessions: sessions, admission: admit, vfolderParts: mounts}
+}
 
 // Handle validates the request (domain.RequestSession), refuses what
 // quotas already rule out (see admit), and creates the session's stream.
