@@ -98,10 +98,11 @@ func ParseStream(name string) (Stream, error) {
 			}
 			continue
 		}
-		id, ok := strings.CutPrefix(name, string(k)+"-")
-		if !ok {
+		n := len(k)
+		if len(name) <= n || name[n] != '-' || name[:n] != string(k) {
 			continue
 		}
+		id := name[n+1:]
 		if why := k.checkID(id); why != "" {
 			// A longer kind's prefix may hide a shorter one's id
 			// ("project-policy-x/y" is project "policy-x/y"): try on.
@@ -124,7 +125,7 @@ func (k StreamKind) checkID(id string) string {
 	case id == "":
 		return "no " + string(k) + " id"
 	case k.uuidID():
-		if u, err := uuid.Parse(id); err != nil || u.String() != id {
+		if !canonicalUUID(id) {
 			return "the " + string(k) + " id is not a canonical UUID"
 		}
 	case k == StreamProject:
@@ -137,6 +138,29 @@ func (k StreamKind) checkID(id string) string {
 		}
 	}
 	return ""
+}
+
+// canonicalUUID reports whether id is a UUID as uuid.UUID.String writes it
+// (36 characters, dashes in place, lower-case hex), without allocating:
+// the scheduler parses the stream of every event it folds.
+func canonicalUUID(id string) bool {
+	if len(id) != 36 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // ParseStreamOf parses name and checks that it is a stream of kind k.

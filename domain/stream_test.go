@@ -110,3 +110,15 @@ func FuzzParseStream(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkParseStream: the scheduler and the projections parse the stream
+// of every event they fold.
+func BenchmarkParseStream(b *testing.B) {
+	names := []string{domain.SessionStream(streamID).String(), domain.AgentStream("gpu-node-17").String(), domain.AccessLogStream}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if _, err := domain.ParseStream(names[i%len(names)]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
