@@ -3,7 +3,6 @@ package commands
 import (
 	"context"
 	"encoding/json"
-	"strings"
 	"sync"
 
 	"github.com/cairnhq/cairn/domain"
@@ -11,101 +10,89 @@ import (
 	"github.com/cairnhq/cairn/eventstore"
 )
 
-// AccessSlot carries one request's access record (audit trail) to the
-// first append its command makes, so that a mutating request's record is
+// Access is one request's access record (audit trail) on its way to the
+// first append its commands make, so that a mutating request's record is
 // written in the same append as its events: both are stored, or neither.
-// The HTTP layer puts a slot in the request's context (WithAccessSlot);
-// when no append took it (a read, a refusal, a failure before writing),
-// the HTTP layer writes the record itself (Taken reports which).
-type AccessSlot struct {
-	mu    sync.Mutex
-	build func(entityType, entityID string) audit.Record
-	taken bool
+//
+// The HTTP layer makes one per request (NewAccess) and passes it in the
+// commands' Metadata (Metadata.Access); the Audited decorator, which
+// NewHandlers puts around every handler, hands it to the command's
+// appends, and the first append takes it, naming the entity from its
+// typed stream. When no append took it (a read, a refusal, a failure
+// before writing), the HTTP layer writes the record itself (Taken reports
+// which). An append that failed, or whose outcome is unknown, gives the
+// record back: the trail may then hold the request twice (the second
+// record saying how it failed), never not at all.
+type Access struct {
+	mu     sync.Mutex
+	record audit.Record
+	taken  bool
 }
 
-// NewAccessSlot returns a slot whose record build makes at append time,
-// for the entity the append is about (from the stream's name, see
-// entityOfStream).
-func NewAccessSlot(build func(entityType, entityID string) audit.Record) *AccessSlot {
-	return &AccessSlot{build: build}
-}
+// NewAccess returns the access of a request whose record is rec (who,
+// what, when, the status the request answers when its command succeeds);
+// the append that takes it fills in the entity.
+func NewAccess(rec audit.Record) *Access { return &Access{record: rec} }
 
 // Taken reports whether an append carried the record.
-func (s *AccessSlot) Taken() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.taken
+func (a *Access) Taken() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.taken
 }
 
 // take returns the record for an append to stream, once.
-func (s *AccessSlot) take(stream string) (audit.Record, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.taken || s.build == nil {
+func (a *Access) take(stream domain.Stream) (audit.Record, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.taken {
 		return audit.Record{}, false
 	}
-	s.taken = true
-	typ, id := entityOfStream(stream)
-	return s.build(typ, id), true
-}
-
-// compoundEntities are the stream prefixes whose entity type has a dash.
-var compoundEntities = []string{"keypair-policy", "user-policy", "project-policy", "resource-group", "user-email", "vfolder-owner"}
-
-// entityOfStream splits a stream name into the entity type and id it is
-// about: session-<uuid> → session, <uuid>; resource-group-gpu →
-// resource-group, gpu.
-func entityOfStream(stream string) (string, string) {
-	for _, typ := range compoundEntities {
-		if id, ok := strings.CutPrefix(stream, typ+"-"); ok {
-			return typ, id
-		}
-	}
-	typ, id, _ := strings.Cut(stream, "-")
-	return typ, id
+	a.taken = true
+	rec := a.record
+	rec.EntityType, rec.EntityID = string(stream.Kind), stream.ID
+	return rec, true
 }
 
 // release gives the record back after a failed append, so a retry (or
-// the HTTP layer) writes it. An append whose outcome is unknown releases
-// it too: the trail may then hold the request twice (the second record
-// saying how it failed), never not at all.
-func (s *AccessSlot) release() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.taken = false
+// the HTTP layer) writes it.
+func (a *Access) release() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.taken = false
 }
 
-type accessSlotKey struct{}
+// Audited decorates h so that the request's access record in
+// Metadata.Access rides with the first append h makes (see Access).
+// NewHandlers decorates every handler; a handler built without it never
+// writes an access record.
+func Audited[C Command, R any](h Handler[C, R]) Handler[C, R] { return audited[C, R]{h} }
 
-// WithAccessSlot returns ctx carrying slot.
-func WithAccessSlot(ctx context.Context, slot *AccessSlot) context.Context {
-	return context.WithValue(ctx, accessSlotKey{}, slot)
+type audited[C Command, R any] struct{ next Handler[C, R] }
+
+func (a audited[C, R]) Handle(ctx context.Context, md Metadata, cmd C) (R, error) {
+	md.audit = md.Access
+	return a.next.Handle(ctx, md, cmd)
 }
 
-func accessSlotFrom(ctx context.Context) *AccessSlot {
-	s, _ := ctx.Value(accessSlotKey{}).(*AccessSlot)
-	return s
-}
-
-// withAccessRecord appends the context's access record, if it has one not
-// yet taken, to an append's events. release puts it back when the append
-// fails.
-func withAccessRecord(ctx context.Context, stream string, md Metadata, data []eventstore.EventData) (_ []eventstore.EventData, release func(), err error) {
-	slot := accessSlotFrom(ctx)
-	if slot == nil {
+// withAccessRecord appends the request's access record, if the command
+// carries one not yet taken, to an append's events. release puts it back
+// when the append fails.
+func withAccessRecord(stream domain.Stream, md Metadata, data []eventstore.EventData) (_ []eventstore.EventData, release func(), err error) {
+	if md.audit == nil {
 		return data, func() {}, nil
 	}
-	rec, ok := slot.take(stream)
+	rec, ok := md.audit.take(stream)
 	if !ok {
 		return data, func() {}, nil
 	}
 	payload, err := json.Marshal(domain.AccessLogged{Record: rec})
 	if err != nil {
-		slot.release()
+		md.audit.release()
 		return nil, nil, &domain.Error{Op: "commands.encode", Kind: domain.KindInternal, Message: domain.TypeAccessLogged, Err: err}
 	}
 	data = append(data, eventstore.EventData{
-		ID: eventstore.NewEventID(), Type: domain.TypeAccessLogged, Version: domain.SchemaVersion, Data: payload, Metadata: md,
+		ID: eventstore.NewEventID(), Type: domain.TypeAccessLogged, Version: domain.SchemaVersion, Data: payload, Metadata: md.Stored(),
 	})
-	return data, slot.release, nil
+	return data, md.audit.release, nil
 }

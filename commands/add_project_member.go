@@ -17,7 +17,16 @@ type AddProjectMember struct {
 
 func (AddProjectMember) CommandName() string { return "project.add-member" }
 
-type addProjectMemberHandler struct{ deps }
+type addProjectMemberHandler struct {
+	projects repository[*domain.Project]
+	users    repository[*domain.User]
+	clock
+}
+
+// newAddProjectMemberHandler builds the handler over what it uses.
+func newAddProjectMemberHandler(projects repository[*domain.Project], users repository[*domain.User], now clock) addProjectMemberHandler {
+	return addProjectMemberHandler{projects: projects, users: users, clock: now}
+}
 
 // Handle checks that the user exists, is not deleted and belongs to the
 // project's domain, then records the membership in the project's stream
@@ -32,7 +41,7 @@ func (h addProjectMemberHandler) Handle(ctx context.Context, md Metadata, cmd Ad
 	if err := firstError(domain.CheckName(op, "domain", cmd.Domain), domain.CheckName(op, "project", cmd.Project)); err != nil {
 		return Result{}, err
 	}
-	u, err := h.users.load(ctx, UserStream(cmd.UserID))
+	u, err := h.users.load(ctx, domain.UserStream(cmd.UserID))
 	if err != nil {
 		return Result{}, err
 	}
@@ -46,7 +55,7 @@ func (h addProjectMemberHandler) Handle(ctx context.Context, md Metadata, cmd Ad
 		return Result{}, domain.Errorf(op, domain.KindConflict, "the user belongs to another domain")
 	}
 	at := h.now()
-	_, pos, err := h.projects.update(ctx, ProjectStream(cmd.Domain, cmd.Project), md, func(p *domain.Project) ([]domain.Event, error) {
+	_, pos, err := h.projects.update(ctx, domain.ProjectStream(cmd.Domain, cmd.Project), md, func(p *domain.Project) ([]domain.Event, error) {
 		return p.AddMember(cmd.UserID, at)
 	})
 	return result(pos, err)

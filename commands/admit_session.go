@@ -15,6 +15,10 @@ type QuotaSource interface {
 	Standing(ctx context.Context, owner domain.Owner, domainName, project string) (quota.Standing, error)
 }
 
+// admission answers RequestSession's admission checks (nil quotas admit
+// every request).
+type admission struct{ quotas QuotaSource }
+
 // admit refuses a session whose answer is already known (quota.Admit):
 // more kernels than max_containers_per_session (KindInvalid), the
 // keypair's max_pending_session_count or
@@ -34,7 +38,7 @@ type QuotaSource interface {
 // Serialising enqueues through a per-keypair stream would make every
 // request of a keypair contend on one stream for a limit that does not
 // need it.
-func (d deps) admit(ctx context.Context, events []domain.Event) error {
+func (d admission) admit(ctx context.Context, events []domain.Event) error {
 	if d.quotas == nil {
 		return nil
 	}

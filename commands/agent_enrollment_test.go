@@ -40,14 +40,8 @@ func TestAgentEnrollmentCommands(t *testing.T) {
 	if _, err := h.RevokeAgentEnrollment.Handle(ctx, e.md, commands.RevokeAgentEnrollment{Actor: superadmin, AgentID: "gpu-1"}); err != nil {
 		t.Fatal(err)
 	}
-	wantTypes(t, e.types(t, commands.AgentEnrollmentStream("gpu-1")),
+	wantTypes(t, e.types(t, domain.AgentEnrollmentStream("gpu-1").String()),
 		domain.TypeAgentEnrollmentOffered, domain.TypeAgentEnrolled, domain.TypeAgentEnrollmentRevoked)
-	if id, ok := commands.ParseAgentEnrollmentStream(commands.AgentEnrollmentStream("a-b")); !ok || id != "a-b" {
-		t.Fatalf("parse: %q %v", id, ok)
-	}
-	if _, ok := commands.ParseAgentEnrollmentStream(commands.AgentStream("key-x")); ok {
-		t.Fatal("an agent's stream parsed as an enrollment stream")
-	}
 }
 
 // Many agents racing with one token: exactly one enrolls.
@@ -86,5 +80,5 @@ func TestEnrollAgentTokenIsUsedOnce(t *testing.T) {
 	if ok != 1 {
 		t.Fatalf("%d enrollments succeeded with one token", ok)
 	}
-	wantTypes(t, e.types(t, commands.AgentEnrollmentStream("gpu-1")), domain.TypeAgentEnrollmentOffered, domain.TypeAgentEnrolled)
+	wantTypes(t, e.types(t, domain.AgentEnrollmentStream("gpu-1").String()), domain.TypeAgentEnrollmentOffered, domain.TypeAgentEnrolled)
 }

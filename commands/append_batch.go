@@ -11,7 +11,7 @@ import (
 // streamWrite is one stream's part of a batch write: the events decided on
 // it, appended expecting the revision they were decided on.
 type streamWrite struct {
-	stream   string
+	stream   domain.Stream
 	revision int64
 	events   []domain.Event
 }
@@ -21,7 +21,7 @@ type streamWrite struct {
 // *domain.Error wrapping the store's error, which names the refused
 // stream (eventstore.WrongExpectedRevisionError): the caller re-decides
 // that stream and tries again. A failure that may have written the parts
-// is marked as appendUncertain. The context's access record, if not yet
+// is marked as appendUncertain. The request's access record, if not yet
 // taken, rides with the first part.
 func appendBatch(ctx context.Context, store EventStore, md Metadata, parts []streamWrite) ([]eventstore.AppendResult, error) {
 	const op = "commands.append-batch"
@@ -34,9 +34,9 @@ func appendBatch(ctx context.Context, store EventStore, md Metadata, parts []str
 		if err != nil {
 			return nil, err
 		}
-		appends[i] = eventstore.StreamAppend{Stream: p.stream, Expected: eventstore.Exact(p.revision), Events: data}
+		appends[i] = eventstore.StreamAppend{Stream: p.stream.String(), Expected: eventstore.Exact(p.revision), Events: data}
 	}
-	first, release, err := withAccessRecord(ctx, appends[0].Stream, md, appends[0].Events)
+	first, release, err := withAccessRecord(parts[0].stream, md, appends[0].Events)
 	if err != nil {
 		return nil, err
 	}

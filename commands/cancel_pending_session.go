@@ -17,7 +17,15 @@ type CancelPendingSession struct {
 
 func (CancelPendingSession) CommandName() string { return "session.cancel-pending" }
 
-type cancelPendingSessionHandler struct{ deps }
+type cancelPendingSessionHandler struct {
+	sessions repository[*domain.Session]
+	clock
+}
+
+// newCancelPendingSessionHandler builds the handler over what it uses.
+func newCancelPendingSessionHandler(sessions repository[*domain.Session], now clock) cancelPendingSessionHandler {
+	return cancelPendingSessionHandler{sessions: sessions, clock: now}
+}
 
 // Handle cancels the session (domain.Session.Cancel). Cancelling a
 // cancelled session succeeds without appending; a session that was
@@ -28,7 +36,7 @@ func (h cancelPendingSessionHandler) Handle(ctx context.Context, md Metadata, cm
 		reason = domain.ReasonUserRequested
 	}
 	at := h.now()
-	_, pos, err := h.sessions.update(ctx, SessionStream(cmd.SessionID), md, func(s *domain.Session) ([]domain.Event, error) {
+	_, pos, err := h.sessions.update(ctx, domain.SessionStream(cmd.SessionID), md, func(s *domain.Session) ([]domain.Event, error) {
 		return s.Cancel(reason, at)
 	})
 	return Result{Position: pos}, err

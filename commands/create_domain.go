@@ -14,7 +14,15 @@ type CreateDomain struct {
 
 func (CreateDomain) CommandName() string { return "domain.create" }
 
-type createDomainHandler struct{ deps }
+type createDomainHandler struct {
+	domains repository[*domain.Domain]
+	clock
+}
+
+// newCreateDomainHandler builds the handler over what it uses.
+func newCreateDomainHandler(domains repository[*domain.Domain], now clock) createDomainHandler {
+	return createDomainHandler{domains: domains, clock: now}
+}
 
 // Handle creates the domain's stream; a domain of that name is
 // KindConflict (the stream's expected revision, "no stream", decides
@@ -28,7 +36,7 @@ func (h createDomainHandler) Handle(ctx context.Context, md Metadata, cmd Create
 		return Result{}, err
 	}
 	at := h.now()
-	_, pos, err := h.domains.update(ctx, DomainStream(cmd.Spec.Name), md, func(d *domain.Domain) ([]domain.Event, error) {
+	_, pos, err := h.domains.update(ctx, domain.DomainStream(cmd.Spec.Name), md, func(d *domain.Domain) ([]domain.Event, error) {
 		return d.Create(cmd.Spec, at)
 	})
 	return result(pos, err)

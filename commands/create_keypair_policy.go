@@ -16,7 +16,15 @@ type CreateKeypairPolicy struct {
 
 func (CreateKeypairPolicy) CommandName() string { return "keypair-policy.create" }
 
-type createKeypairPolicyHandler struct{ deps }
+type createKeypairPolicyHandler struct {
+	keypairPolicies repository[*domain.KeypairPolicy]
+	clock
+}
+
+// newCreateKeypairPolicyHandler builds the handler over what it uses.
+func newCreateKeypairPolicyHandler(keypairPolicies repository[*domain.KeypairPolicy], now clock) createKeypairPolicyHandler {
+	return createKeypairPolicyHandler{keypairPolicies: keypairPolicies, clock: now}
+}
 
 // Handle creates the policy's stream; a policy of that name is
 // KindConflict.
@@ -26,7 +34,7 @@ func (h createKeypairPolicyHandler) Handle(ctx context.Context, md Metadata, cmd
 		return Result{}, err
 	}
 	at := h.now()
-	_, pos, err := h.keypairPolicies.update(ctx, KeypairPolicyStream(cmd.Name), md, func(p *domain.KeypairPolicy) ([]domain.Event, error) {
+	_, pos, err := h.keypairPolicies.update(ctx, domain.KeypairPolicyStream(cmd.Name), md, func(p *domain.KeypairPolicy) ([]domain.Event, error) {
 		return p.Create(cmd.Name, cmd.Spec, at)
 	})
 	return result(pos, err)

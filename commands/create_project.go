@@ -15,7 +15,17 @@ type CreateProject struct {
 
 func (CreateProject) CommandName() string { return "project.create" }
 
-type createProjectHandler struct{ deps }
+type createProjectHandler struct {
+	domains         repository[*domain.Domain]
+	projects        repository[*domain.Project]
+	projectPolicies repository[*domain.StoragePolicy]
+	clock
+}
+
+// newCreateProjectHandler builds the handler over what it uses.
+func newCreateProjectHandler(domains repository[*domain.Domain], projects repository[*domain.Project], projectPolicies repository[*domain.StoragePolicy], now clock) createProjectHandler {
+	return createProjectHandler{domains: domains, projects: projects, projectPolicies: projectPolicies, clock: now}
+}
 
 // Handle checks that the domain exists and is active and that the
 // project policy, if named, exists, then creates the project's stream; a
@@ -31,18 +41,18 @@ func (h createProjectHandler) Handle(ctx context.Context, md Metadata, cmd Creat
 	if err := firstError(domain.CheckName(op, "domain", spec.Domain), domain.CheckName(op, "name", spec.Name)); err != nil {
 		return Result{}, err
 	}
-	d, err := h.domains.load(ctx, DomainStream(spec.Domain))
+	d, err := h.domains.load(ctx, domain.DomainStream(spec.Domain))
 	if err != nil {
 		return Result{}, err
 	}
 	if err := d.agg.RequireActive(op); err != nil {
 		return Result{}, err
 	}
-	if err := requirePolicy(ctx, h.projectPolicies, op, "resource_policy", ProjectPolicyStream(spec.ResourcePolicy), spec.ResourcePolicy); err != nil {
+	if err := requirePolicy(ctx, h.projectPolicies, op, "resource_policy", domain.ProjectPolicyStream(spec.ResourcePolicy), spec.ResourcePolicy); err != nil {
 		return Result{}, err
 	}
 	at := h.now()
-	_, pos, err := h.projects.update(ctx, ProjectStream(spec.Domain, spec.Name), md, func(p *domain.Project) ([]domain.Event, error) {
+	_, pos, err := h.projects.update(ctx, domain.ProjectStream(spec.Domain, spec.Name), md, func(p *domain.Project) ([]domain.Event, error) {
 		return p.Create(spec, at)
 	})
 	return result(pos, err)

@@ -16,7 +16,15 @@ type CreateProjectPolicy struct {
 
 func (CreateProjectPolicy) CommandName() string { return "project-policy.create" }
 
-type createProjectPolicyHandler struct{ deps }
+type createProjectPolicyHandler struct {
+	projectPolicies repository[*domain.StoragePolicy]
+	clock
+}
+
+// newCreateProjectPolicyHandler builds the handler over what it uses.
+func newCreateProjectPolicyHandler(projectPolicies repository[*domain.StoragePolicy], now clock) createProjectPolicyHandler {
+	return createProjectPolicyHandler{projectPolicies: projectPolicies, clock: now}
+}
 
 // Handle creates the policy's stream; a policy of that name is
 // KindConflict.
@@ -26,7 +34,7 @@ func (h createProjectPolicyHandler) Handle(ctx context.Context, md Metadata, cmd
 		return Result{}, err
 	}
 	at := h.now()
-	_, pos, err := h.projectPolicies.update(ctx, ProjectPolicyStream(cmd.Name), md, func(p *domain.StoragePolicy) ([]domain.Event, error) {
+	_, pos, err := h.projectPolicies.update(ctx, domain.ProjectPolicyStream(cmd.Name), md, func(p *domain.StoragePolicy) ([]domain.Event, error) {
 		return p.Create(cmd.Name, cmd.Spec, at)
 	})
 	return result(pos, err)

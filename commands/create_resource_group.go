@@ -16,7 +16,15 @@ type CreateResourceGroup struct {
 
 func (CreateResourceGroup) CommandName() string { return "resource-group.create" }
 
-type createResourceGroupHandler struct{ deps }
+type createResourceGroupHandler struct {
+	resourceGroups repository[*domain.ResourceGroup]
+	clock
+}
+
+// newCreateResourceGroupHandler builds the handler over what it uses.
+func newCreateResourceGroupHandler(resourceGroups repository[*domain.ResourceGroup], now clock) createResourceGroupHandler {
+	return createResourceGroupHandler{resourceGroups: resourceGroups, clock: now}
+}
 
 // Handle creates the group's stream; a group of that name is
 // KindConflict.
@@ -26,7 +34,7 @@ func (h createResourceGroupHandler) Handle(ctx context.Context, md Metadata, cmd
 		return Result{}, err
 	}
 	at := h.now()
-	_, pos, err := h.resourceGroups.update(ctx, ResourceGroupStream(cmd.Name), md, func(r *domain.ResourceGroup) ([]domain.Event, error) {
+	_, pos, err := h.resourceGroups.update(ctx, domain.ResourceGroupStream(cmd.Name), md, func(r *domain.ResourceGroup) ([]domain.Event, error) {
 		return r.Create(cmd.Name, cmd.Spec, at)
 	})
 	return result(pos, err)

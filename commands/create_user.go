@@ -27,7 +27,21 @@ type CreateUserResult struct {
 	Position uint64
 }
 
-type createUserHandler struct{ deps }
+type createUserHandler struct {
+	domains      repository[*domain.Domain]
+	users        repository[*domain.User]
+	emails       repository[*domain.EmailReservation]
+	userPolicies repository[*domain.StoragePolicy]
+	newID        func() uuid.UUID
+	grace        time.Duration
+	passwords
+	clock
+}
+
+// newCreateUserHandler builds the handler over what it uses.
+func newCreateUserHandler(domains repository[*domain.Domain], users repository[*domain.User], emails repository[*domain.EmailReservation], userPolicies repository[*domain.StoragePolicy], newID func() uuid.UUID, grace time.Duration, passwords passwords, now clock) createUserHandler {
+	return createUserHandler{domains: domains, users: users, emails: emails, userPolicies: userPolicies, newID: newID, grace: grace, passwords: passwords, clock: now}
+}
 
 var errEmailInUse = domain.Errorf("user.create", domain.KindConflict, "the e-mail address is already in use")
 
@@ -75,14 +89,14 @@ func (h createUserHandler) Handle(ctx context.Context, md Metadata, cmd CreateUs
 	if err := checkPassword(op, "password", cmd.Password); err != nil {
 		return CreateUserResult{}, err
 	}
-	d, err := h.domains.load(ctx, DomainStream(spec.Domain))
+	d, err := h.domains.load(ctx, domain.DomainStream(spec.Domain))
 	if err != nil {
 		return CreateUserResult{}, err
 	}
 	if err := d.agg.RequireActive(op); err != nil {
 		return CreateUserResult{}, err
 	}
-	if err := requirePolicy(ctx, h.userPolicies, op, "resource_policy", UserPolicyStream(spec.ResourcePolicy), spec.ResourcePolicy); err != nil {
+	if err := requirePolicy(ctx, h.userPolicies, op, "resource_policy", domain.UserPolicyStream(spec.ResourcePolicy), spec.ResourcePolicy); err != nil {
 		return CreateUserResult{}, err
 	}
 	if spec.PasswordHash, err = h.hash(op, "password", cmd.Password); err != nil {
@@ -92,7 +106,7 @@ func (h createUserHandler) Handle(ctx context.Context, md Metadata, cmd CreateUs
 	if spec.ID, err = h.claimEmail(ctx, md, spec.Email, at); err != nil {
 		return CreateUserResult{}, err
 	}
-	_, pos, err := h.users.update(ctx, UserStream(spec.ID), md, func(u *domain.User) ([]domain.Event, error) {
+	_, pos, err := h.users.update(ctx, domain.UserStream(spec.ID), md, func(u *domain.User) ([]domain.Event, error) {
 		if u.Exists() {
 			if u.Domain() != spec.Domain || domain.EmailKey(u.Email()) != domain.EmailKey(spec.Email) {
 				return nil, errEmailInUse
@@ -111,7 +125,8 @@ func (h createUserHandler) Handle(ctx context.Context, md Metadata, cmd CreateUs
 // for: a fresh one, the one an earlier try of the same request reserved,
 // or a fresh one that took over an abandoned reservation.
 func (h createUserHandler) claimEmail(ctx context.Context, md Metadata, email string, at time.Time) (uuid.UUID, error) {
-	stream := UserEmailStream(email)
+	stream := domain.UserEmailStream(email)
+	wait := h.emails.retry.newBackOff(ctx)
 	for attempt := 1; ; attempt++ {
 		l, err := h.emails.load(ctx, stream)
 		if err != nil {
@@ -146,7 +161,7 @@ func (h createUserHandler) claimEmail(ctx context.Context, md Metadata, email st
 		case attempt >= h.emails.retry.attempts:
 			return uuid.Nil, errEmailInUse
 		}
-		if werr := h.emails.retry.wait(ctx, attempt); werr != nil {
+		if werr := waitNext(ctx, wait); werr != nil {
 			return uuid.Nil, storeError("user.create", werr)
 		}
 	}
@@ -158,7 +173,7 @@ func (h createUserHandler) claimEmail(ctx context.Context, md Metadata, email st
 // (its creation is probably under way), and closes the user's stream
 // otherwise.
 func (h createUserHandler) abandonReserved(ctx context.Context, md Metadata, r *domain.EmailReservation, email string, at time.Time) error {
-	owner, err := h.users.load(ctx, UserStream(r.UserID()))
+	owner, err := h.users.load(ctx, domain.UserStream(r.UserID()))
 	if err != nil {
 		return err
 	}
@@ -174,6 +189,6 @@ func (h createUserHandler) abandonReserved(ctx context.Context, md Metadata, r *
 	if err != nil {
 		return err
 	}
-	_, err = h.users.appendAt(ctx, UserStream(r.UserID()), owner, md, events)
+	_, err = h.users.appendAt(ctx, domain.UserStream(r.UserID()), owner, md, events)
 	return err
 }

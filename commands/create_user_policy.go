@@ -16,7 +16,15 @@ type CreateUserPolicy struct {
 
 func (CreateUserPolicy) CommandName() string { return "user-policy.create" }
 
-type createUserPolicyHandler struct{ deps }
+type createUserPolicyHandler struct {
+	userPolicies repository[*domain.StoragePolicy]
+	clock
+}
+
+// newCreateUserPolicyHandler builds the handler over what it uses.
+func newCreateUserPolicyHandler(userPolicies repository[*domain.StoragePolicy], now clock) createUserPolicyHandler {
+	return createUserPolicyHandler{userPolicies: userPolicies, clock: now}
+}
 
 // Handle creates the policy's stream; a policy of that name is
 // KindConflict.
@@ -26,7 +34,7 @@ func (h createUserPolicyHandler) Handle(ctx context.Context, md Metadata, cmd Cr
 		return Result{}, err
 	}
 	at := h.now()
-	_, pos, err := h.userPolicies.update(ctx, UserPolicyStream(cmd.Name), md, func(p *domain.StoragePolicy) ([]domain.Event, error) {
+	_, pos, err := h.userPolicies.update(ctx, domain.UserPolicyStream(cmd.Name), md, func(p *domain.StoragePolicy) ([]domain.Event, error) {
 		return p.Create(cmd.Name, cmd.Spec, at)
 	})
 	return result(pos, err)

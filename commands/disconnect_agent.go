@@ -18,7 +18,16 @@ type DisconnectAgent struct {
 
 func (DisconnectAgent) CommandName() string { return "agent.disconnect" }
 
-type disconnectAgentHandler struct{ deps }
+type disconnectAgentHandler struct {
+	sessions repository[*domain.Session]
+	agents   repository[*domain.Agent]
+	clock
+}
+
+// newDisconnectAgentHandler builds the handler over what it uses.
+func newDisconnectAgentHandler(sessions repository[*domain.Session], agents repository[*domain.Agent], now clock) disconnectAgentHandler {
+	return disconnectAgentHandler{sessions: sessions, agents: agents, clock: now}
+}
 
 // Handle marks every session holding an allocation on the agent
 // DISCONNECTED (domain.Session.Disconnect), then the agent
@@ -36,7 +45,7 @@ func (h disconnectAgentHandler) Handle(ctx context.Context, md Metadata, cmd Dis
 		reason = domain.ReasonAgentDisconnected
 	}
 	at := h.now()
-	stream := AgentStream(cmd.AgentID)
+	stream := domain.AgentStream(cmd.AgentID)
 	l, err := h.agents.load(ctx, stream)
 	if err != nil {
 		return Result{}, err
@@ -49,7 +58,7 @@ func (h disconnectAgentHandler) Handle(ctx context.Context, md Metadata, cmd Dis
 		errs []error
 	)
 	for _, sid := range l.agg.SessionIDs() {
-		_, pos, err := h.sessions.update(ctx, SessionStream(sid), md, func(s *domain.Session) ([]domain.Event, error) {
+		_, pos, err := h.sessions.update(ctx, domain.SessionStream(sid), md, func(s *domain.Session) ([]domain.Event, error) {
 			if !s.Exists() {
 				return nil, nil // an allocation without a session: nothing to mark
 			}

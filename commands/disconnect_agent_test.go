@@ -43,8 +43,8 @@ func TestDisconnectAndReconnectAgent(t *testing.T) {
 	if a1.Status() != domain.AgentStatusDisconnected || len(a1.Allocations()) != 2 {
 		t.Fatalf("a1 %s %+v: want disconnected, allocations kept", a1.Status(), a1.Allocations())
 	}
-	n := len(e.read(t, commands.AgentStream("a1")))
-	if _, err := e.handlers.DisconnectAgent.Handle(ctx, e.md, commands.DisconnectAgent{AgentID: "a1"}); err != nil || len(e.read(t, commands.AgentStream("a1"))) != n {
+	n := len(e.read(t, domain.AgentStream("a1").String()))
+	if _, err := e.handlers.DisconnectAgent.Handle(ctx, e.md, commands.DisconnectAgent{AgentID: "a1"}); err != nil || len(e.read(t, domain.AgentStream("a1").String())) != n {
 		t.Fatalf("repeating: %v", err)
 	}
 

@@ -21,7 +21,15 @@ type EnrollAgent struct {
 
 func (EnrollAgent) CommandName() string { return "agent.enroll" }
 
-type enrollAgentHandler struct{ deps }
+type enrollAgentHandler struct {
+	enrollments repository[*domain.AgentEnrollment]
+	clock
+}
+
+// newEnrollAgentHandler builds the handler over what it uses.
+func newEnrollAgentHandler(enrollments repository[*domain.AgentEnrollment], now clock) enrollAgentHandler {
+	return enrollAgentHandler{enrollments: enrollments, clock: now}
+}
 
 func (h enrollAgentHandler) Handle(ctx context.Context, md Metadata, cmd EnrollAgent) (Result, error) {
 	if domain.CheckEnrollmentAgentID("agent.enroll", cmd.AgentID) != nil {
@@ -29,7 +37,7 @@ func (h enrollAgentHandler) Handle(ctx context.Context, md Metadata, cmd EnrollA
 		return Result{}, domain.ErrEnrollmentRefused
 	}
 	at := h.now()
-	_, pos, err := h.enrollments.update(ctx, AgentEnrollmentStream(cmd.AgentID), md, func(e *domain.AgentEnrollment) ([]domain.Event, error) {
+	_, pos, err := h.enrollments.update(ctx, domain.AgentEnrollmentStream(cmd.AgentID), md, func(e *domain.AgentEnrollment) ([]domain.Event, error) {
 		return e.Enroll(cmd.Digest, cmd.UserKey, at)
 	})
 	return result(pos, err)

@@ -17,7 +17,16 @@ type ForceTerminateSession struct {
 
 func (ForceTerminateSession) CommandName() string { return "session.force-terminate" }
 
-type forceTerminateSessionHandler struct{ deps }
+type forceTerminateSessionHandler struct {
+	sessions repository[*domain.Session]
+	releaser
+	clock
+}
+
+// newForceTerminateSessionHandler builds the handler over what it uses.
+func newForceTerminateSessionHandler(sessions repository[*domain.Session], releaser releaser, now clock) forceTerminateSessionHandler {
+	return forceTerminateSessionHandler{sessions: sessions, releaser: releaser, clock: now}
+}
 
 // Handle ends the session and its remaining kernels
 // (domain.Session.ForceTerminate), then releases every allocation the
@@ -31,7 +40,7 @@ func (h forceTerminateSessionHandler) Handle(ctx context.Context, md Metadata, c
 		reason = domain.ReasonForceTerminated
 	}
 	at := h.now()
-	s, pos, err := h.sessions.update(ctx, SessionStream(cmd.SessionID), md, func(s *domain.Session) ([]domain.Event, error) {
+	s, pos, err := h.sessions.update(ctx, domain.SessionStream(cmd.SessionID), md, func(s *domain.Session) ([]domain.Event, error) {
 		return s.ForceTerminate(reason, at)
 	})
 	if err != nil {

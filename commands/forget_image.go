@@ -16,7 +16,15 @@ type ForgetImage struct {
 
 func (ForgetImage) CommandName() string { return "image.forget" }
 
-type forgetImageHandler struct{ deps }
+type forgetImageHandler struct {
+	images repository[*domain.Image]
+	clock
+}
+
+// newForgetImageHandler builds the handler over what it uses.
+func newForgetImageHandler(images repository[*domain.Image], now clock) forgetImageHandler {
+	return forgetImageHandler{images: images, clock: now}
+}
 
 // Handle records image.forgotten; forgetting a forgotten image appends
 // nothing.

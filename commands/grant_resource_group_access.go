@@ -17,7 +17,18 @@ type GrantResourceGroupAccess struct {
 
 func (GrantResourceGroupAccess) CommandName() string { return "resource-group.grant" }
 
-type grantResourceGroupAccessHandler struct{ deps }
+type grantResourceGroupAccessHandler struct {
+	domains        repository[*domain.Domain]
+	projects       repository[*domain.Project]
+	keypairs       repository[*domain.Keypair]
+	resourceGroups repository[*domain.ResourceGroup]
+	clock
+}
+
+// newGrantResourceGroupAccessHandler builds the handler over what it uses.
+func newGrantResourceGroupAccessHandler(domains repository[*domain.Domain], projects repository[*domain.Project], keypairs repository[*domain.Keypair], resourceGroups repository[*domain.ResourceGroup], now clock) grantResourceGroupAccessHandler {
+	return grantResourceGroupAccessHandler{domains: domains, projects: projects, keypairs: keypairs, resourceGroups: resourceGroups, clock: now}
+}
 
 // Handle checks that the grantee exists, then records the grant; granting
 // again appends nothing. A grantee that disappears later keeps its entry
@@ -32,7 +43,7 @@ func (h grantResourceGroupAccessHandler) Handle(ctx context.Context, md Metadata
 		return Result{}, err
 	}
 	at := h.now()
-	_, pos, err := h.resourceGroups.update(ctx, ResourceGroupStream(cmd.ResourceGroup), md, func(r *domain.ResourceGroup) ([]domain.Event, error) {
+	_, pos, err := h.resourceGroups.update(ctx, domain.ResourceGroupStream(cmd.ResourceGroup), md, func(r *domain.ResourceGroup) ([]domain.Event, error) {
 		return r.Grant(cmd.Grantee, at)
 	})
 	return result(pos, err)
@@ -46,16 +57,16 @@ func (h grantResourceGroupAccessHandler) requireGrantee(ctx context.Context, op 
 	switch g.Kind {
 	case domain.GranteeDomain:
 		var l loaded[*domain.Domain]
-		l, err = h.domains.load(ctx, DomainStream(g.Name))
+		l, err = h.domains.load(ctx, domain.DomainStream(g.Name))
 		exists = l.agg != nil && l.agg.Exists()
 	case domain.GranteeProject:
 		d, p, _ := domain.SplitProjectKey(g.Name)
 		var l loaded[*domain.Project]
-		l, err = h.projects.load(ctx, ProjectStream(d, p))
+		l, err = h.projects.load(ctx, domain.ProjectStream(d, p))
 		exists = l.agg != nil && l.agg.Exists()
 	case domain.GranteeKeypair:
 		var l loaded[*domain.Keypair]
-		l, err = h.keypairs.load(ctx, KeypairStream(g.Name))
+		l, err = h.keypairs.load(ctx, domain.KeypairStream(g.Name))
 		exists = l.agg != nil && l.agg.Exists()
 	}
 	if err != nil {

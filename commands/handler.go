@@ -32,8 +32,8 @@ type registry struct {
 
 func newRegistry() *registry { return &registry{seen: map[string]bool{}} }
 
-// register records h under its command's name and returns it, so a
-// Handlers literal can list every handler once.
+// register records h under its command's name and returns it decorated
+// (Audited), so a Handlers literal can list every handler once.
 func register[C Command, R any](r *registry, h Handler[C, R]) Handler[C, R] {
 	var zero C
 	name := zero.CommandName()
@@ -45,5 +45,5 @@ func register[C Command, R any](r *registry, h Handler[C, R]) Handler[C, R] {
 	}
 	r.seen[name] = true
 	r.names = append(r.names, name)
-	return h
+	return Audited(h)
 }

@@ -199,77 +199,75 @@ func NewHandlers(store EventStore, clock func() time.Time, opts Options) (*Handl
 		hasher:   opts.PasswordHasher,
 		grace:    opts.EmailReservationGrace,
 		quotas:   opts.Quotas,
-		vfolders: newVFolderRepos(store, retry),
-		vf:       opts.VFolders,
-
-		vfDefaultQuota: opts.DefaultVFolderQuota,
 	}
+	d.vfolderParts = vfolderParts{vfolders: newVFolderRepos(store, retry), vf: opts.VFolders, newID: opts.NewID,
+		grace: opts.EmailReservationGrace, vfDefaultQuota: opts.DefaultVFolderQuota, clock: clock}
 	r := newRegistry()
 	h := &Handlers{
-		RequestSession:        register(r, requestSessionHandler{d}),
-		TerminateSession:      register(r, terminateSessionHandler{d}),
-		CancelPendingSession:  register(r, cancelPendingSessionHandler{d}),
-		UpdatePendingSession:  register(r, updatePendingSessionHandler{d}),
-		UpdatePendingSessions: register(r, updatePendingSessionsHandler{d}),
-		ScheduleSession:       register(r, scheduleSessionHandler{d}),
-		ScheduleSessions:      register(r, scheduleSessionsHandler{d}),
-		RegisterAgent:         register(r, registerAgentHandler{d}),
-		ReportKernelStatus:    register(r, reportKernelStatusHandler{d}),
-		MarkAgentLost:         register(r, markAgentLostHandler{d}),
-		DisconnectAgent:       register(r, disconnectAgentHandler{d}),
-		ReconnectAgent:        register(r, reconnectAgentHandler{d}),
-		ReleaseAllocation:     register(r, releaseAllocationHandler{d}),
-		ForceTerminateSession: register(r, forceTerminateSessionHandler{d}),
+		RequestSession:        register(r, newRequestSessionHandler(d.sessions, admission{d.quotas}, d.vfolderParts)),
+		TerminateSession:      register(r, newTerminateSessionHandler(d.sessions, releaser{d.agents}, d.clock)),
+		CancelPendingSession:  register(r, newCancelPendingSessionHandler(d.sessions, d.clock)),
+		UpdatePendingSession:  register(r, newUpdatePendingSessionHandler(d.sessions, d.clock)),
+		UpdatePendingSessions: register(r, newUpdatePendingSessionsHandler(d.sessions, d.clock)),
+		ScheduleSession:       register(r, newScheduleSessionHandler(planApplier{d.sessions, releaser{d.agents}}, d.clock)),
+		ScheduleSessions:      register(r, newScheduleSessionsHandler(planApplier{d.sessions, releaser{d.agents}}, d.clock)),
+		RegisterAgent:         register(r, newRegisterAgentHandler(d.agents, d.clock)),
+		ReportKernelStatus:    register(r, newReportKernelStatusHandler(d.sessions, releaser{d.agents}, d.clock)),
+		MarkAgentLost:         register(r, newMarkAgentLostHandler(d.sessions, releaser{d.agents}, d.clock)),
+		DisconnectAgent:       register(r, newDisconnectAgentHandler(d.sessions, d.agents, d.clock)),
+		ReconnectAgent:        register(r, newReconnectAgentHandler(d.sessions, d.agents, d.clock)),
+		ReleaseAllocation:     register(r, newReleaseAllocationHandler(d.sessions, releaser{d.agents}, d.clock)),
+		ForceTerminateSession: register(r, newForceTerminateSessionHandler(d.sessions, releaser{d.agents}, d.clock)),
 
-		CreateDomain:              register(r, createDomainHandler{d}),
-		ModifyDomain:              register(r, modifyDomainHandler{d}),
-		CreateProject:             register(r, createProjectHandler{d}),
-		ModifyProject:             register(r, modifyProjectHandler{d}),
-		AddProjectMember:          register(r, addProjectMemberHandler{d}),
-		RemoveProjectMember:       register(r, removeProjectMemberHandler{d}),
-		CreateUser:                register(r, createUserHandler{d}),
-		ModifyUser:                register(r, modifyUserHandler{d}),
-		IssueKeypair:              register(r, issueKeypairHandler{d}),
-		ModifyKeypair:             register(r, modifyKeypairHandler{d}),
-		SetKeypairActive:          register(r, setKeypairActiveHandler{d}),
-		RotateKeypairSecret:       register(r, rotateKeypairSecretHandler{d}),
-		SetMainKeypair:            register(r, setMainKeypairHandler{d}),
-		CreateKeypairPolicy:       register(r, createKeypairPolicyHandler{d}),
-		ModifyKeypairPolicy:       register(r, modifyKeypairPolicyHandler{d}),
-		CreateUserPolicy:          register(r, createUserPolicyHandler{d}),
-		ModifyUserPolicy:          register(r, modifyUserPolicyHandler{d}),
-		CreateProjectPolicy:       register(r, createProjectPolicyHandler{d}),
-		ModifyProjectPolicy:       register(r, modifyProjectPolicyHandler{d}),
-		CreateResourceGroup:       register(r, createResourceGroupHandler{d}),
-		ModifyResourceGroup:       register(r, modifyResourceGroupHandler{d}),
-		GrantResourceGroupAccess:  register(r, grantResourceGroupAccessHandler{d}),
-		RevokeResourceGroupAccess: register(r, revokeResourceGroupAccessHandler{d}),
-		RegisterImage:             register(r, registerImageHandler{d}),
-		ModifyImage:               register(r, modifyImageHandler{d}),
-		ForgetImage:               register(r, forgetImageHandler{d}),
+		CreateDomain:              register(r, newCreateDomainHandler(d.domains, d.clock)),
+		ModifyDomain:              register(r, newModifyDomainHandler(d.domains, d.clock)),
+		CreateProject:             register(r, newCreateProjectHandler(d.domains, d.projects, d.projectPolicies, d.clock)),
+		ModifyProject:             register(r, newModifyProjectHandler(d.projects, d.projectPolicies, d.clock)),
+		AddProjectMember:          register(r, newAddProjectMemberHandler(d.projects, d.users, d.clock)),
+		RemoveProjectMember:       register(r, newRemoveProjectMemberHandler(d.projects, d.clock)),
+		CreateUser:                register(r, newCreateUserHandler(d.domains, d.users, d.emails, d.userPolicies, d.newID, d.grace, passwords{d.hasher}, d.clock)),
+		ModifyUser:                register(r, newModifyUserHandler(d.users, d.userPolicies, passwords{d.hasher}, d.clock)),
+		IssueKeypair:              register(r, newIssueKeypairHandler(d.users, d.keypairs, d.keypairPolicies, d.clock)),
+		ModifyKeypair:             register(r, newModifyKeypairHandler(d.keypairPolicies, keypairLookup{d.keypairs, d.users}, d.clock)),
+		SetKeypairActive:          register(r, newSetKeypairActiveHandler(keypairLookup{d.keypairs, d.users}, d.clock)),
+		RotateKeypairSecret:       register(r, newRotateKeypairSecretHandler(keypairLookup{d.keypairs, d.users}, d.clock)),
+		SetMainKeypair:            register(r, newSetMainKeypairHandler(keypairLookup{d.keypairs, d.users}, d.clock)),
+		CreateKeypairPolicy:       register(r, newCreateKeypairPolicyHandler(d.keypairPolicies, d.clock)),
+		ModifyKeypairPolicy:       register(r, newModifyKeypairPolicyHandler(d.keypairPolicies, d.clock)),
+		CreateUserPolicy:          register(r, newCreateUserPolicyHandler(d.userPolicies, d.clock)),
+		ModifyUserPolicy:          register(r, newModifyUserPolicyHandler(d.userPolicies, d.clock)),
+		CreateProjectPolicy:       register(r, newCreateProjectPolicyHandler(d.projectPolicies, d.clock)),
+		ModifyProjectPolicy:       register(r, newModifyProjectPolicyHandler(d.projectPolicies, d.clock)),
+		CreateResourceGroup:       register(r, newCreateResourceGroupHandler(d.resourceGroups, d.clock)),
+		ModifyResourceGroup:       register(r, newModifyResourceGroupHandler(d.resourceGroups, d.clock)),
+		GrantResourceGroupAccess:  register(r, newGrantResourceGroupAccessHandler(d.domains, d.projects, d.keypairs, d.resourceGroups, d.clock)),
+		RevokeResourceGroupAccess: register(r, newRevokeResourceGroupAccessHandler(d.resourceGroups, d.clock)),
+		RegisterImage:             register(r, newRegisterImageHandler(d.images, d.clock)),
+		ModifyImage:               register(r, newModifyImageHandler(d.images, d.clock)),
+		ForgetImage:               register(r, newForgetImageHandler(d.images, d.clock)),
 
-		IssueToken:              register(r, issueTokenHandler{d}),
-		RevokeToken:             register(r, revokeTokenHandler{d}),
-		OfferAgentEnrollment:    register(r, offerAgentEnrollmentHandler{d}),
-		EnrollAgent:             register(r, enrollAgentHandler{d}),
-		RevokeAgentEnrollment:   register(r, revokeAgentEnrollmentHandler{d}),
-		CreateVFolder:           register(r, createVFolderHandler{d}),
-		RenameVFolder:           register(r, renameVFolderHandler{d}),
-		InviteToVFolder:         register(r, inviteToVFolderHandler{d}),
-		AcceptVFolderInvitation: register(r, acceptVFolderInvitationHandler{d}),
-		RejectVFolderInvitation: register(r, rejectVFolderInvitationHandler{d}),
-		CancelVFolderInvitation: register(r, cancelVFolderInvitationHandler{d}),
-		LeaveVFolder:            register(r, leaveVFolderHandler{d}),
-		ShareVFolder:            register(r, shareVFolderHandler{d}),
-		UnshareVFolder:          register(r, unshareVFolderHandler{d}),
-		CloneVFolder:            register(r, cloneVFolderHandler{d}),
-		FinishVFolderClone:      register(r, finishVFolderCloneHandler{d}),
-		TrashVFolder:            register(r, trashVFolderHandler{d}),
-		RestoreVFolder:          register(r, restoreVFolderHandler{d}),
-		DeleteVFolderForever:    register(r, deleteVFolderForeverHandler{d}),
-		FinishVFolderDelete:     register(r, finishVFolderDeleteHandler{d}),
-		PurgeVFolder:            register(r, purgeVFolderHandler{d}),
-		AuthorizeVFolderFiles:   register(r, authorizeVFolderFilesHandler{d}),
+		IssueToken:              register(r, newIssueTokenHandler(d.users, d.tokens, d.newID, d.clock)),
+		RevokeToken:             register(r, newRevokeTokenHandler(d.users, d.tokens, d.clock)),
+		OfferAgentEnrollment:    register(r, newOfferAgentEnrollmentHandler(d.enrollments, d.clock)),
+		EnrollAgent:             register(r, newEnrollAgentHandler(d.enrollments, d.clock)),
+		RevokeAgentEnrollment:   register(r, newRevokeAgentEnrollmentHandler(d.enrollments, d.clock)),
+		CreateVFolder:           register(r, newCreateVFolderHandler(d.vfolderParts)),
+		RenameVFolder:           register(r, newRenameVFolderHandler(d.vfolderParts)),
+		InviteToVFolder:         register(r, newInviteToVFolderHandler(d.vfolderParts)),
+		AcceptVFolderInvitation: register(r, newAcceptVFolderInvitationHandler(d.vfolderParts)),
+		RejectVFolderInvitation: register(r, newRejectVFolderInvitationHandler(d.vfolderParts)),
+		CancelVFolderInvitation: register(r, newCancelVFolderInvitationHandler(d.vfolderParts)),
+		LeaveVFolder:            register(r, newLeaveVFolderHandler(d.vfolderParts)),
+		ShareVFolder:            register(r, newShareVFolderHandler(d.vfolderParts)),
+		UnshareVFolder:          register(r, newUnshareVFolderHandler(d.vfolderParts)),
+		CloneVFolder:            register(r, newCloneVFolderHandler(d.vfolderParts)),
+		FinishVFolderClone:      register(r, newFinishVFolderCloneHandler(d.vfolderParts.vfolders, d.clock)),
+		TrashVFolder:            register(r, newTrashVFolderHandler(d.vfolderParts)),
+		RestoreVFolder:          register(r, newRestoreVFolderHandler(d.vfolderParts)),
+		DeleteVFolderForever:    register(r, newDeleteVFolderForeverHandler(d.vfolderParts)),
+		FinishVFolderDelete:     register(r, newFinishVFolderDeleteHandler(d.vfolderParts.vfolders, d.clock)),
+		PurgeVFolder:            register(r, newPurgeVFolderHandler(d.vfolderParts)),
+		AuthorizeVFolderFiles:   register(r, newAuthorizeVFolderFilesHandler(d.vfolderParts)),
 	}
 	if len(r.errs) > 0 {
 		return nil, errors.Join(r.errs...)
@@ -278,21 +276,25 @@ func NewHandlers(store EventStore, clock func() time.Time, opts Options) (*Handl
 	return h, nil
 }
 
-// deps is what every handler works with.
+// deps is every dependency of the handlers, assembled once by
+// NewHandlers, which hands each handler only its part through the
+// handler's constructor (newCreateDomainHandler(domains, now),
+// newTerminateSessionHandler(sessions, releaser, now), ...). Parts shared
+// by several handlers are small types: clock, releaser, passwords,
+// keypairLookup, admission, planApplier, and vfolderParts for the virtual
+// folder commands (and RequestSession's mounts).
 type deps struct {
 	sessions repository[*domain.Session]
 	agents   repository[*domain.Agent]
-	clock    func() time.Time
-	newID    func() uuid.UUID
+	clock
+	newID func() uuid.UUID
 	tenancy
 	hasher PasswordHasher
 	grace  time.Duration
 	quotas QuotaSource
-	// vfolders are the vfolder repositories, vf their outside ports.
-	vfolders vfolderRepos
-	vf       VFolderPorts
-	// vfDefaultQuota is the quota of folders created without one.
-	vfDefaultQuota int64
+	// vfolderParts are the vfolder repositories, their outside ports and
+	// settings.
+	vfolderParts vfolderParts
 }
 
 // tenancy holds the repositories of the tenancy aggregates.
@@ -328,9 +330,12 @@ func newTenancyRepos(store EventStore, retry retryPolicy) tenancy {
 	}
 }
 
+// clock is the handlers' time source.
+type clock func() time.Time
+
 // now reads the clock once per command, in UTC without a monotonic part,
 // so the time stored is the time folded back.
-func (d deps) now() time.Time { return d.clock().UTC() }
+func (c clock) now() time.Time { return c().UTC() }
 
 func newUUIDv7() uuid.UUID {
 	id, err := uuid.NewV7()

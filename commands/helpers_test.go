@@ -165,7 +165,7 @@ func (e *env) types(t testing.TB, stream string) []string {
 
 func (e *env) session(t testing.TB, id uuid.UUID) *domain.Session {
 	t.Helper()
-	s, err := domain.RehydrateSession(decode(t, e.read(t, commands.SessionStream(id))))
+	s, err := domain.RehydrateSession(decode(t, e.read(t, domain.SessionStream(id).String())))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +174,7 @@ func (e *env) session(t testing.TB, id uuid.UUID) *domain.Session {
 
 func (e *env) agent(t testing.TB, id string) *domain.Agent {
 	t.Helper()
-	a, err := domain.RehydrateAgent(decode(t, e.read(t, commands.AgentStream(id))))
+	a, err := domain.RehydrateAgent(decode(t, e.read(t, domain.AgentStream(id).String())))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,10 +2,10 @@ package commands_test
 
 import (
 	"context"
-	"strings"
 	"sync"
 
 	"github.com/cairnhq/cairn/commands"
+	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/eventstore"
 )
 
@@ -114,4 +114,7 @@ func (h *hookStore) appendsTo(stream string) int {
 	return h.appends[stream]
 }
 
-func isSession(stream string) bool { return strings.HasPrefix(stream, "session-") }
+func isSession(stream string) bool {
+	s, err := domain.ParseStream(stream)
+	return err == nil && s.Kind == domain.StreamSession
+}

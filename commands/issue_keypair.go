@@ -31,7 +31,17 @@ type IssueKeypairResult struct {
 	Position uint64
 }
 
-type issueKeypairHandler struct{ deps }
+type issueKeypairHandler struct {
+	users           repository[*domain.User]
+	keypairs        repository[*domain.Keypair]
+	keypairPolicies repository[*domain.KeypairPolicy]
+	clock
+}
+
+// newIssueKeypairHandler builds the handler over what it uses.
+func newIssueKeypairHandler(users repository[*domain.User], keypairs repository[*domain.Keypair], keypairPolicies repository[*domain.KeypairPolicy], now clock) issueKeypairHandler {
+	return issueKeypairHandler{users: users, keypairs: keypairs, keypairPolicies: keypairPolicies, clock: now}
+}
 
 // Handle checks the user (exists, not deleted, the actor may act on it)
 // and the policy, generates the keys (crypto/rand), creates the keypair's
@@ -40,7 +50,7 @@ type issueKeypairHandler struct{ deps }
 // main; SetMainKeypair (or the next IssueKeypair) sets it.
 func (h issueKeypairHandler) Handle(ctx context.Context, md Metadata, cmd IssueKeypair) (IssueKeypairResult, error) {
 	const op = "keypair.issue"
-	u, err := h.users.load(ctx, UserStream(cmd.UserID))
+	u, err := h.users.load(ctx, domain.UserStream(cmd.UserID))
 	if err != nil {
 		return IssueKeypairResult{}, err
 	}
@@ -53,7 +63,7 @@ func (h issueKeypairHandler) Handle(ctx context.Context, md Metadata, cmd IssueK
 	if cmd.ResourcePolicy == "" {
 		return IssueKeypairResult{}, domain.Invalid(op, "resource_policy", "required")
 	}
-	if err := requirePolicy(ctx, h.keypairPolicies, op, "resource_policy", KeypairPolicyStream(cmd.ResourcePolicy), cmd.ResourcePolicy); err != nil {
+	if err := requirePolicy(ctx, h.keypairPolicies, op, "resource_policy", domain.KeypairPolicyStream(cmd.ResourcePolicy), cmd.ResourcePolicy); err != nil {
 		return IssueKeypairResult{}, err
 	}
 	access, err := newAccessKey()
@@ -67,14 +77,14 @@ func (h issueKeypairHandler) Handle(ctx context.Context, md Metadata, cmd IssueK
 	at := h.now()
 	spec := domain.KeypairSpec{AccessKey: access, SecretKey: secret, UserID: cmd.UserID, Domain: u.agg.Domain(),
 		ResourcePolicy: cmd.ResourcePolicy, RateLimit: cmd.RateLimit}
-	_, pos, err := h.keypairs.update(ctx, KeypairStream(access), md, func(k *domain.Keypair) ([]domain.Event, error) {
+	_, pos, err := h.keypairs.update(ctx, domain.KeypairStream(access), md, func(k *domain.Keypair) ([]domain.Event, error) {
 		return k.Issue(spec, at)
 	})
 	if err != nil {
 		return IssueKeypairResult{}, err
 	}
 	out := IssueKeypairResult{AccessKey: access, SecretKey: secret, Position: pos}
-	user, upos, err := h.users.update(ctx, UserStream(cmd.UserID), md, func(u *domain.User) ([]domain.Event, error) {
+	user, upos, err := h.users.update(ctx, domain.UserStream(cmd.UserID), md, func(u *domain.User) ([]domain.Event, error) {
 		if !cmd.Main && u.MainAccessKey() != "" {
 			return nil, nil
 		}

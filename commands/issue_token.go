@@ -33,16 +33,23 @@ type IssueTokenResult struct {
 	Position uint64
 }
 
-// TokenStream is the stream of an API token.
-func TokenStream(id uuid.UUID) string { return "token-" + id.String() }
+type issueTokenHandler struct {
+	users  repository[*domain.User]
+	tokens repository[*domain.Token]
+	newID  func() uuid.UUID
+	clock
+}
 
-type issueTokenHandler struct{ deps }
+// newIssueTokenHandler builds the handler over what it uses.
+func newIssueTokenHandler(users repository[*domain.User], tokens repository[*domain.Token], newID func() uuid.UUID, now clock) issueTokenHandler {
+	return issueTokenHandler{users: users, tokens: tokens, newID: newID, clock: now}
+}
 
 // Handle checks the user (exists, active) and the actor's right, then
 // creates the token's stream under a fresh id.
 func (h issueTokenHandler) Handle(ctx context.Context, md Metadata, cmd IssueToken) (IssueTokenResult, error) {
 	const op = "token.issue"
-	u, err := h.users.load(ctx, UserStream(cmd.UserID))
+	u, err := h.users.load(ctx, domain.UserStream(cmd.UserID))
 	if err != nil {
 		return IssueTokenResult{}, err
 	}
@@ -62,7 +69,7 @@ func (h issueTokenHandler) Handle(ctx context.Context, md Metadata, cmd IssueTok
 	at := h.now()
 	spec := domain.TokenSpec{ID: id, UserID: cmd.UserID, Domain: u.agg.Domain(), Kind: cmd.Kind, Digest: cmd.Digest,
 		Description: cmd.Description, ExpiresAt: cmd.ExpiresAt.UTC()}
-	_, pos, err := h.tokens.update(ctx, TokenStream(id), md, func(t *domain.Token) ([]domain.Event, error) {
+	_, pos, err := h.tokens.update(ctx, domain.TokenStream(id), md, func(t *domain.Token) ([]domain.Event, error) {
 		return t.Issue(spec, at)
 	})
 	if err != nil {

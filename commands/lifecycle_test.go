@@ -37,13 +37,13 @@ func TestBatchSessionLifecycle(t *testing.T) {
 	exited.ExitCode = 3
 	out := e.report(t, exited)
 
-	wantTypes(t, e.types(t, commands.SessionStream(res.SessionID)),
+	wantTypes(t, e.types(t, domain.SessionStream(res.SessionID).String()),
 		domain.TypeSessionRequested, domain.TypeSessionScheduled,
 		domain.TypeKernelPreparing, domain.TypeSessionStatusChanged,
 		domain.TypeKernelCreating, domain.TypeSessionStatusChanged,
 		domain.TypeKernelRunning, domain.TypeSessionStatusChanged,
 		domain.TypeKernelExited, domain.TypeSessionTerminated)
-	wantTypes(t, e.types(t, commands.AgentStream("a1")),
+	wantTypes(t, e.types(t, domain.AgentStream("a1").String()),
 		domain.TypeAgentRegistered, domain.TypeAgentAllocated, domain.TypeAgentReleased)
 
 	s := e.session(t, res.SessionID)
@@ -55,15 +55,15 @@ func TestBatchSessionLifecycle(t *testing.T) {
 		t.Fatalf("occupied %v after the kernel ended", a.Occupied())
 	}
 	// The result is the position of the last append: the release.
-	if out.Position != e.lastPosition(t, commands.AgentStream("a1")) {
+	if out.Position != e.lastPosition(t, domain.AgentStream("a1").String()) {
 		t.Fatalf("position %d, want the release's", out.Position)
 	}
 
 	// The container removed afterwards: no news, nothing appended; the
 	// position is that of the newest state the command looked at.
-	before := e.lastPosition(t, commands.AgentStream("a1"))
+	before := e.lastPosition(t, domain.AgentStream("a1").String())
 	out = e.report(t, report(domain.PhaseRemoved))
-	if out.Position != before || len(e.types(t, commands.SessionStream(res.SessionID))) != 10 || len(e.types(t, commands.AgentStream("a1"))) != 3 {
+	if out.Position != before || len(e.types(t, domain.SessionStream(res.SessionID).String())) != 10 || len(e.types(t, domain.AgentStream("a1").String())) != 3 {
 		t.Fatalf("a late report appended something (position %d, before %d)", out.Position, before)
 	}
 }
@@ -88,7 +88,7 @@ func TestTerminateRunningSession(t *testing.T) {
 	if s := e.session(t, res.SessionID); s.Status() != domain.StatusTerminating || s.StatusReason() != domain.ReasonUserRequested {
 		t.Fatalf("%s %s", s.Status(), s.StatusReason())
 	}
-	if out.Position != e.lastPosition(t, commands.SessionStream(res.SessionID)) {
+	if out.Position != e.lastPosition(t, domain.SessionStream(res.SessionID).String()) {
 		t.Fatalf("position %d", out.Position)
 	}
 	if _, held := e.agent(t, "a1").Allocation(res.KernelIDs[0]); !held {
@@ -104,10 +104,10 @@ func TestTerminateRunningSession(t *testing.T) {
 		t.Fatal("allocation not released")
 	}
 
-	last := max(e.lastPosition(t, commands.SessionStream(res.SessionID)), e.lastPosition(t, commands.AgentStream("a1")))
-	n := len(e.read(t, commands.SessionStream(res.SessionID))) + len(e.read(t, commands.AgentStream("a1")))
+	last := max(e.lastPosition(t, domain.SessionStream(res.SessionID).String()), e.lastPosition(t, domain.AgentStream("a1").String()))
+	n := len(e.read(t, domain.SessionStream(res.SessionID).String())) + len(e.read(t, domain.AgentStream("a1").String()))
 	out, err = e.handlers.TerminateSession.Handle(ctx, e.md, commands.TerminateSession{SessionID: res.SessionID})
-	if err != nil || out.Position != last || len(e.read(t, commands.SessionStream(res.SessionID)))+len(e.read(t, commands.AgentStream("a1"))) != n {
+	if err != nil || out.Position != last || len(e.read(t, domain.SessionStream(res.SessionID).String()))+len(e.read(t, domain.AgentStream("a1").String())) != n {
 		t.Fatalf("terminating a terminated session: %v, position %d (last %d)", err, out.Position, last)
 	}
 }
@@ -137,7 +137,7 @@ func TestCancelPendingSession(t *testing.T) {
 	res := e.requestSession(t, sessionSpec(""))
 	cancel := commands.CancelPendingSession{SessionID: res.SessionID, Reason: domain.ReasonPendingTimeout}
 	out, err := e.handlers.CancelPendingSession.Handle(ctx, e.md, cancel)
-	if err != nil || out.Position != e.lastPosition(t, commands.SessionStream(res.SessionID)) {
+	if err != nil || out.Position != e.lastPosition(t, domain.SessionStream(res.SessionID).String()) {
 		t.Fatalf("%v %d", err, out.Position)
 	}
 	if s := e.session(t, res.SessionID); s.Status() != domain.StatusCancelled || s.StatusReason() != domain.ReasonPendingTimeout {
@@ -166,7 +166,7 @@ func TestUpdatePendingSession(t *testing.T) {
 	if _, err := e.handlers.UpdatePendingSession.Handle(ctx, e.md, cmd); err != nil {
 		t.Fatal(err)
 	}
-	wantTypes(t, e.types(t, commands.SessionStream(res.SessionID)), domain.TypeSessionRequested, domain.TypeSessionPendingUpdated)
+	wantTypes(t, e.types(t, domain.SessionStream(res.SessionID).String()), domain.TypeSessionRequested, domain.TypeSessionPendingUpdated)
 	if s := e.session(t, res.SessionID); s.StatusReason() != domain.ReasonNoAvailableInstances || len(s.PendingDetails()) != 1 {
 		t.Fatalf("%s %v", s.StatusReason(), s.PendingDetails())
 	}

@@ -20,7 +20,16 @@ type MarkAgentLost struct {
 
 func (MarkAgentLost) CommandName() string { return "agent.mark-lost" }
 
-type markAgentLostHandler struct{ deps }
+type markAgentLostHandler struct {
+	sessions repository[*domain.Session]
+	releaser
+	clock
+}
+
+// newMarkAgentLostHandler builds the handler over what it uses.
+func newMarkAgentLostHandler(sessions repository[*domain.Session], releaser releaser, now clock) markAgentLostHandler {
+	return markAgentLostHandler{sessions: sessions, releaser: releaser, clock: now}
+}
 
 // errAllocatedMeanwhile: a session took an allocation on the agent while
 // it was being marked lost; its session must be failed first.
@@ -45,7 +54,7 @@ func (h markAgentLostHandler) Handle(ctx context.Context, md Metadata, cmd MarkA
 		reason = domain.ReasonAgentLost
 	}
 	at := h.now()
-	stream := AgentStream(cmd.AgentID)
+	stream := domain.AgentStream(cmd.AgentID)
 	failed := map[uuid.UUID]bool{}
 	var last uint64
 	for round := 1; ; round++ {
@@ -90,7 +99,7 @@ func (h markAgentLostHandler) failSessions(ctx context.Context, md Metadata, ses
 		if failed[sid] {
 			continue
 		}
-		s, pos, err := h.sessions.update(ctx, SessionStream(sid), md, func(s *domain.Session) ([]domain.Event, error) {
+		s, pos, err := h.sessions.update(ctx, domain.SessionStream(sid), md, func(s *domain.Session) ([]domain.Event, error) {
 			if !s.Exists() {
 				return nil, nil // an allocation without a session: MarkLost releases it
 			}

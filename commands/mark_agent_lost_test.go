@@ -52,12 +52,12 @@ func TestMarkAgentLost(t *testing.T) {
 	if al := a2.Allocations(); len(al) != 1 || al[0].SessionID != onA2.SessionID {
 		t.Fatalf("a2 holds %+v, want only the untouched session", al)
 	}
-	if out.Position != e.lastPosition(t, commands.AgentStream("a1")) {
+	if out.Position != e.lastPosition(t, domain.AgentStream("a1").String()) {
 		t.Fatalf("position %d", out.Position)
 	}
 
-	n := len(e.read(t, commands.AgentStream("a1")))
-	if _, err := e.handlers.MarkAgentLost.Handle(ctx, e.md, commands.MarkAgentLost{AgentID: "a1"}); err != nil || len(e.read(t, commands.AgentStream("a1"))) != n {
+	n := len(e.read(t, domain.AgentStream("a1").String()))
+	if _, err := e.handlers.MarkAgentLost.Handle(ctx, e.md, commands.MarkAgentLost{AgentID: "a1"}); err != nil || len(e.read(t, domain.AgentStream("a1").String())) != n {
 		t.Fatalf("repeating: %v", err)
 	}
 
@@ -92,7 +92,7 @@ func TestMarkAgentLostWhileAScheduleLands(t *testing.T) {
 	raced := false
 	hs.set(func(h *hookStore) {
 		h.onAppend = func(stream string, events []eventstore.EventData) {
-			if raced || stream != commands.AgentStream("a1") || events[len(events)-1].Type != domain.TypeAgentLost {
+			if raced || stream != domain.AgentStream("a1").String() || events[len(events)-1].Type != domain.TypeAgentLost {
 				return
 			}
 			raced = true

@@ -16,7 +16,15 @@ type ModifyDomain struct {
 
 func (ModifyDomain) CommandName() string { return "domain.modify" }
 
-type modifyDomainHandler struct{ deps }
+type modifyDomainHandler struct {
+	domains repository[*domain.Domain]
+	clock
+}
+
+// newModifyDomainHandler builds the handler over what it uses.
+func newModifyDomainHandler(domains repository[*domain.Domain], now clock) modifyDomainHandler {
+	return modifyDomainHandler{domains: domains, clock: now}
+}
 
 // Handle applies the changes (domain.Domain.Modify); changes that change
 // nothing append nothing.
@@ -33,7 +41,7 @@ func (h modifyDomainHandler) Handle(ctx context.Context, md Metadata, cmd Modify
 		return Result{}, err
 	}
 	at := h.now()
-	_, pos, err := h.domains.update(ctx, DomainStream(cmd.Name), md, func(d *domain.Domain) ([]domain.Event, error) {
+	_, pos, err := h.domains.update(ctx, domain.DomainStream(cmd.Name), md, func(d *domain.Domain) ([]domain.Event, error) {
 		return d.Modify(cmd.Changes, at)
 	})
 	return result(pos, err)

@@ -17,7 +17,15 @@ type ModifyImage struct {
 
 func (ModifyImage) CommandName() string { return "image.modify" }
 
-type modifyImageHandler struct{ deps }
+type modifyImageHandler struct {
+	images repository[*domain.Image]
+	clock
+}
+
+// newModifyImageHandler builds the handler over what it uses.
+func newModifyImageHandler(images repository[*domain.Image], now clock) modifyImageHandler {
+	return modifyImageHandler{images: images, clock: now}
+}
 
 // Handle applies the changes (domain.Image.Modify).
 func (h modifyImageHandler) Handle(ctx context.Context, md Metadata, cmd ModifyImage) (Result, error) {

@@ -16,7 +16,16 @@ type ModifyKeypair struct {
 
 func (ModifyKeypair) CommandName() string { return "keypair.modify" }
 
-type modifyKeypairHandler struct{ deps }
+type modifyKeypairHandler struct {
+	keypairPolicies repository[*domain.KeypairPolicy]
+	keypairLookup
+	clock
+}
+
+// newModifyKeypairHandler builds the handler over what it uses.
+func newModifyKeypairHandler(keypairPolicies repository[*domain.KeypairPolicy], keypairLookup keypairLookup, now clock) modifyKeypairHandler {
+	return modifyKeypairHandler{keypairPolicies: keypairPolicies, keypairLookup: keypairLookup, clock: now}
+}
 
 // Handle checks a newly named policy and applies the changes
 // (domain.Keypair.Modify).
@@ -29,12 +38,12 @@ func (h modifyKeypairHandler) Handle(ctx context.Context, md Metadata, cmd Modif
 		if *p == "" {
 			return Result{}, domain.Invalid(op, "resource_policy", "required")
 		}
-		if err := requirePolicy(ctx, h.keypairPolicies, op, "resource_policy", KeypairPolicyStream(*p), *p); err != nil {
+		if err := requirePolicy(ctx, h.keypairPolicies, op, "resource_policy", domain.KeypairPolicyStream(*p), *p); err != nil {
 			return Result{}, err
 		}
 	}
 	at := h.now()
-	_, pos, err := h.keypairs.update(ctx, KeypairStream(cmd.AccessKey), md, func(k *domain.Keypair) ([]domain.Event, error) {
+	_, pos, err := h.keypairs.update(ctx, domain.KeypairStream(cmd.AccessKey), md, func(k *domain.Keypair) ([]domain.Event, error) {
 		return k.Modify(domain.KeypairChanges{ResourcePolicy: cmd.ResourcePolicy, RateLimit: cmd.RateLimit}, at)
 	})
 	return result(pos, err)

@@ -17,7 +17,15 @@ type ModifyKeypairPolicy struct {
 
 func (ModifyKeypairPolicy) CommandName() string { return "keypair-policy.modify" }
 
-type modifyKeypairPolicyHandler struct{ deps }
+type modifyKeypairPolicyHandler struct {
+	keypairPolicies repository[*domain.KeypairPolicy]
+	clock
+}
+
+// newModifyKeypairPolicyHandler builds the handler over what it uses.
+func newModifyKeypairPolicyHandler(keypairPolicies repository[*domain.KeypairPolicy], now clock) modifyKeypairPolicyHandler {
+	return modifyKeypairPolicyHandler{keypairPolicies: keypairPolicies, clock: now}
+}
 
 // Handle applies the changes (domain.KeypairPolicy.Modify).
 func (h modifyKeypairPolicyHandler) Handle(ctx context.Context, md Metadata, cmd ModifyKeypairPolicy) (Result, error) {
@@ -26,7 +34,7 @@ func (h modifyKeypairPolicyHandler) Handle(ctx context.Context, md Metadata, cmd
 		return Result{}, err
 	}
 	at := h.now()
-	_, pos, err := h.keypairPolicies.update(ctx, KeypairPolicyStream(cmd.Name), md, func(p *domain.KeypairPolicy) ([]domain.Event, error) {
+	_, pos, err := h.keypairPolicies.update(ctx, domain.KeypairPolicyStream(cmd.Name), md, func(p *domain.KeypairPolicy) ([]domain.Event, error) {
 		return p.Modify(cmd.Changes, at)
 	})
 	return result(pos, err)

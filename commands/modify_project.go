@@ -17,7 +17,16 @@ type ModifyProject struct {
 
 func (ModifyProject) CommandName() string { return "project.modify" }
 
-type modifyProjectHandler struct{ deps }
+type modifyProjectHandler struct {
+	projects        repository[*domain.Project]
+	projectPolicies repository[*domain.StoragePolicy]
+	clock
+}
+
+// newModifyProjectHandler builds the handler over what it uses.
+func newModifyProjectHandler(projects repository[*domain.Project], projectPolicies repository[*domain.StoragePolicy], now clock) modifyProjectHandler {
+	return modifyProjectHandler{projects: projects, projectPolicies: projectPolicies, clock: now}
+}
 
 // Handle checks a newly named policy exists, then applies the changes
 // (domain.Project.Modify).
@@ -30,12 +39,12 @@ func (h modifyProjectHandler) Handle(ctx context.Context, md Metadata, cmd Modif
 		return Result{}, err
 	}
 	if p := cmd.Changes.ResourcePolicy; p != nil {
-		if err := requirePolicy(ctx, h.projectPolicies, op, "resource_policy", ProjectPolicyStream(*p), *p); err != nil {
+		if err := requirePolicy(ctx, h.projectPolicies, op, "resource_policy", domain.ProjectPolicyStream(*p), *p); err != nil {
 			return Result{}, err
 		}
 	}
 	at := h.now()
-	_, pos, err := h.projects.update(ctx, ProjectStream(cmd.Domain, cmd.Name), md, func(p *domain.Project) ([]domain.Event, error) {
+	_, pos, err := h.projects.update(ctx, domain.ProjectStream(cmd.Domain, cmd.Name), md, func(p *domain.Project) ([]domain.Event, error) {
 		return p.Modify(cmd.Changes, at)
 	})
 	return result(pos, err)

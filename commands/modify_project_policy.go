@@ -16,7 +16,15 @@ type ModifyProjectPolicy struct {
 
 func (ModifyProjectPolicy) CommandName() string { return "project-policy.modify" }
 
-type modifyProjectPolicyHandler struct{ deps }
+type modifyProjectPolicyHandler struct {
+	projectPolicies repository[*domain.StoragePolicy]
+	clock
+}
+
+// newModifyProjectPolicyHandler builds the handler over what it uses.
+func newModifyProjectPolicyHandler(projectPolicies repository[*domain.StoragePolicy], now clock) modifyProjectPolicyHandler {
+	return modifyProjectPolicyHandler{projectPolicies: projectPolicies, clock: now}
+}
 
 // Handle applies the changes (domain.StoragePolicy.Modify).
 func (h modifyProjectPolicyHandler) Handle(ctx context.Context, md Metadata, cmd ModifyProjectPolicy) (Result, error) {
@@ -25,7 +33,7 @@ func (h modifyProjectPolicyHandler) Handle(ctx context.Context, md Metadata, cmd
 		return Result{}, err
 	}
 	at := h.now()
-	_, pos, err := h.projectPolicies.update(ctx, ProjectPolicyStream(cmd.Name), md, func(p *domain.StoragePolicy) ([]domain.Event, error) {
+	_, pos, err := h.projectPolicies.update(ctx, domain.ProjectPolicyStream(cmd.Name), md, func(p *domain.StoragePolicy) ([]domain.Event, error) {
 		return p.Modify(cmd.Changes, at)
 	})
 	return result(pos, err)

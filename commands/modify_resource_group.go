@@ -16,7 +16,15 @@ type ModifyResourceGroup struct {
 
 func (ModifyResourceGroup) CommandName() string { return "resource-group.modify" }
 
-type modifyResourceGroupHandler struct{ deps }
+type modifyResourceGroupHandler struct {
+	resourceGroups repository[*domain.ResourceGroup]
+	clock
+}
+
+// newModifyResourceGroupHandler builds the handler over what it uses.
+func newModifyResourceGroupHandler(resourceGroups repository[*domain.ResourceGroup], now clock) modifyResourceGroupHandler {
+	return modifyResourceGroupHandler{resourceGroups: resourceGroups, clock: now}
+}
 
 // Handle applies the changes (domain.ResourceGroup.Modify).
 func (h modifyResourceGroupHandler) Handle(ctx context.Context, md Metadata, cmd ModifyResourceGroup) (Result, error) {
@@ -25,7 +33,7 @@ func (h modifyResourceGroupHandler) Handle(ctx context.Context, md Metadata, cmd
 		return Result{}, err
 	}
 	at := h.now()
-	_, pos, err := h.resourceGroups.update(ctx, ResourceGroupStream(cmd.Name), md, func(r *domain.ResourceGroup) ([]domain.Event, error) {
+	_, pos, err := h.resourceGroups.update(ctx, domain.ResourceGroupStream(cmd.Name), md, func(r *domain.ResourceGroup) ([]domain.Event, error) {
 		return r.Modify(cmd.Changes, at)
 	})
 	return result(pos, err)

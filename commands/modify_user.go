@@ -19,7 +19,17 @@ type ModifyUser struct {
 
 func (ModifyUser) CommandName() string { return "user.modify" }
 
-type modifyUserHandler struct{ deps }
+type modifyUserHandler struct {
+	users        repository[*domain.User]
+	userPolicies repository[*domain.StoragePolicy]
+	passwords
+	clock
+}
+
+// newModifyUserHandler builds the handler over what it uses.
+func newModifyUserHandler(users repository[*domain.User], userPolicies repository[*domain.StoragePolicy], passwords passwords, now clock) modifyUserHandler {
+	return modifyUserHandler{users: users, userPolicies: userPolicies, passwords: passwords, clock: now}
+}
 
 // Handle authorizes the actor on the user as loaded (its domain, and
 // whether it is a superadmin), checks a newly named policy, hashes a new
@@ -38,7 +48,7 @@ func (h modifyUserHandler) Handle(ctx context.Context, md Metadata, cmd ModifyUs
 		}
 		return nil
 	}
-	l, err := h.users.load(ctx, UserStream(cmd.UserID))
+	l, err := h.users.load(ctx, domain.UserStream(cmd.UserID))
 	if err != nil {
 		return Result{}, err
 	}
@@ -46,7 +56,7 @@ func (h modifyUserHandler) Handle(ctx context.Context, md Metadata, cmd ModifyUs
 		return Result{}, err
 	}
 	if p := ch.ResourcePolicy; p != nil {
-		if err := requirePolicy(ctx, h.userPolicies, op, "resource_policy", UserPolicyStream(*p), *p); err != nil {
+		if err := requirePolicy(ctx, h.userPolicies, op, "resource_policy", domain.UserPolicyStream(*p), *p); err != nil {
 			return Result{}, err
 		}
 	}
@@ -58,7 +68,7 @@ func (h modifyUserHandler) Handle(ctx context.Context, md Metadata, cmd ModifyUs
 		ch.PasswordHash = &hash
 	}
 	at := h.now()
-	_, pos, err := h.users.update(ctx, UserStream(cmd.UserID), md, func(u *domain.User) ([]domain.Event, error) {
+	_, pos, err := h.users.update(ctx, domain.UserStream(cmd.UserID), md, func(u *domain.User) ([]domain.Event, error) {
 		if err := authorize(u); err != nil {
 			return nil, err
 		}

@@ -16,7 +16,15 @@ type ModifyUserPolicy struct {
 
 func (ModifyUserPolicy) CommandName() string { return "user-policy.modify" }
 
-type modifyUserPolicyHandler struct{ deps }
+type modifyUserPolicyHandler struct {
+	userPolicies repository[*domain.StoragePolicy]
+	clock
+}
+
+// newModifyUserPolicyHandler builds the handler over what it uses.
+func newModifyUserPolicyHandler(userPolicies repository[*domain.StoragePolicy], now clock) modifyUserPolicyHandler {
+	return modifyUserPolicyHandler{userPolicies: userPolicies, clock: now}
+}
 
 // Handle applies the changes (domain.StoragePolicy.Modify).
 func (h modifyUserPolicyHandler) Handle(ctx context.Context, md Metadata, cmd ModifyUserPolicy) (Result, error) {
@@ -25,7 +33,7 @@ func (h modifyUserPolicyHandler) Handle(ctx context.Context, md Metadata, cmd Mo
 		return Result{}, err
 	}
 	at := h.now()
-	_, pos, err := h.userPolicies.update(ctx, UserPolicyStream(cmd.Name), md, func(p *domain.StoragePolicy) ([]domain.Event, error) {
+	_, pos, err := h.userPolicies.update(ctx, domain.UserPolicyStream(cmd.Name), md, func(p *domain.StoragePolicy) ([]domain.Event, error) {
 		return p.Modify(cmd.Changes, at)
 	})
 	return result(pos, err)

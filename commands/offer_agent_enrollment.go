@@ -22,7 +22,15 @@ type OfferAgentEnrollment struct {
 
 func (OfferAgentEnrollment) CommandName() string { return "agent.offer-enrollment" }
 
-type offerAgentEnrollmentHandler struct{ deps }
+type offerAgentEnrollmentHandler struct {
+	enrollments repository[*domain.AgentEnrollment]
+	clock
+}
+
+// newOfferAgentEnrollmentHandler builds the handler over what it uses.
+func newOfferAgentEnrollmentHandler(enrollments repository[*domain.AgentEnrollment], now clock) offerAgentEnrollmentHandler {
+	return offerAgentEnrollmentHandler{enrollments: enrollments, clock: now}
+}
 
 func (h offerAgentEnrollmentHandler) Handle(ctx context.Context, md Metadata, cmd OfferAgentEnrollment) (Result, error) {
 	const op = "agent.offer-enrollment"
@@ -33,7 +41,7 @@ func (h offerAgentEnrollmentHandler) Handle(ctx context.Context, md Metadata, cm
 		return Result{}, err
 	}
 	at := h.now()
-	_, pos, err := h.enrollments.update(ctx, AgentEnrollmentStream(cmd.AgentID), md, func(e *domain.AgentEnrollment) ([]domain.Event, error) {
+	_, pos, err := h.enrollments.update(ctx, domain.AgentEnrollmentStream(cmd.AgentID), md, func(e *domain.AgentEnrollment) ([]domain.Event, error) {
 		return e.Offer(cmd.AgentID, cmd.Digest, cmd.ExpiresAt, cmd.Actor.UserID.String(), at)
 	})
 	return result(pos, err)

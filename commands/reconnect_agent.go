@@ -20,7 +20,16 @@ type ReconnectAgent struct {
 
 func (ReconnectAgent) CommandName() string { return "agent.reconnect" }
 
-type reconnectAgentHandler struct{ deps }
+type reconnectAgentHandler struct {
+	sessions repository[*domain.Session]
+	agents   repository[*domain.Agent]
+	clock
+}
+
+// newReconnectAgentHandler builds the handler over what it uses.
+func newReconnectAgentHandler(sessions repository[*domain.Session], agents repository[*domain.Agent], now clock) reconnectAgentHandler {
+	return reconnectAgentHandler{sessions: sessions, agents: agents, clock: now}
+}
 
 // Handle marks the agent alive again (domain.Agent.Reconnect: a lost agent
 // is refused, it must register), then returns each of its DISCONNECTED
@@ -30,7 +39,7 @@ type reconnectAgentHandler struct{ deps }
 // kernel (an exit ends it as usual). Repeating the command is harmless.
 func (h reconnectAgentHandler) Handle(ctx context.Context, md Metadata, cmd ReconnectAgent) (Result, error) {
 	at := h.now()
-	a, last, err := h.agents.update(ctx, AgentStream(cmd.AgentID), md, func(a *domain.Agent) ([]domain.Event, error) {
+	a, last, err := h.agents.update(ctx, domain.AgentStream(cmd.AgentID), md, func(a *domain.Agent) ([]domain.Event, error) {
 		return a.Reconnect(at)
 	})
 	if err != nil {
@@ -38,7 +47,7 @@ func (h reconnectAgentHandler) Handle(ctx context.Context, md Metadata, cmd Reco
 	}
 	var errs []error
 	for _, sid := range a.SessionIDs() {
-		_, pos, err := h.sessions.update(ctx, SessionStream(sid), md, func(s *domain.Session) ([]domain.Event, error) {
+		_, pos, err := h.sessions.update(ctx, domain.SessionStream(sid), md, func(s *domain.Session) ([]domain.Event, error) {
 			if !s.Exists() {
 				return nil, nil
 			}

@@ -14,7 +14,15 @@ type RegisterAgent struct {
 
 func (RegisterAgent) CommandName() string { return "agent.register" }
 
-type registerAgentHandler struct{ deps }
+type registerAgentHandler struct {
+	agents repository[*domain.Agent]
+	clock
+}
+
+// newRegisterAgentHandler builds the handler over what it uses.
+func newRegisterAgentHandler(agents repository[*domain.Agent], now clock) registerAgentHandler {
+	return registerAgentHandler{agents: agents, clock: now}
+}
 
 // Handle records the announcement (domain.Agent.Register): the first
 // creates the agent; the same announcement again appends nothing; a
@@ -25,7 +33,7 @@ type registerAgentHandler struct{ deps }
 // its containers from their labels and keeps what it runs.
 func (h registerAgentHandler) Handle(ctx context.Context, md Metadata, cmd RegisterAgent) (Result, error) {
 	at := h.now()
-	_, pos, err := h.agents.update(ctx, AgentStream(cmd.Spec.ID), md, func(a *domain.Agent) ([]domain.Event, error) {
+	_, pos, err := h.agents.update(ctx, domain.AgentStream(cmd.Spec.ID), md, func(a *domain.Agent) ([]domain.Event, error) {
 		return a.Register(cmd.Spec, at)
 	})
 	return Result{Position: pos}, err

@@ -10,7 +10,7 @@ import (
 func TestRegisterAgent(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	stream := commands.AgentStream("a1")
+	stream := domain.AgentStream("a1").String()
 	out, err := e.handlers.RegisterAgent.Handle(ctx, e.md, commands.RegisterAgent{Spec: agentSpec("a1", 8)})
 	if err != nil || out.Position != e.lastPosition(t, stream) {
 		t.Fatalf("%v %d", err, out.Position)
@@ -41,7 +41,7 @@ func TestRegisterAgentInvalid(t *testing.T) {
 	delete(spec.Capacity, domain.SlotMem)
 	_, err := e.handlers.RegisterAgent.Handle(ctx, e.md, commands.RegisterAgent{Spec: spec})
 	wantKind(t, err, domain.KindInvalid)
-	if len(e.read(t, commands.AgentStream("a1"))) != 0 {
+	if len(e.read(t, domain.AgentStream("a1").String())) != 0 {
 		t.Fatal("an invalid registration was written")
 	}
 }

@@ -18,7 +18,15 @@ type RegisterImage struct {
 
 func (RegisterImage) CommandName() string { return "image.register" }
 
-type registerImageHandler struct{ deps }
+type registerImageHandler struct {
+	images repository[*domain.Image]
+	clock
+}
+
+// newRegisterImageHandler builds the handler over what it uses.
+func newRegisterImageHandler(images repository[*domain.Image], now clock) registerImageHandler {
+	return registerImageHandler{images: images, clock: now}
+}
 
 // Handle creates (or, for a forgotten image, continues) the image's
 // stream; a registered image of that reference and architecture is
@@ -39,16 +47,16 @@ func (h registerImageHandler) Handle(ctx context.Context, md Metadata, cmd Regis
 // imageStream authorizes the actor on images (superadmins only),
 // validates the image's identity and returns its stream and normalised
 // architecture.
-func imageStream(op string, actor Principal, reference, architecture string) (string, string, error) {
+func imageStream(op string, actor Principal, reference, architecture string) (domain.Stream, string, error) {
 	if err := authorizeGlobal(op, actor); err != nil {
-		return "", "", err
+		return domain.Stream{}, "", err
 	}
 	arch := domain.NormalizeArchitecture(architecture)
 	if err := domain.CheckImageReference(op, "reference", reference); err != nil {
-		return "", "", err
+		return domain.Stream{}, "", err
 	}
 	if err := domain.CheckName(op, "architecture", arch); err != nil {
-		return "", "", err
+		return domain.Stream{}, "", err
 	}
-	return ImageStream(reference, arch), arch, nil
+	return domain.ImageStream(reference, arch), arch, nil
 }

@@ -17,11 +17,15 @@ type release struct {
 	reason   string
 }
 
+// releaser releases allocations on agents: what a handler that ends
+// kernels or sessions needs.
+type releaser struct{ agents repository[*domain.Agent] }
+
 // releaseAll releases allocations on their agents, one append per agent,
 // in agent order. It is idempotent: a kernel holding nothing, or an agent
 // that never registered, is skipped. Every agent is tried; errors are
 // joined. It returns the position of the last append.
-func (d deps) releaseAll(ctx context.Context, md Metadata, releases []release, at time.Time) (uint64, error) {
+func (d releaser) releaseAll(ctx context.Context, md Metadata, releases []release, at time.Time) (uint64, error) {
 	byAgent := map[string][]release{}
 	for _, r := range releases {
 		byAgent[r.agentID] = append(byAgent[r.agentID], r)
@@ -37,7 +41,7 @@ func (d deps) releaseAll(ctx context.Context, md Metadata, releases []release, a
 		errs []error
 	)
 	for _, id := range agents {
-		_, pos, err := d.agents.update(ctx, AgentStream(id), md, func(a *domain.Agent) ([]domain.Event, error) {
+		_, pos, err := d.agents.update(ctx, domain.AgentStream(id), md, func(a *domain.Agent) ([]domain.Event, error) {
 			if !a.Exists() {
 				return nil, nil
 			}
@@ -63,7 +67,7 @@ func (d deps) releaseAll(ctx context.Context, md Metadata, releases []release, a
 // releaseEnded releases the allocations of the session's kernels that have
 // ended (all of them once the session has ended), each with its kernel's
 // status reason.
-func (d deps) releaseEnded(ctx context.Context, md Metadata, s *domain.Session, at time.Time) (uint64, error) {
+func (d releaser) releaseEnded(ctx context.Context, md Metadata, s *domain.Session, at time.Time) (uint64, error) {
 	var releases []release
 	for _, k := range s.KernelsToRelease() {
 		reason := k.StatusReason()

@@ -19,7 +19,16 @@ type ReleaseAllocation struct {
 
 func (ReleaseAllocation) CommandName() string { return "agent.release-allocation" }
 
-type releaseAllocationHandler struct{ deps }
+type releaseAllocationHandler struct {
+	sessions repository[*domain.Session]
+	releaser
+	clock
+}
+
+// newReleaseAllocationHandler builds the handler over what it uses.
+func newReleaseAllocationHandler(sessions repository[*domain.Session], releaser releaser, now clock) releaseAllocationHandler {
+	return releaseAllocationHandler{sessions: sessions, releaser: releaser, clock: now}
+}
 
 // errAllocationInUse: the allocation belongs to a session that holds it.
 var errAllocationInUse = domain.Errorf("agent.release-allocation", domain.KindConflict,
@@ -44,7 +53,7 @@ func (h releaseAllocationHandler) Handle(ctx context.Context, md Metadata, cmd R
 		reason = domain.ReasonScheduleAborted
 	}
 	at := h.now()
-	agent, err := h.agents.load(ctx, AgentStream(cmd.AgentID))
+	agent, err := h.agents.load(ctx, domain.AgentStream(cmd.AgentID))
 	if err != nil {
 		return Result{}, err
 	}
@@ -52,7 +61,7 @@ func (h releaseAllocationHandler) Handle(ctx context.Context, md Metadata, cmd R
 	if !ok {
 		return Result{Position: agent.position}, nil
 	}
-	session, err := h.sessions.load(ctx, SessionStream(held.SessionID))
+	session, err := h.sessions.load(ctx, domain.SessionStream(held.SessionID))
 	if err != nil {
 		return Result{}, err
 	}

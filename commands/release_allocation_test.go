@@ -15,11 +15,11 @@ func (e *env) allocateOnly(t testing.TB, res commands.RequestSessionResult, agen
 	s := e.session(t, res.SessionID)
 	k, _ := s.Kernel(res.KernelIDs[0])
 	ev, err := eventstore.NewEvent(domain.TypeAgentAllocated, domain.AgentAllocated{KernelID: k.ID(), SessionID: res.SessionID,
-		Slots: k.Requested(), Devices: []domain.DeviceShare{{DeviceID: "GPU-0", Amount: q("0.5")}}, At: t0}, e.md)
+		Slots: k.Requested(), Devices: []domain.DeviceShare{{DeviceID: "GPU-0", Amount: q("0.5")}}, At: t0}, e.md.Stored())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.store.Append(ctx, commands.AgentStream(agent), eventstore.Any, ev); err != nil {
+	if _, err := e.store.Append(ctx, domain.AgentStream(agent).String(), eventstore.Any, ev); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -35,12 +35,12 @@ func TestReleaseAllocationOfAPendingSession(t *testing.T) {
 	if _, err := e.handlers.ReleaseAllocation.Handle(ctx, e.md, cmd); err != nil {
 		t.Fatal(err)
 	}
-	wantTypes(t, e.types(t, commands.AgentStream("a1")), domain.TypeAgentRegistered, domain.TypeAgentAllocated, domain.TypeAgentReleased)
+	wantTypes(t, e.types(t, domain.AgentStream("a1").String()), domain.TypeAgentRegistered, domain.TypeAgentAllocated, domain.TypeAgentReleased)
 	// Again: nothing left to release.
 	if _, err := e.handlers.ReleaseAllocation.Handle(ctx, e.md, cmd); err != nil {
 		t.Fatal(err)
 	}
-	wantTypes(t, e.types(t, commands.AgentStream("a1")), domain.TypeAgentRegistered, domain.TypeAgentAllocated, domain.TypeAgentReleased)
+	wantTypes(t, e.types(t, domain.AgentStream("a1").String()), domain.TypeAgentRegistered, domain.TypeAgentAllocated, domain.TypeAgentReleased)
 	if a := e.agent(t, "a1"); !a.Occupied().IsZero() {
 		t.Fatalf("occupied %v", a.Occupied())
 	}
@@ -83,5 +83,5 @@ func TestForceTerminateSession(t *testing.T) {
 	if s.Status() != domain.StatusTerminated || s.StatusReason() != domain.ReasonForceTerminated {
 		t.Fatalf("session %s/%s", s.Status(), s.StatusReason())
 	}
-	wantTypes(t, e.types(t, commands.AgentStream("a1")), domain.TypeAgentRegistered, domain.TypeAgentAllocated, domain.TypeAgentReleased)
+	wantTypes(t, e.types(t, domain.AgentStream("a1").String()), domain.TypeAgentRegistered, domain.TypeAgentAllocated, domain.TypeAgentReleased)
 }

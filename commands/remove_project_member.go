@@ -17,7 +17,15 @@ type RemoveProjectMember struct {
 
 func (RemoveProjectMember) CommandName() string { return "project.remove-member" }
 
-type removeProjectMemberHandler struct{ deps }
+type removeProjectMemberHandler struct {
+	projects repository[*domain.Project]
+	clock
+}
+
+// newRemoveProjectMemberHandler builds the handler over what it uses.
+func newRemoveProjectMemberHandler(projects repository[*domain.Project], now clock) removeProjectMemberHandler {
+	return removeProjectMemberHandler{projects: projects, clock: now}
+}
 
 // Handle records the removal; removing a non-member appends nothing.
 func (h removeProjectMemberHandler) Handle(ctx context.Context, md Metadata, cmd RemoveProjectMember) (Result, error) {
@@ -29,7 +37,7 @@ func (h removeProjectMemberHandler) Handle(ctx context.Context, md Metadata, cmd
 		return Result{}, err
 	}
 	at := h.now()
-	_, pos, err := h.projects.update(ctx, ProjectStream(cmd.Domain, cmd.Project), md, func(p *domain.Project) ([]domain.Event, error) {
+	_, pos, err := h.projects.update(ctx, domain.ProjectStream(cmd.Domain, cmd.Project), md, func(p *domain.Project) ([]domain.Event, error) {
 		return p.RemoveMember(cmd.UserID, at)
 	})
 	return result(pos, err)

@@ -30,7 +30,16 @@ type ReportKernelStatus struct {
 
 func (ReportKernelStatus) CommandName() string { return "kernel.report-status" }
 
-type reportKernelStatusHandler struct{ deps }
+type reportKernelStatusHandler struct {
+	sessions repository[*domain.Session]
+	releaser
+	clock
+}
+
+// newReportKernelStatusHandler builds the handler over what it uses.
+func newReportKernelStatusHandler(sessions repository[*domain.Session], releaser releaser, now clock) reportKernelStatusHandler {
+	return reportKernelStatusHandler{sessions: sessions, releaser: releaser, clock: now}
+}
 
 // Handle folds the report into the session (domain.Session.ReportKernel),
 // which may move the session's derived status in the same append, then
@@ -47,7 +56,7 @@ func (h reportKernelStatusHandler) Handle(ctx context.Context, md Metadata, cmd 
 		KernelID: cmd.KernelID, AgentID: cmd.AgentID, Phase: cmd.Phase, ContainerID: cmd.ContainerID,
 		ExitCode: cmd.ExitCode, Reason: cmd.Reason, Message: cmd.Message, At: at,
 	}
-	s, pos, err := h.sessions.update(ctx, SessionStream(cmd.SessionID), md, func(s *domain.Session) ([]domain.Event, error) {
+	s, pos, err := h.sessions.update(ctx, domain.SessionStream(cmd.SessionID), md, func(s *domain.Session) ([]domain.Event, error) {
 		if cmd.WhileStarting && !s.Status().IsStarting() {
 			return nil, domain.Errorf("kernel.report-status", domain.KindConflict, "session %s is %s, no longer starting", cmd.SessionID, s.Status())
 		}

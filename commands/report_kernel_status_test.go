@@ -37,7 +37,7 @@ func TestReportKernelFailedReleasesEverything(t *testing.T) {
 			t.Fatalf("agent %s still holds %+v", id, a.Allocations())
 		}
 	}
-	if out.Position != max(e.lastPosition(t, commands.AgentStream("a1")), e.lastPosition(t, commands.AgentStream("a2"))) {
+	if out.Position != max(e.lastPosition(t, domain.AgentStream("a1").String()), e.lastPosition(t, domain.AgentStream("a2").String())) {
 		t.Fatalf("position %d is not the last release", out.Position)
 	}
 }
@@ -86,10 +86,10 @@ func TestStartDeadlineVerdictNeedsAStartingSession(t *testing.T) {
 	if _, err := e.handlers.TerminateSession.Handle(ctx, e.md, commands.TerminateSession{SessionID: moved.SessionID}); err != nil {
 		t.Fatal(err)
 	}
-	before := e.lastPosition(t, commands.SessionStream(moved.SessionID))
+	before := e.lastPosition(t, domain.SessionStream(moved.SessionID).String())
 	_, err := e.handlers.ReportKernelStatus.Handle(ctx, e.md, verdict(moved))
 	wantKind(t, err, domain.KindConflict)
-	if s := e.session(t, moved.SessionID); s.Status() != domain.StatusTerminating || e.lastPosition(t, commands.SessionStream(moved.SessionID)) != before {
+	if s := e.session(t, moved.SessionID); s.Status() != domain.StatusTerminating || e.lastPosition(t, domain.SessionStream(moved.SessionID).String()) != before {
 		t.Fatalf("a stale verdict changed the session: %s", s.Status())
 	}
 

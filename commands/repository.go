@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"time"
+
+	"github.com/cenkalti/backoff/v4"
 
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/eventstore"
@@ -27,24 +28,42 @@ type repository[A aggregate] struct {
 
 // retryPolicy bounds the load-decide-append attempts of one command and
 // spaces them with a jittered exponential backoff, so writers that
-// collided do not collide again in lockstep.
+// collided do not collide again in lockstep: the wait after the n-th
+// conflict is uniform up to backoff·2^(n-1), capped at maxBackoff.
 type retryPolicy struct {
 	attempts   int
 	backoff    time.Duration
 	maxBackoff time.Duration
 }
 
-// wait sleeps before attempt n+1 (n >= 1), or returns early with the
-// context's error.
-func (p retryPolicy) wait(ctx context.Context, n int) error {
-	ceiling := p.backoff << min(n-1, 16)
-	if ceiling > p.maxBackoff || ceiling <= 0 {
-		ceiling = p.maxBackoff
+// newBackOff is the policy as a backoff.BackOff for one command: a
+// randomization factor of 1 spreads each wait uniformly over [0, 2×the
+// current interval], so intervals of half the ceilings give waits up to
+// backoff, doubling, up to maxBackoff; it stops after attempts tries or
+// when ctx ends.
+func (p retryPolicy) newBackOff(ctx context.Context) backoff.BackOff {
+	b := backoff.NewExponentialBackOff()
+	b.InitialInterval = min(p.backoff, p.maxBackoff) / 2
+	b.MaxInterval = p.maxBackoff / 2
+	b.Multiplier = 2
+	b.RandomizationFactor = 1
+	b.MaxElapsedTime = 0
+	b.Reset()
+	return backoff.WithContext(backoff.WithMaxRetries(b, uint64(max(p.attempts-1, 0))), ctx)
+}
+
+// waitNext sleeps b's next interval, for the loops that decide by
+// themselves when to give up (they stop before b does); it returns the
+// context's error when ctx ends first.
+func waitNext(ctx context.Context, b backoff.BackOff) error {
+	d := b.NextBackOff()
+	if d == backoff.Stop {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		return errors.New("commands: no attempt left")
 	}
-	if ceiling <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(rand.N(ceiling) + 1)
+	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
@@ -71,21 +90,21 @@ type loaded[A aggregate] struct {
 
 // load reads a stream and folds it. A stream without events folds into a
 // new aggregate (revision -1).
-func (r repository[A]) load(ctx context.Context, stream string) (loaded[A], error) {
+func (r repository[A]) load(ctx context.Context, stream domain.Stream) (loaded[A], error) {
 	const op = "commands.load"
 	l := loaded[A]{revision: -1}
-	recorded, err := r.store.ReadStream(ctx, stream, eventstore.ReadStreamOptions{})
+	recorded, err := r.store.ReadStream(ctx, stream.String(), eventstore.ReadStreamOptions{})
 	if err != nil && !errors.Is(err, eventstore.ErrStreamNotFound) {
 		return l, storeError(op, err)
 	}
 	if l.events, err = DecodeStream(recorded); err != nil {
-		return l, &domain.Error{Op: op, Kind: domain.KindInternal, Message: stream, Err: err}
+		return l, &domain.Error{Op: op, Kind: domain.KindInternal, Message: stream.String(), Err: err}
 	}
 	if n := len(recorded); n > 0 {
 		l.revision, l.position = recorded[n-1].Revision, recorded[n-1].Position
 	}
 	if l.agg, err = r.rehydrate(l.events); err != nil {
-		return l, &domain.Error{Op: op, Kind: domain.KindInternal, Message: stream, Err: err}
+		return l, &domain.Error{Op: op, Kind: domain.KindInternal, Message: stream.String(), Err: err}
 	}
 	return l, nil
 }
@@ -100,51 +119,66 @@ func (r repository[A]) load(ctx context.Context, stream string) (loaded[A], erro
 // Errors from decide are returned as they are and nothing is written. An
 // append that failed in a way that may still have written the events is
 // marked (see appendUncertain) and not retried.
-func (r repository[A]) update(ctx context.Context, stream string, md Metadata, decide func(A) ([]domain.Event, error)) (A, uint64, error) {
+func (r repository[A]) update(ctx context.Context, stream domain.Stream, md Metadata, decide func(A) ([]domain.Event, error)) (A, uint64, error) {
 	const op = "commands.update"
-	var zero A
-	for attempt := 1; ; attempt++ {
+	var (
+		zero, after A
+		position    uint64
+		attempt     int
+		final       error
+	)
+	// stop ends the attempts with err (nil: success).
+	stop := func(err error) error {
+		final = err
+		return backoff.Permanent(err)
+	}
+	err := backoff.Retry(func() error {
+		attempt++
 		l, err := r.load(ctx, stream)
 		if err != nil {
-			return zero, 0, err
+			return stop(err)
 		}
 		events, err := decide(l.agg)
 		if err != nil {
-			return zero, 0, err
+			return stop(err)
 		}
 		if len(events) == 0 {
-			return l.agg, l.position, nil
+			after, position = l.agg, l.position
+			return nil
 		}
 		data, err := encode(events, md)
 		if err != nil {
-			return zero, 0, err
+			return stop(err)
 		}
-		data, release, err := withAccessRecord(ctx, stream, md, data)
+		data, release, err := withAccessRecord(stream, md, data)
 		if err != nil {
-			return zero, 0, err
+			return stop(err)
 		}
-		res, err := r.store.Append(ctx, stream, eventstore.Exact(l.revision), data...)
-		if err != nil {
-			release()
-		}
+		res, err := r.store.Append(ctx, stream.String(), eventstore.Exact(l.revision), data...)
 		if err == nil {
-			after, err := r.fold(l, events)
-			return after, res.Position, err
+			position = res.Position
+			after, err = r.fold(l, events)
+			return stop(err)
 		}
+		release()
 		if !errors.Is(err, eventstore.ErrWrongExpectedRevision) {
 			if !definitelyNotWritten(err) {
-				err = &uncertainAppendError{stream: stream, err: err}
+				err = &uncertainAppendError{stream: stream.String(), err: err}
 			}
-			return zero, 0, storeError(op, err)
+			return stop(storeError(op, err))
 		}
-		if attempt >= r.retry.attempts {
-			return zero, 0, &domain.Error{Op: op, Kind: domain.KindConflict, Err: err,
-				Message: fmt.Sprintf("gave up after %d attempts against concurrent writers", attempt)}
-		}
-		if werr := r.retry.wait(ctx, attempt); werr != nil {
-			return zero, 0, storeError(op, werr)
-		}
+		return err // another writer got there first: decide again
+	}, r.retry.newBackOff(ctx))
+	switch {
+	case err == nil:
+		return after, position, nil
+	case final != nil:
+		return zero, 0, final
+	case errors.Is(err, eventstore.ErrWrongExpectedRevision):
+		return zero, 0, &domain.Error{Op: op, Kind: domain.KindConflict, Err: err,
+			Message: fmt.Sprintf("gave up after %d attempts against concurrent writers", attempt)}
 	}
+	return zero, 0, storeError(op, err) // the context ended while waiting
 }
 
 // appendAt appends events decided on l, expecting the revision l was
@@ -152,27 +186,27 @@ func (r repository[A]) update(ctx context.Context, stream string, md Metadata, d
 // error that matches eventstore.ErrWrongExpectedRevision, and the caller
 // re-decides. Batch commands use it to decide many aggregates before
 // writing any.
-func (r repository[A]) appendAt(ctx context.Context, stream string, l loaded[A], md Metadata, events []domain.Event) (uint64, error) {
+func (r repository[A]) appendAt(ctx context.Context, stream domain.Stream, l loaded[A], md Metadata, events []domain.Event) (uint64, error) {
 	return r.appendExpecting(ctx, stream, l.revision, md, events)
 }
 
 // appendExpecting is appendAt for a stream revision known without loading
 // the stream (a process manager's folded view of it).
-func (r repository[A]) appendExpecting(ctx context.Context, stream string, revision int64, md Metadata, events []domain.Event) (uint64, error) {
+func (r repository[A]) appendExpecting(ctx context.Context, stream domain.Stream, revision int64, md Metadata, events []domain.Event) (uint64, error) {
 	const op = "commands.append"
 	data, err := encode(events, md)
 	if err != nil {
 		return 0, err
 	}
-	data, release, err := withAccessRecord(ctx, stream, md, data)
+	data, release, err := withAccessRecord(stream, md, data)
 	if err != nil {
 		return 0, err
 	}
-	res, err := r.store.Append(ctx, stream, eventstore.Exact(revision), data...)
+	res, err := r.store.Append(ctx, stream.String(), eventstore.Exact(revision), data...)
 	if err != nil {
 		release()
 		if !definitelyNotWritten(err) {
-			err = &uncertainAppendError{stream: stream, err: err}
+			err = &uncertainAppendError{stream: stream.String(), err: err}
 		}
 		return 0, storeError(op, err)
 	}
@@ -180,23 +214,23 @@ func (r repository[A]) appendExpecting(ctx context.Context, stream string, revis
 }
 
 // create appends the first events of a new stream (expected: no stream).
-func (r repository[A]) create(ctx context.Context, stream string, md Metadata, events []domain.Event) (uint64, error) {
+func (r repository[A]) create(ctx context.Context, stream domain.Stream, md Metadata, events []domain.Event) (uint64, error) {
 	const op = "commands.create"
 	data, err := encode(events, md)
 	if err != nil {
 		return 0, err
 	}
-	data, release, err := withAccessRecord(ctx, stream, md, data)
+	data, release, err := withAccessRecord(stream, md, data)
 	if err != nil {
 		return 0, err
 	}
-	res, err := r.store.Append(ctx, stream, eventstore.NoStream, data...)
+	res, err := r.store.Append(ctx, stream.String(), eventstore.NoStream, data...)
 	if err != nil {
 		release()
 	}
 	if err != nil {
 		if !definitelyNotWritten(err) {
-			err = &uncertainAppendError{stream: stream, err: err}
+			err = &uncertainAppendError{stream: stream.String(), err: err}
 		}
 		return 0, storeError(op, err)
 	}
@@ -226,7 +260,7 @@ func encode(events []domain.Event, md Metadata) ([]eventstore.EventData, error) 
 			Type:     e.EventType(),
 			Version:  domain.SchemaVersion,
 			Data:     data,
-			Metadata: md,
+			Metadata: md.Stored(),
 		}
 	}
 	return out, nil

@@ -18,7 +18,7 @@ import (
 // interferes that many times (-1: always).
 func racer(t *testing.T, store eventstore.Store, agentID string, cpus int64, times int) func(string) error {
 	return func(stream string) error {
-		if stream != commands.AgentStream(agentID) || times == 0 {
+		if stream != domain.AgentStream(agentID).String() || times == 0 {
 			return nil
 		}
 		times--
@@ -53,7 +53,7 @@ func TestRetriesAreBounded(t *testing.T) {
 	if !errors.Is(err, eventstore.ErrWrongExpectedRevision) {
 		t.Fatalf("err %v does not wrap the store's conflict", err)
 	}
-	if n := hs.appendsTo(commands.AgentStream("a1")); n != 3 {
+	if n := hs.appendsTo(domain.AgentStream("a1").String()); n != 3 {
 		t.Fatalf("%d attempts, want 3", n)
 	}
 }
@@ -71,11 +71,11 @@ func TestRetryDecidesOnFreshState(t *testing.T) {
 
 	// The agent grows to 16 meanwhile: the retry fits.
 	hs.set(func(h *hookStore) { h.beforeAppend = racer(t, e.store, "a1", 16, 1) })
-	before := hs.appendsTo(commands.AgentStream("a1"))
+	before := hs.appendsTo(domain.AgentStream("a1").String())
 	if _, err := e.handlers.ScheduleSession.Handle(ctx, e.md, commands.ScheduleSession{SessionID: first.SessionID, Kernels: placeOn("a1", first.KernelIDs, "", "")}); err != nil {
 		t.Fatal(err)
 	}
-	if n := hs.appendsTo(commands.AgentStream("a1")) - before; n != 2 {
+	if n := hs.appendsTo(domain.AgentStream("a1").String()) - before; n != 2 {
 		t.Fatalf("%d appends to the agent, want 2 (a conflict, then the retry)", n)
 	}
 	if a := e.agent(t, "a1"); a.Capacity()[domain.SlotCPU] != domain.Units(16) || a.Occupied()[domain.SlotCPU] != domain.Units(6) {
@@ -100,10 +100,10 @@ func TestMetadataIsStoredOnEveryEvent(t *testing.T) {
 	if _, err := e.handlers.ScheduleSession.Handle(ctx, md, commands.ScheduleSession{SessionID: res.SessionID, Kernels: placeOn("a1", res.KernelIDs, "GPU-0", "0.5")}); err != nil {
 		t.Fatal(err)
 	}
-	for _, stream := range []string{commands.AgentStream("a1"), commands.SessionStream(res.SessionID)} {
+	for _, stream := range []string{domain.AgentStream("a1").String(), domain.SessionStream(res.SessionID).String()} {
 		evs := e.read(t, stream)
 		last := evs[len(evs)-1]
-		if last.Metadata != md || last.Version != domain.SchemaVersion || last.ID.Version() != 7 {
+		if last.Metadata != md.Stored() || last.Version != domain.SchemaVersion || last.ID.Version() != 7 {
 			t.Fatalf("%s: %+v", stream, last)
 		}
 	}
@@ -139,7 +139,7 @@ func TestStoreErrorsAreDomainErrors(t *testing.T) {
 	t.Run("a stream that is not a session", func(t *testing.T) {
 		e := newEnv(t)
 		id := uuid.New()
-		if _, err := e.store.Append(ctx, commands.SessionStream(id), eventstore.NoStream, eventstore.EventData{
+		if _, err := e.store.Append(ctx, domain.SessionStream(id).String(), eventstore.NoStream, eventstore.EventData{
 			ID: eventstore.NewEventID(), Type: "session.exploded", Version: 1, Data: json.RawMessage(`{}`),
 		}); err != nil {
 			t.Fatal(err)

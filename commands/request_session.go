@@ -29,7 +29,17 @@ type RequestSessionResult struct {
 	Position  uint64
 }
 
-type requestSessionHandler struct{ deps }
+type requestSessionHandler struct {
+	sessions repository[*domain.Session]
+	admission
+	// vfolderParts resolve the session's mounts (and give ids and time).
+	vfolderParts
+}
+
+// newRequestSessionHandler builds the handler over what it uses.
+func newRequestSessionHandler(sessions repository[*domain.Session], admit admission, mounts vfolderParts) requestSessionHandler {
+	return requestSessionHandler{sessions: sessions, admission: admit, vfolderParts: mounts}
+}
 
 // Handle validates the request (domain.RequestSession), refuses what
 // quotas already rule out (see admit), and creates the session's stream.
@@ -60,7 +70,7 @@ func (h requestSessionHandler) Handle(ctx context.Context, md Metadata, cmd Requ
 	if err := h.admit(ctx, events); err != nil {
 		return RequestSessionResult{}, err
 	}
-	pos, err := h.sessions.create(ctx, SessionStream(id), md, events)
+	pos, err := h.sessions.create(ctx, domain.SessionStream(id), md, events)
 	if err != nil {
 		return RequestSessionResult{}, err
 	}

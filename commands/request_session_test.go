@@ -11,7 +11,7 @@ func TestRequestSession(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	res := e.requestSession(t, sessionSpec("0.5"))
-	stream := commands.SessionStream(res.SessionID)
+	stream := domain.SessionStream(res.SessionID).String()
 
 	evs := e.read(t, stream)
 	if len(evs) != 1 || evs[0].Type != domain.TypeSessionRequested || evs[0].Version != 1 || evs[0].Revision != 0 {
@@ -20,7 +20,7 @@ func TestRequestSession(t *testing.T) {
 	if res.Position != evs[0].Position || res.Position == 0 {
 		t.Fatalf("position %d, event at %d", res.Position, evs[0].Position)
 	}
-	if evs[0].Metadata != e.md {
+	if evs[0].Metadata != e.md.Stored() {
 		t.Fatalf("metadata %+v, want %+v", evs[0].Metadata, e.md)
 	}
 	if evs[0].ID.Version() != 7 {

@@ -17,7 +17,15 @@ type RevokeAgentEnrollment struct {
 
 func (RevokeAgentEnrollment) CommandName() string { return "agent.revoke-enrollment" }
 
-type revokeAgentEnrollmentHandler struct{ deps }
+type revokeAgentEnrollmentHandler struct {
+	enrollments repository[*domain.AgentEnrollment]
+	clock
+}
+
+// newRevokeAgentEnrollmentHandler builds the handler over what it uses.
+func newRevokeAgentEnrollmentHandler(enrollments repository[*domain.AgentEnrollment], now clock) revokeAgentEnrollmentHandler {
+	return revokeAgentEnrollmentHandler{enrollments: enrollments, clock: now}
+}
 
 func (h revokeAgentEnrollmentHandler) Handle(ctx context.Context, md Metadata, cmd RevokeAgentEnrollment) (Result, error) {
 	const op = "agent.revoke-enrollment"
@@ -28,7 +36,7 @@ func (h revokeAgentEnrollmentHandler) Handle(ctx context.Context, md Metadata, c
 		return Result{}, domain.NotFound(op, "agent enrollment")
 	}
 	at := h.now()
-	_, pos, err := h.enrollments.update(ctx, AgentEnrollmentStream(cmd.AgentID), md, func(e *domain.AgentEnrollment) ([]domain.Event, error) {
+	_, pos, err := h.enrollments.update(ctx, domain.AgentEnrollmentStream(cmd.AgentID), md, func(e *domain.AgentEnrollment) ([]domain.Event, error) {
 		return e.Revoke(cmd.Reason, at)
 	})
 	return result(pos, err)

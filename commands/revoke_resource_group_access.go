@@ -16,7 +16,15 @@ type RevokeResourceGroupAccess struct {
 
 func (RevokeResourceGroupAccess) CommandName() string { return "resource-group.revoke" }
 
-type revokeResourceGroupAccessHandler struct{ deps }
+type revokeResourceGroupAccessHandler struct {
+	resourceGroups repository[*domain.ResourceGroup]
+	clock
+}
+
+// newRevokeResourceGroupAccessHandler builds the handler over what it uses.
+func newRevokeResourceGroupAccessHandler(resourceGroups repository[*domain.ResourceGroup], now clock) revokeResourceGroupAccessHandler {
+	return revokeResourceGroupAccessHandler{resourceGroups: resourceGroups, clock: now}
+}
 
 // Handle records the revocation; revoking what was not granted appends
 // nothing.
@@ -26,7 +34,7 @@ func (h revokeResourceGroupAccessHandler) Handle(ctx context.Context, md Metadat
 		return Result{}, err
 	}
 	at := h.now()
-	_, pos, err := h.resourceGroups.update(ctx, ResourceGroupStream(cmd.ResourceGroup), md, func(r *domain.ResourceGroup) ([]domain.Event, error) {
+	_, pos, err := h.resourceGroups.update(ctx, domain.ResourceGroupStream(cmd.ResourceGroup), md, func(r *domain.ResourceGroup) ([]domain.Event, error) {
 		return r.Revoke(cmd.Grantee, at)
 	})
 	return result(pos, err)

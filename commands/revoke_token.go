@@ -17,12 +17,21 @@ type RevokeToken struct {
 
 func (RevokeToken) CommandName() string { return "token.revoke" }
 
-type revokeTokenHandler struct{ deps }
+type revokeTokenHandler struct {
+	users  repository[*domain.User]
+	tokens repository[*domain.Token]
+	clock
+}
+
+// newRevokeTokenHandler builds the handler over what it uses.
+func newRevokeTokenHandler(users repository[*domain.User], tokens repository[*domain.Token], now clock) revokeTokenHandler {
+	return revokeTokenHandler{users: users, tokens: tokens, clock: now}
+}
 
 // Handle records token.revoked; revoking a revoked token appends nothing.
 func (h revokeTokenHandler) Handle(ctx context.Context, md Metadata, cmd RevokeToken) (Result, error) {
 	const op = "token.revoke"
-	l, err := h.tokens.load(ctx, TokenStream(cmd.TokenID))
+	l, err := h.tokens.load(ctx, domain.TokenStream(cmd.TokenID))
 	if err != nil {
 		return Result{}, err
 	}
@@ -34,7 +43,7 @@ func (h revokeTokenHandler) Handle(ctx context.Context, md Metadata, cmd RevokeT
 		if err := authorizeIn(op, "token", cmd.Actor, t.Domain()); err != nil {
 			return Result{}, err
 		}
-		owner, err := h.users.load(ctx, UserStream(t.UserID()))
+		owner, err := h.users.load(ctx, domain.UserStream(t.UserID()))
 		if err != nil {
 			return Result{}, err
 		}
@@ -43,7 +52,7 @@ func (h revokeTokenHandler) Handle(ctx context.Context, md Metadata, cmd RevokeT
 		}
 	}
 	at := h.now()
-	_, pos, err := h.tokens.update(ctx, TokenStream(cmd.TokenID), md, func(t *domain.Token) ([]domain.Event, error) {
+	_, pos, err := h.tokens.update(ctx, domain.TokenStream(cmd.TokenID), md, func(t *domain.Token) ([]domain.Event, error) {
 		return t.Revoke(at)
 	})
 	return result(pos, err)

@@ -22,7 +22,15 @@ type RotateKeypairSecretResult struct {
 	Position  uint64
 }
 
-type rotateKeypairSecretHandler struct{ deps }
+type rotateKeypairSecretHandler struct {
+	keypairLookup
+	clock
+}
+
+// newRotateKeypairSecretHandler builds the handler over what it uses.
+func newRotateKeypairSecretHandler(keypairLookup keypairLookup, now clock) rotateKeypairSecretHandler {
+	return rotateKeypairSecretHandler{keypairLookup: keypairLookup, clock: now}
+}
 
 // Handle generates a secret (crypto/rand) and records it
 // (domain.Keypair.RotateSecret).
@@ -36,7 +44,7 @@ func (h rotateKeypairSecretHandler) Handle(ctx context.Context, md Metadata, cmd
 		return RotateKeypairSecretResult{}, keyError(op, err)
 	}
 	at := h.now()
-	_, pos, err := h.keypairs.update(ctx, KeypairStream(cmd.AccessKey), md, func(k *domain.Keypair) ([]domain.Event, error) {
+	_, pos, err := h.keypairs.update(ctx, domain.KeypairStream(cmd.AccessKey), md, func(k *domain.Keypair) ([]domain.Event, error) {
 		return k.RotateSecret(secret, at)
 	})
 	if err != nil {

@@ -39,7 +39,7 @@ func TestScheduleSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := e.session(t, res.SessionID)
-	if s.Status() != domain.StatusScheduled || out.Position != e.lastPosition(t, commands.SessionStream(res.SessionID)) {
+	if s.Status() != domain.StatusScheduled || out.Position != e.lastPosition(t, domain.SessionStream(res.SessionID).String()) {
 		t.Fatalf("%s, position %d", s.Status(), out.Position)
 	}
 	// Both kernels in one append on the agent.
@@ -47,14 +47,14 @@ func TestScheduleSession(t *testing.T) {
 	if len(a.Allocations()) != 2 || a.Occupied()[domain.SlotCPU] != domain.Units(2) || a.DeviceFree("GPU-0") != q("0.5") || a.DeviceFree("GPU-1") != q("0.5") {
 		t.Fatalf("allocations %+v", a.Allocations())
 	}
-	evs := e.read(t, commands.AgentStream("a1"))
+	evs := e.read(t, domain.AgentStream("a1").String())
 	if len(evs) != 3 || evs[1].Position != evs[2].Position-1 {
-		t.Fatalf("agent stream %v", e.types(t, commands.AgentStream("a1")))
+		t.Fatalf("agent stream %v", e.types(t, domain.AgentStream("a1").String()))
 	}
 
 	// The same placement again: nothing appended anywhere.
 	again, err := e.handlers.ScheduleSession.Handle(ctx, e.md, commands.ScheduleSession{SessionID: res.SessionID, Kernels: placements})
-	if err != nil || again.Position != out.Position || len(e.read(t, commands.AgentStream("a1"))) != 3 {
+	if err != nil || again.Position != out.Position || len(e.read(t, domain.AgentStream("a1").String())) != 3 {
 		t.Fatalf("re-scheduling: %v position %d", err, again.Position)
 	}
 
@@ -66,7 +66,7 @@ func TestScheduleSession(t *testing.T) {
 	other[0].Devices, other[1].Devices = other[1].Devices, other[0].Devices
 	_, err = e.handlers.ScheduleSession.Handle(ctx, e.md, commands.ScheduleSession{SessionID: res.SessionID, Kernels: other})
 	wantKind(t, err, domain.KindConflict)
-	if len(e.read(t, commands.AgentStream("a1"))) != 3 {
+	if len(e.read(t, domain.AgentStream("a1").String())) != 3 {
 		t.Fatal("a refused schedule touched the agent")
 	}
 }
@@ -75,7 +75,7 @@ func TestScheduleSessionRefusals(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.registerAgent(t, agentSpec("a1", 8))
-	agentEvents := func() int { return len(e.read(t, commands.AgentStream("a1"))) }
+	agentEvents := func() int { return len(e.read(t, domain.AgentStream("a1").String())) }
 
 	t.Run("oversubscribed device", func(t *testing.T) {
 		res := e.requestSession(t, sessionSpec("0.75"))
@@ -137,8 +137,8 @@ func TestScheduleSessionCancelledMeanwhile(t *testing.T) {
 	if s := e.session(t, res.SessionID); s.Status() != domain.StatusCancelled {
 		t.Fatalf("status %s", s.Status())
 	}
-	wantTypes(t, e.types(t, commands.AgentStream("a1")), domain.TypeAgentRegistered, domain.TypeAgentAllocated, domain.TypeAgentReleased)
-	rel := decode(t, e.read(t, commands.AgentStream("a1")))[2].Event.(domain.AgentReleased)
+	wantTypes(t, e.types(t, domain.AgentStream("a1").String()), domain.TypeAgentRegistered, domain.TypeAgentAllocated, domain.TypeAgentReleased)
+	rel := decode(t, e.read(t, domain.AgentStream("a1").String()))[2].Event.(domain.AgentReleased)
 	if rel.Reason != domain.ReasonScheduleAborted {
 		t.Fatalf("release reason %q", rel.Reason)
 	}
@@ -191,7 +191,7 @@ func TestScheduleSessionLostAnswerKeepsAllocation(t *testing.T) {
 		t.Fatal(err)
 	}
 	if e.session(t, res.SessionID).Status() != domain.StatusScheduled || len(e.agent(t, "a1").Allocations()) != 1 ||
-		out.Position != e.lastPosition(t, commands.SessionStream(res.SessionID)) {
+		out.Position != e.lastPosition(t, domain.SessionStream(res.SessionID).String()) {
 		t.Fatal("the placement was not kept")
 	}
 }
@@ -206,8 +206,8 @@ func TestScheduleSessionCrashWindow(t *testing.T) {
 	e, hs := hooked(t)
 	e.registerAgent(t, agentSpec("a1", 8))
 	res := e.requestSession(t, sessionSpec("0.5"))
-	requested := hs.appendsTo(commands.SessionStream(res.SessionID))
-	sessionAppends := func() int { return hs.appendsTo(commands.SessionStream(res.SessionID)) - requested }
+	requested := hs.appendsTo(domain.SessionStream(res.SessionID).String())
+	sessionAppends := func() int { return hs.appendsTo(domain.SessionStream(res.SessionID).String()) - requested }
 	hs.set(func(h *hookStore) {
 		h.beforeAppend = func(stream string) error {
 			if isSession(stream) {
@@ -238,7 +238,7 @@ func TestScheduleSessionCrashWindow(t *testing.T) {
 	if e.session(t, res.SessionID).Status() != domain.StatusScheduled {
 		t.Fatal("re-running did not complete the schedule")
 	}
-	wantTypes(t, e.types(t, commands.AgentStream("a1")), domain.TypeAgentRegistered, domain.TypeAgentAllocated)
+	wantTypes(t, e.types(t, domain.AgentStream("a1").String()), domain.TypeAgentRegistered, domain.TypeAgentAllocated)
 }
 
 // newEnvOn is a second set of plain handlers over e's store.

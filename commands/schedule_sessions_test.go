@@ -36,7 +36,7 @@ func TestScheduleSessions(t *testing.T) {
 		// With a's 0.6 on a1's GPU-0, 0.3 still fits; b's 0.6 then does not.
 		{KernelID: d.KernelIDs[1], AgentID: "a1", Devices: []domain.DeviceShare{{DeviceID: "GPU-0", Amount: q("0.3")}}},
 	}}
-	before := e.lastPosition(t, commands.AgentStream("a1"))
+	before := e.lastPosition(t, domain.AgentStream("a1").String())
 	res, err := e.handlers.ScheduleSessions.Handle(ctx, e.md, commands.ScheduleSessions{Placements: []commands.SessionPlacement{
 		place(a, "a1", "GPU-0", "0.6"),
 		place(b, "a1", "GPU-0", "0.6"), // the stale view's decision: GPU-0 has 0.4 left after a
@@ -63,7 +63,7 @@ func TestScheduleSessions(t *testing.T) {
 	}
 	// One append on a1 for a and d's second kernel.
 	var appended []string
-	for _, ev := range e.read(t, commands.AgentStream("a1")) {
+	for _, ev := range e.read(t, domain.AgentStream("a1").String()) {
 		if ev.Position > before {
 			appended = append(appended, ev.Type)
 		}
@@ -74,7 +74,7 @@ func TestScheduleSessions(t *testing.T) {
 	if got := e.agent(t, "a1").DeviceFree("GPU-0"); got != q("0.1") {
 		t.Fatalf("a1 GPU-0 free %v, want 0.1", got)
 	}
-	if res.Position < e.lastPosition(t, commands.SessionStream(d.SessionID)) {
+	if res.Position < e.lastPosition(t, domain.SessionStream(d.SessionID).String()) {
 		t.Fatalf("position %d is before the last write", res.Position)
 	}
 
@@ -128,7 +128,7 @@ func TestScheduleSessionsKnown(t *testing.T) {
 	gone := e.requestSession(t, sessionSpec("0.5"))
 	known := func(r commands.RequestSessionResult) *commands.KnownSession {
 		s := e.session(t, r.SessionID)
-		k := &commands.KnownSession{Revision: int64(len(e.read(t, commands.SessionStream(r.SessionID))) - 1)}
+		k := &commands.KnownSession{Revision: int64(len(e.read(t, domain.SessionStream(r.SessionID).String())) - 1)}
 		for _, kern := range s.Kernels() {
 			k.Kernels = append(k.Kernels, commands.KnownKernel{ID: kern.ID(), Slots: kern.Requested()})
 		}
@@ -200,7 +200,7 @@ func TestScheduleSessionsKnownAgents(t *testing.T) {
 	if len(res.Scheduled) != 1 || res.Scheduled[0] != other.SessionID || domain.KindOf(res.Refused[late.SessionID]) != domain.KindQuotaExceeded {
 		t.Fatalf("scheduled %v refused %v", res.Scheduled, res.Refused)
 	}
-	if reads[commands.AgentStream("a2")] != 0 || reads[commands.AgentStream("a1")] != 1 {
+	if reads[domain.AgentStream("a2").String()] != 0 || reads[domain.AgentStream("a1").String()] != 1 {
 		t.Fatalf("agent reads %v: want none of a2, a1 once (after its append was refused)", reads)
 	}
 	if a1 := e.agent(t, "a1"); len(a1.Allocations()) != 1 || a1.DeviceFree("GPU-0") != q("0.4") {
@@ -231,7 +231,7 @@ func TestScheduleSessionsRedecidesAConflictedAgent(t *testing.T) {
 
 	// a1 shrinks to 4 cpus: small (1) still fits there, wide's kernel (6) no longer.
 	hs.set(func(h *hookStore) { h.beforeAppend = racer(t, e.store, "a1", 4, 1) })
-	before := hs.appendsTo(commands.AgentStream("a1"))
+	before := hs.appendsTo(domain.AgentStream("a1").String())
 	res, err := e.handlers.ScheduleSessions.Handle(ctx, e.md, commands.ScheduleSessions{Placements: []commands.SessionPlacement{
 		{SessionID: small.SessionID, Kernels: placeOn("a1", small.KernelIDs, "", "")},
 		{SessionID: wide.SessionID, Kernels: []domain.KernelPlacement{
@@ -245,7 +245,7 @@ func TestScheduleSessionsRedecidesAConflictedAgent(t *testing.T) {
 	if len(res.Scheduled) != 2 || len(res.Refused) != 1 || domain.KindOf(res.Refused[wide.SessionID]) != domain.KindQuotaExceeded {
 		t.Fatalf("scheduled %v refused %v", res.Scheduled, res.Refused)
 	}
-	if n := hs.appendsTo(commands.AgentStream("a1")) - before; n != 2 {
+	if n := hs.appendsTo(domain.AgentStream("a1").String()) - before; n != 2 {
 		t.Fatalf("%d writes to a1, want 2 (refused, then re-decided)", n)
 	}
 	if a1 := e.agent(t, "a1"); a1.Occupied()[domain.SlotCPU] != domain.Units(1) {
@@ -290,5 +290,42 @@ func TestScheduleSessionsUncertainWrite(t *testing.T) {
 	}
 	if a1 := e.agent(t, "a1"); len(a1.Allocations()) != 0 {
 		t.Fatalf("a1 keeps %v", a1.Allocations())
+	}
+}
+
+// TestScheduleSessionsLostAnswerKeepsAllocation: a round's
+// session.scheduled landed but the answer was lost; the applier reads the
+// sessions back, sees them scheduled with their placement, and keeps
+// their allocations (as ScheduleSession does: one applier).
+func TestScheduleSessionsLostAnswerKeepsAllocation(t *testing.T) {
+	t.Parallel()
+	e, hs := hooked(t)
+	e.registerAgent(t, agentSpec("a1", 8))
+	a, b := e.requestSession(t, sessionSpec("0.5")), e.requestSession(t, sessionSpec("0.5"))
+	hs.set(func(h *hookStore) {
+		h.afterAppend = func(stream string, err error) error {
+			if isSession(stream) && err == nil {
+				return errDiskOnFire
+			}
+			return err
+		}
+	})
+	res, err := e.handlers.ScheduleSessions.Handle(ctx, e.md, commands.ScheduleSessions{Placements: []commands.SessionPlacement{
+		{SessionID: a.SessionID, Kernels: placeOn("a1", a.KernelIDs, "GPU-0", "0.5")},
+		{SessionID: b.SessionID, Kernels: placeOn("a1", b.KernelIDs, "GPU-1", "0.5")},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Scheduled) != 2 || len(res.Refused) != 0 {
+		t.Fatalf("scheduled %v refused %v", res.Scheduled, res.Refused)
+	}
+	for _, id := range []uuid.UUID{a.SessionID, b.SessionID} {
+		if s := e.session(t, id); s.Status() != domain.StatusScheduled {
+			t.Fatalf("session %s is %s", id, s.Status())
+		}
+	}
+	if a1 := e.agent(t, "a1"); len(a1.Allocations()) != 2 {
+		t.Fatalf("a1 keeps %v, want both allocations", a1.Allocations())
 	}
 }

@@ -16,7 +16,15 @@ type SetKeypairActive struct {
 
 func (SetKeypairActive) CommandName() string { return "keypair.set-active" }
 
-type setKeypairActiveHandler struct{ deps }
+type setKeypairActiveHandler struct {
+	keypairLookup
+	clock
+}
+
+// newSetKeypairActiveHandler builds the handler over what it uses.
+func newSetKeypairActiveHandler(keypairLookup keypairLookup, now clock) setKeypairActiveHandler {
+	return setKeypairActiveHandler{keypairLookup: keypairLookup, clock: now}
+}
 
 // Handle records keypair.activated or keypair.deactivated; the state the
 // keypair is already in appends nothing. The owner's main keypair cannot
@@ -32,7 +40,7 @@ func (h setKeypairActiveHandler) Handle(ctx context.Context, md Metadata, cmd Se
 		return Result{}, domain.Errorf(op, domain.KindConflict, "the user's main keypair cannot be deactivated; make another keypair main first")
 	}
 	at := h.now()
-	_, pos, err := h.keypairs.update(ctx, KeypairStream(cmd.AccessKey), md, func(k *domain.Keypair) ([]domain.Event, error) {
+	_, pos, err := h.keypairs.update(ctx, domain.KeypairStream(cmd.AccessKey), md, func(k *domain.Keypair) ([]domain.Event, error) {
 		return k.Modify(domain.KeypairChanges{IsActive: &cmd.Active}, at)
 	})
 	return result(pos, err)

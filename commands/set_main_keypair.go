@@ -17,7 +17,15 @@ type SetMainKeypair struct {
 
 func (SetMainKeypair) CommandName() string { return "user.set-main-keypair" }
 
-type setMainKeypairHandler struct{ deps }
+type setMainKeypairHandler struct {
+	keypairLookup
+	clock
+}
+
+// newSetMainKeypairHandler builds the handler over what it uses.
+func newSetMainKeypairHandler(keypairLookup keypairLookup, now clock) setMainKeypairHandler {
+	return setMainKeypairHandler{keypairLookup: keypairLookup, clock: now}
+}
 
 // Handle checks that the keypair is the user's and active, then records
 // it on the user (domain.User.SetMainKeypair).
@@ -37,7 +45,7 @@ func (h setMainKeypairHandler) Handle(ctx context.Context, md Metadata, cmd SetM
 		return Result{}, err
 	}
 	at := h.now()
-	_, pos, err := h.users.update(ctx, UserStream(cmd.UserID), md, func(u *domain.User) ([]domain.Event, error) {
+	_, pos, err := h.users.update(ctx, domain.UserStream(cmd.UserID), md, func(u *domain.User) ([]domain.Event, error) {
 		return u.SetMainKeypair(cmd.AccessKey, at)
 	})
 	return result(pos, err)

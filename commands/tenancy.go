@@ -130,8 +130,11 @@ func checkPassword(op, field, password string) error {
 	return nil
 }
 
+// passwords hashes the passwords of user commands.
+type passwords struct{ hasher PasswordHasher }
+
 // hash checks and hashes a password with the configured hasher.
-func (d deps) hash(op, field, password string) (string, error) {
+func (d passwords) hash(op, field, password string) (string, error) {
 	if err := checkPassword(op, field, password); err != nil {
 		return "", err
 	}
@@ -169,48 +172,12 @@ func keyError(op string, err error) error {
 	return &domain.Error{Op: op, Kind: domain.KindUnavailable, Message: "generating keys", Err: err}
 }
 
-// Stream names of the tenancy aggregates: named by natural key, so that
-// creating with the expected revision "no stream" makes the key unique.
-
-// DomainStream is the stream of a domain.
-func DomainStream(name string) string { return "domain-" + name }
-
-// ProjectStream is the stream of a project of a domain
-// ("project-<domain>/<name>"; names cannot contain '/').
-func ProjectStream(domainName, name string) string {
-	return "project-" + domain.ProjectKey(domainName, name)
-}
-
-// UserStream is the stream of a user.
-func UserStream(id uuid.UUID) string { return "user-" + id.String() }
-
-// UserEmailStream is the reservation stream of an e-mail address (see
-// domain.EmailReservation).
-func UserEmailStream(email string) string { return "user-email-" + domain.EmailKey(email) }
-
-// KeypairStream is the stream of a keypair.
-func KeypairStream(accessKey string) string { return "keypair-" + accessKey }
-
-// KeypairPolicyStream, UserPolicyStream and ProjectPolicyStream are the
-// streams of resource policies.
-func KeypairPolicyStream(name string) string { return "keypair-policy-" + name }
-func UserPolicyStream(name string) string    { return "user-policy-" + name }
-func ProjectPolicyStream(name string) string { return "project-policy-" + name }
-
-// ResourceGroupStream is the stream of a resource group.
-func ResourceGroupStream(name string) string { return "resource-group-" + name }
-
-// ImageStream is the stream of an image for one architecture.
-func ImageStream(reference, architecture string) string {
-	return "image-" + reference + "@" + architecture
-}
-
 // requirePolicy checks that a named policy exists (an empty name needs
 // none); a missing one is KindInvalid naming the field.
 func requirePolicy[A interface {
 	aggregate
 	Exists() bool
-}](ctx context.Context, r repository[A], op, field, stream, name string) error {
+}](ctx context.Context, r repository[A], op, field string, stream domain.Stream, name string) error {
 	if name == "" {
 		return nil
 	}
@@ -235,22 +202,28 @@ func result(pos uint64, err error) (Result, error) {
 	return Result{Position: pos}, nil
 }
 
+// keypairLookup loads keypairs with their owners.
+type keypairLookup struct {
+	keypairs repository[*domain.Keypair]
+	users    repository[*domain.User]
+}
+
 // keypairOf loads a keypair and its owner and authorizes the actor on
 // them (as on the owner, see authorizeOnUser). With ownerMay, the owner
 // itself (role user) is authorized too.
-func (d deps) keypairOf(ctx context.Context, op string, actor Principal, accessKey string, ownerMay bool) (loaded[*domain.Keypair], *domain.User, error) {
+func (d keypairLookup) keypairOf(ctx context.Context, op string, actor Principal, accessKey string, ownerMay bool) (loaded[*domain.Keypair], *domain.User, error) {
 	var none loaded[*domain.Keypair]
 	if !domain.IsAccessKey(accessKey) {
 		return none, nil, domain.NotFound(op, "keypair")
 	}
-	k, err := d.keypairs.load(ctx, KeypairStream(accessKey))
+	k, err := d.keypairs.load(ctx, domain.KeypairStream(accessKey))
 	if err != nil {
 		return none, nil, err
 	}
 	if !k.agg.Exists() {
 		return none, nil, domain.NotFound(op, "keypair")
 	}
-	owner, err := d.users.load(ctx, UserStream(k.agg.UserID()))
+	owner, err := d.users.load(ctx, domain.UserStream(k.agg.UserID()))
 	if err != nil {
 		return none, nil, err
 	}

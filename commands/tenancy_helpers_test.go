@@ -99,7 +99,7 @@ func (e *tenancyEnv) createUser(t testing.TB, actor commands.Principal, domainNa
 
 func (e *tenancyEnv) user(t testing.TB, id uuid.UUID) *domain.User {
 	t.Helper()
-	u, err := domain.RehydrateUser(decode(t, e.read(t, commands.UserStream(id))))
+	u, err := domain.RehydrateUser(decode(t, e.read(t, domain.UserStream(id).String())))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func (e *tenancyEnv) user(t testing.TB, id uuid.UUID) *domain.User {
 
 func (e *tenancyEnv) keypair(t testing.TB, accessKey string) *domain.Keypair {
 	t.Helper()
-	k, err := domain.RehydrateKeypair(decode(t, e.read(t, commands.KeypairStream(accessKey))))
+	k, err := domain.RehydrateKeypair(decode(t, e.read(t, domain.KeypairStream(accessKey).String())))
 	if err != nil {
 		t.Fatal(err)
 	}

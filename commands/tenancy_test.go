@@ -17,8 +17,8 @@ func TestTenancyLifecycle(t *testing.T) {
 	e := newTenancyEnv(t)
 	e.seed(t)
 	h := e.handlers
-	wantTypes(t, e.types(t, commands.DomainStream("acme")), domain.TypeDomainCreated)
-	wantTypes(t, e.types(t, commands.ProjectStream("acme", "ml")), domain.TypeProjectCreated)
+	wantTypes(t, e.types(t, domain.DomainStream("acme").String()), domain.TypeDomainCreated)
+	wantTypes(t, e.types(t, domain.ProjectStream("acme", "ml").String()), domain.TypeProjectCreated)
 
 	// A domain admin creates a user; the password is hashed, never stored.
 	res, err := h.CreateUser.Handle(ctx, md("r-alice"), commands.CreateUser{Actor: acmeAdmin,
@@ -26,12 +26,12 @@ func TestTenancyLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantTypes(t, e.types(t, commands.UserEmailStream("alice@example.com")), domain.TypeUserEmailReserved)
-	wantTypes(t, e.types(t, commands.UserStream(res.UserID)), domain.TypeUserCreated)
-	if res.Position != e.lastPosition(t, commands.UserStream(res.UserID)) {
+	wantTypes(t, e.types(t, domain.UserEmailStream("alice@example.com").String()), domain.TypeUserEmailReserved)
+	wantTypes(t, e.types(t, domain.UserStream(res.UserID).String()), domain.TypeUserCreated)
+	if res.Position != e.lastPosition(t, domain.UserStream(res.UserID).String()) {
 		t.Fatalf("position %d", res.Position)
 	}
-	for _, ev := range e.read(t, commands.UserStream(res.UserID)) {
+	for _, ev := range e.read(t, domain.UserStream(res.UserID).String()) {
 		if strings.Contains(string(ev.Data), "correct horse") {
 			t.Fatal("the plaintext password was stored")
 		}
@@ -44,7 +44,7 @@ func TestTenancyLifecycle(t *testing.T) {
 	// Membership lives in the project's stream.
 	must(t)(h.AddProjectMember.Handle(ctx, e.md, commands.AddProjectMember{Actor: acmeAdmin, Domain: "acme", Project: "ml", UserID: res.UserID}))
 	must(t)(h.AddProjectMember.Handle(ctx, e.md, commands.AddProjectMember{Actor: acmeAdmin, Domain: "acme", Project: "ml", UserID: res.UserID}))
-	wantTypes(t, e.types(t, commands.ProjectStream("acme", "ml")), domain.TypeProjectCreated, domain.TypeProjectMemberAdded)
+	wantTypes(t, e.types(t, domain.ProjectStream("acme", "ml").String()), domain.TypeProjectCreated, domain.TypeProjectMemberAdded)
 	// A user of another domain cannot join.
 	bob := e.createUser(t, superadmin, "other", "bob@example.com", domain.RoleUser)
 	_, err = h.AddProjectMember.Handle(ctx, e.md, commands.AddProjectMember{Actor: acmeAdmin, Domain: "acme", Project: "ml", UserID: bob})
@@ -100,7 +100,7 @@ func TestTenancyLifecycle(t *testing.T) {
 	// Role, status and password.
 	must(t)(h.ModifyUser.Handle(ctx, e.md, commands.ModifyUser{Actor: acmeAdmin, UserID: res.UserID,
 		Changes: domain.UserChanges{Role: ptr(domain.RoleAdmin)}, Password: ptr("battery staple")}))
-	wantTypes(t, e.types(t, commands.UserStream(res.UserID)), domain.TypeUserCreated, domain.TypeUserMainKeypairSet,
+	wantTypes(t, e.types(t, domain.UserStream(res.UserID).String()), domain.TypeUserCreated, domain.TypeUserMainKeypairSet,
 		domain.TypeUserMainKeypairSet, domain.TypeUserModified, domain.TypeUserPasswordChanged)
 	_, err = h.ModifyUser.Handle(ctx, e.md, commands.ModifyUser{Actor: acmeAdmin, UserID: res.UserID, Password: ptr("short")})
 	wantKind(t, err, domain.KindInvalid)
@@ -131,7 +131,7 @@ func TestResourceGroupsAndImages(t *testing.T) {
 	wantKind(t, err, domain.KindNotFound)
 	must(t)(h.RevokeResourceGroupAccess.Handle(ctx, e.md, commands.RevokeResourceGroupAccess{Actor: superadmin, ResourceGroup: "gpu", Grantee: domain.Grantee{Kind: domain.GranteeDomain, Name: "other"}}))
 	must(t)(h.ModifyResourceGroup.Handle(ctx, e.md, commands.ModifyResourceGroup{Actor: superadmin, Name: "gpu", Changes: domain.ResourceGroupChanges{SchedulerOrder: ptr(domain.OrderDRF)}}))
-	wantTypes(t, e.types(t, commands.ResourceGroupStream("gpu")), domain.TypeResourceGroupCreated, domain.TypeResourceGroupAccessGranted,
+	wantTypes(t, e.types(t, domain.ResourceGroupStream("gpu").String()), domain.TypeResourceGroupCreated, domain.TypeResourceGroupAccessGranted,
 		domain.TypeResourceGroupAccessGranted, domain.TypeResourceGroupAccessRevoked, domain.TypeResourceGroupModified)
 
 	img := commands.RegisterImage{Actor: superadmin, Reference: "cr.example.com/pytorch:2.4", Architecture: "amd64",
@@ -139,7 +139,7 @@ func TestResourceGroupsAndImages(t *testing.T) {
 	must(t)(h.RegisterImage.Handle(ctx, e.md, img))
 	_, err = h.RegisterImage.Handle(ctx, e.md, img)
 	wantKind(t, err, domain.KindConflict)
-	stream := commands.ImageStream(img.Reference, "x86_64")
+	stream := domain.ImageStream(img.Reference, "x86_64").String()
 	must(t)(h.ModifyImage.Handle(ctx, e.md, commands.ModifyImage{Actor: superadmin, Reference: img.Reference, Architecture: "x86_64",
 		Changes: domain.ImageChanges{ServicePorts: &[]domain.ServicePort{{Name: "jupyter", Protocol: "http", Port: 8080}}}}))
 	_, err = h.ForgetImage.Handle(ctx, e.md, commands.ForgetImage{Actor: superadmin, Reference: img.Reference, Architecture: "arm64"})
@@ -155,7 +155,7 @@ func TestCreateUserInvalidWritesNothing(t *testing.T) {
 	t.Parallel()
 	e := newTenancyEnv(t)
 	e.seed(t)
-	before := e.lastPosition(t, commands.ProjectStream("other", "ml"))
+	before := e.lastPosition(t, domain.ProjectStream("other", "ml").String())
 	_, err := e.handlers.CreateUser.Handle(ctx, md("bad"), commands.CreateUser{Actor: superadmin,
 		Spec: domain.UserSpec{Email: "nope", Domain: "acme", Role: "root"}, Password: "x"})
 	wantKind(t, err, domain.KindInvalid)
@@ -180,7 +180,7 @@ func TestCreateUserWithoutHasher(t *testing.T) {
 	must(t)(e.handlers.CreateDomain.Handle(ctx, e.md, commands.CreateDomain{Actor: sa, Spec: domain.DomainSpec{Name: "acme"}}))
 	_, err := e.handlers.CreateUser.Handle(ctx, e.md, commands.CreateUser{Actor: sa, Spec: domain.UserSpec{Email: "a@example.com", Domain: "acme"}, Password: "long enough"})
 	wantKind(t, err, domain.KindInternal)
-	if len(e.read(t, commands.UserEmailStream("a@example.com"))) != 0 {
+	if len(e.read(t, domain.UserEmailStream("a@example.com").String())) != 0 {
 		t.Fatal("reserved an address without creating the user")
 	}
 }
@@ -234,7 +234,7 @@ func TestUniqueNamesUnderConcurrency(t *testing.T) {
 		_, err := e.handlers.CreateResourceGroup.Handle(ctx, e.md, commands.CreateResourceGroup{Actor: superadmin, Name: "race"})
 		return err
 	})
-	if n := len(e.read(t, commands.UserEmailStream("race@example.com"))); n != 1 {
+	if n := len(e.read(t, domain.UserEmailStream("race@example.com").String())); n != 1 {
 		t.Fatalf("%d reservations", n)
 	}
 }
@@ -273,11 +273,11 @@ func TestCreateUserCrashWindow(t *testing.T) {
 	// reserve appends what step 1 of a creation that crashed left.
 	reserve := func(email string, orphan uuid.UUID, requestID string) {
 		t.Helper()
-		data, err := eventstore.NewEvent(domain.TypeUserEmailReserved, domain.UserEmailReserved{Email: email, UserID: orphan, RequestID: requestID, At: e.clock.Now()}, md(requestID))
+		data, err := eventstore.NewEvent(domain.TypeUserEmailReserved, domain.UserEmailReserved{Email: email, UserID: orphan, RequestID: requestID, At: e.clock.Now()}, md(requestID).Stored())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.store.Append(ctx, commands.UserEmailStream(email), eventstore.NoStream, data); err != nil {
+		if _, err := e.store.Append(ctx, domain.UserEmailStream(email).String(), eventstore.NoStream, data); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -305,7 +305,7 @@ func TestCreateUserCrashWindow(t *testing.T) {
 		if err != nil || res.UserID == orphan {
 			t.Fatalf("%+v %v", res, err)
 		}
-		wantTypes(t, e.types(t, commands.UserEmailStream("erin@example.com")), domain.TypeUserEmailReserved, domain.TypeUserEmailReserved)
+		wantTypes(t, e.types(t, domain.UserEmailStream("erin@example.com").String()), domain.TypeUserEmailReserved, domain.TypeUserEmailReserved)
 		// The first request, retried late, cannot create its user any more.
 		_, err = e.handlers.CreateUser.Handle(ctx, md("r-erin"), cmd("erin@example.com"))
 		wantKind(t, err, domain.KindConflict)
@@ -318,7 +318,7 @@ func TestCreateUserCrashWindow(t *testing.T) {
 		if _, err := e.handlers.CreateUser.Handle(ctx, md("r-fay-2"), cmd("fay@example.com")); err != nil {
 			t.Fatal(err)
 		}
-		wantTypes(t, e.types(t, commands.UserStream(ghost)), domain.TypeUserCreationAbandoned)
+		wantTypes(t, e.types(t, domain.UserStream(ghost).String()), domain.TypeUserCreationAbandoned)
 		u := e.user(t, ghost)
 		if _, err := u.Create(domain.UserSpec{ID: ghost, Email: "fay@example.com", Domain: "acme", PasswordHash: "h"}, e.clock.Now()); !errors.Is(err, domain.ErrConflict) {
 			t.Fatalf("creating the abandoned user: %v", err)

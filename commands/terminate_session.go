@@ -16,7 +16,16 @@ type TerminateSession struct {
 
 func (TerminateSession) CommandName() string { return "session.terminate" }
 
-type terminateSessionHandler struct{ deps }
+type terminateSessionHandler struct {
+	sessions repository[*domain.Session]
+	releaser
+	clock
+}
+
+// newTerminateSessionHandler builds the handler over what it uses.
+func newTerminateSessionHandler(sessions repository[*domain.Session], releaser releaser, now clock) terminateSessionHandler {
+	return terminateSessionHandler{sessions: sessions, releaser: releaser, clock: now}
+}
 
 // Handle records the request (domain.Session.Terminate): a PENDING session
 // is cancelled, a scheduled or running one goes TERMINATING (its agents
@@ -31,7 +40,7 @@ func (h terminateSessionHandler) Handle(ctx context.Context, md Metadata, cmd Te
 		reason = domain.ReasonUserRequested
 	}
 	at := h.now()
-	s, pos, err := h.sessions.update(ctx, SessionStream(cmd.SessionID), md, func(s *domain.Session) ([]domain.Event, error) {
+	s, pos, err := h.sessions.update(ctx, domain.SessionStream(cmd.SessionID), md, func(s *domain.Session) ([]domain.Event, error) {
 		return s.Terminate(reason, at)
 	})
 	if err != nil {

@@ -33,7 +33,7 @@ func TestIssueAndRevokeToken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	recs := e.read(t, commands.TokenStream(res.TokenID))
+	recs := e.read(t, domain.TokenStream(res.TokenID).String())
 	if len(recs) != 1 || recs[0].Type != domain.TypeTokenIssued || res.Position != recs[0].Position {
 		t.Fatalf("token stream %+v, result %+v", recs, res)
 	}
@@ -77,7 +77,7 @@ func TestIssueAndRevokeToken(t *testing.T) {
 	if err := revoke(aliceP, res.TokenID); err != nil {
 		t.Fatal(err)
 	}
-	wantTypes(t, e.types(t, commands.TokenStream(res.TokenID)), domain.TypeTokenIssued, domain.TypeTokenRevoked)
+	wantTypes(t, e.types(t, domain.TokenStream(res.TokenID).String()), domain.TypeTokenIssued, domain.TypeTokenRevoked)
 	second, err := issue(aliceP, alice)
 	if err != nil {
 		t.Fatal(err)

@@ -27,14 +27,22 @@ type UpdatePendingSession struct {
 
 func (UpdatePendingSession) CommandName() string { return "session.update-pending" }
 
-type updatePendingSessionHandler struct{ deps }
+type updatePendingSessionHandler struct {
+	sessions repository[*domain.Session]
+	clock
+}
+
+// newUpdatePendingSessionHandler builds the handler over what it uses.
+func newUpdatePendingSessionHandler(sessions repository[*domain.Session], now clock) updatePendingSessionHandler {
+	return updatePendingSessionHandler{sessions: sessions, clock: now}
+}
 
 // Handle records the reasons (domain.Session.UpdatePending); the same
 // reasons as last time append nothing, so a scheduler may send this every
 // round.
 func (h updatePendingSessionHandler) Handle(ctx context.Context, md Metadata, cmd UpdatePendingSession) (Result, error) {
 	at := h.now()
-	stream := SessionStream(cmd.SessionID)
+	stream := domain.SessionStream(cmd.SessionID)
 	if cmd.KnownRevision != nil && cmd.Reason != "" && cmd.Tries >= 0 {
 		ev := domain.SessionPendingUpdated{Reason: cmd.Reason, Details: append([]string(nil), cmd.Details...), Tries: cmd.Tries, At: at}
 		pos, err := h.sessions.appendExpecting(ctx, stream, *cmd.KnownRevision, md, []domain.Event{ev})

@@ -28,7 +28,15 @@ type UpdatePendingSessionsResult struct {
 	Failed map[uuid.UUID]error
 }
 
-type updatePendingSessionsHandler struct{ deps }
+type updatePendingSessionsHandler struct {
+	sessions repository[*domain.Session]
+	clock
+}
+
+// newUpdatePendingSessionsHandler builds the handler over what it uses.
+func newUpdatePendingSessionsHandler(sessions repository[*domain.Session], now clock) updatePendingSessionsHandler {
+	return updatePendingSessionsHandler{sessions: sessions, clock: now}
+}
 
 // Handle appends the known sessions' session.pending-updated in chunks
 // (each event expecting its session's known revision); a session whose
@@ -64,7 +72,7 @@ func (h updatePendingSessionsHandler) Handle(ctx context.Context, md Metadata, c
 		for len(pending) > 0 {
 			parts := make([]streamWrite, len(pending))
 			for j, c := range pending {
-				parts[j] = streamWrite{stream: SessionStream(c.SessionID), revision: *c.KnownRevision, events: []domain.Event{
+				parts[j] = streamWrite{stream: domain.SessionStream(c.SessionID), revision: *c.KnownRevision, events: []domain.Event{
 					domain.SessionPendingUpdated{Reason: c.Reason, Details: slices.Clone(c.Details), Tries: c.Tries, At: at},
 				}}
 			}

@@ -39,9 +39,9 @@ func TestUpdatePendingSessions(t *testing.T) {
 		if s.StatusReason() != domain.ReasonPredicateChecks || len(s.PendingDetails()) != 1 {
 			t.Errorf("session %s: %s %v", r.SessionID, s.StatusReason(), s.PendingDetails())
 		}
-		if res.Position < e.lastPosition(t, commands.SessionStream(r.SessionID)) {
+		if res.Position < e.lastPosition(t, domain.SessionStream(r.SessionID).String()) {
 			t.Errorf("position %d is before the last write", res.Position)
 		}
 	}
-	wantTypes(t, e.types(t, commands.SessionStream(b.SessionID)), domain.TypeSessionRequested, domain.TypeSessionPendingUpdated, domain.TypeSessionPendingUpdated)
+	wantTypes(t, e.types(t, domain.SessionStream(b.SessionID).String()), domain.TypeSessionRequested, domain.TypeSessionPendingUpdated, domain.TypeSessionPendingUpdated)
 }

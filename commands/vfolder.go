@@ -92,9 +92,6 @@ type VFolderPorts struct {
 	Directory VFolderDirectory
 }
 
-// VFolderOwnerStream is the owner index stream of a folder owner.
-func VFolderOwnerStream(o domain.VFolderOwner) string { return o.Stream() }
-
 // UserFolderOwner is the owner of a user's folders.
 func UserFolderOwner(user uuid.UUID, domainName string) domain.VFolderOwner {
 	return domain.VFolderOwner{Kind: domain.VFolderOwnedByUser, ID: user.String(), Domain: domainName}
@@ -106,6 +103,19 @@ func ProjectFolderOwner(domainName, project string) domain.VFolderOwner {
 }
 
 // vfolderRepos are the repositories of the vfolder aggregates.
+// vfolderParts is what the vfolder commands (and RequestSession's
+// mounts) share: the folder repositories, the outside ports, the ids, the
+// clock, and creation's settings (the grace of an abandoned name claim,
+// the default quota).
+type vfolderParts struct {
+	vfolders       vfolderRepos
+	vf             VFolderPorts
+	newID          func() uuid.UUID
+	grace          time.Duration
+	vfDefaultQuota int64
+	clock
+}
+
 type vfolderRepos struct {
 	folders repository[*domain.VFolder]
 	indexes repository[*domain.VFolderIndex]
@@ -119,7 +129,7 @@ func newVFolderRepos(store EventStore, retry retryPolicy) vfolderRepos {
 }
 
 // vfAccess checks that the ports are configured and describes actor.
-func (d deps) vfAccess(ctx context.Context, op string, actor Principal) (VFolderAccess, error) {
+func (d vfolderParts) vfAccess(ctx context.Context, op string, actor Principal) (VFolderAccess, error) {
 	if d.vf.Tenancy == nil || d.vf.Storage == nil {
 		return VFolderAccess{}, domain.Errorf(op, domain.KindUnavailable, "virtual folders are not configured on this server")
 	}
@@ -140,14 +150,14 @@ type addressee struct {
 }
 
 // lookUpAddress looks an e-mail address up (an unknown one is no error).
-func (d deps) lookUpAddress(ctx context.Context, email string) (addressee, error) {
+func (d vfolderParts) lookUpAddress(ctx context.Context, email string) (addressee, error) {
 	u, err := d.vf.Tenancy.UserByEmail(ctx, email)
 	return found(addressee{field: "email", ident: email}, u, err)
 }
 
 // lookUpUserID looks a user id up (an unknown or malformed one is no
 // error: it is answered on the folder, like an unknown address).
-func (d deps) lookUpUserID(ctx context.Context, raw string) (addressee, error) {
+func (d vfolderParts) lookUpUserID(ctx context.Context, raw string) (addressee, error) {
 	a := addressee{field: "user_id", ident: raw}
 	id, err := uuid.Parse(raw)
 	if err != nil {
@@ -207,7 +217,7 @@ type VFolderResult struct {
 
 // updateFolder is the shape of most vfolder commands: describe the actor,
 // then load the folder, decide, append (retrying on concurrent writers).
-func (d deps) updateFolder(ctx context.Context, op string, md Metadata, actor Principal, id uuid.UUID,
+func (d vfolderParts) updateFolder(ctx context.Context, op string, md Metadata, actor Principal, id uuid.UUID,
 	decide func(f *domain.VFolder, acc VFolderAccess, at time.Time) ([]domain.Event, error)) (VFolderResult, error) {
 	acc, err := d.vfAccess(ctx, op, actor)
 	if err != nil {

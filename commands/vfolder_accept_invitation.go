@@ -19,7 +19,12 @@ type AcceptVFolderInvitation struct {
 
 func (AcceptVFolderInvitation) CommandName() string { return "vfolder.invitation.accept" }
 
-type acceptVFolderInvitationHandler struct{ deps }
+type acceptVFolderInvitationHandler struct{ vfolderParts }
+
+// newAcceptVFolderInvitationHandler builds the handler over the vfolder parts.
+func newAcceptVFolderInvitationHandler(parts vfolderParts) acceptVFolderInvitationHandler {
+	return acceptVFolderInvitationHandler{parts}
+}
 
 func (h acceptVFolderInvitationHandler) Handle(ctx context.Context, md Metadata, cmd AcceptVFolderInvitation) (VFolderResult, error) {
 	return h.updateFolder(ctx, "vfolder.invitation.accept", md, cmd.Actor, cmd.FolderID, func(f *domain.VFolder, acc VFolderAccess, at time.Time) ([]domain.Event, error) {

@@ -19,7 +19,12 @@ type CancelVFolderInvitation struct {
 
 func (CancelVFolderInvitation) CommandName() string { return "vfolder.invitation.cancel" }
 
-type cancelVFolderInvitationHandler struct{ deps }
+type cancelVFolderInvitationHandler struct{ vfolderParts }
+
+// newCancelVFolderInvitationHandler builds the handler over the vfolder parts.
+func newCancelVFolderInvitationHandler(parts vfolderParts) cancelVFolderInvitationHandler {
+	return cancelVFolderInvitationHandler{parts}
+}
 
 func (h cancelVFolderInvitationHandler) Handle(ctx context.Context, md Metadata, cmd CancelVFolderInvitation) (VFolderResult, error) {
 	return h.updateFolder(ctx, "vfolder.invitation.cancel", md, cmd.Actor, cmd.FolderID, func(f *domain.VFolder, acc VFolderAccess, at time.Time) ([]domain.Event, error) {

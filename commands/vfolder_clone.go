@@ -21,7 +21,12 @@ type CloneVFolder struct {
 
 func (CloneVFolder) CommandName() string { return "vfolder.clone" }
 
-type cloneVFolderHandler struct{ deps }
+type cloneVFolderHandler struct{ vfolderParts }
+
+// newCloneVFolderHandler builds the handler over the vfolder parts.
+func newCloneVFolderHandler(parts vfolderParts) cloneVFolderHandler {
+	return cloneVFolderHandler{parts}
+}
 
 // Handle decides on the source (domain.VFolder.Clone), then writes the
 // new folder like CreateVFolder (the claim of the name and vfolder.created

@@ -20,7 +20,12 @@ type CreateVFolder struct {
 
 func (CreateVFolder) CommandName() string { return "vfolder.create" }
 
-type createVFolderHandler struct{ deps }
+type createVFolderHandler struct{ vfolderParts }
+
+// newCreateVFolderHandler builds the handler over the vfolder parts.
+func newCreateVFolderHandler(parts vfolderParts) createVFolderHandler {
+	return createVFolderHandler{parts}
+}
 
 // Handle decides the creation (domain.CreateVFolder: authorization, host
 // permission, valid spec) and writes it with createFolder. A folder asked
@@ -78,7 +83,7 @@ func (h createVFolderHandler) Handle(ctx context.Context, md Metadata, cmd Creat
 // completes it: the directory is idempotent, and a stream that holds the
 // same folder already is success. A concurrent writer of the index makes
 // the claim be decided again.
-func (d deps) createFolder(ctx context.Context, op string, md Metadata, acc VFolderAccess, created domain.VFolderCreated) (uint64, error) {
+func (d vfolderParts) createFolder(ctx context.Context, op string, md Metadata, acc VFolderAccess, created domain.VFolderCreated) (uint64, error) {
 	stream := domain.VFolderStream(created.FolderID)
 	existing, err := d.vfolders.folders.load(ctx, stream)
 	if err != nil {
@@ -100,6 +105,7 @@ func (d deps) createFolder(ctx context.Context, op string, md Metadata, acc VFol
 		return 0, err
 	}
 	retry := d.vfolders.indexes.retry
+	wait := retry.newBackOff(ctx)
 	madeDir := created.Status == domain.VFolderCloning // a clone's copy makes it
 	for attempt := 1; ; attempt++ {
 		claim, err := d.claimName(ctx, created, policy.MaxVFolderCount)
@@ -133,7 +139,7 @@ func (d deps) createFolder(ctx context.Context, op string, md Metadata, acc VFol
 		}
 		// Another writer changed the index (or took an orphan's stream):
 		// decide the claim again on its new state.
-		if werr := retry.wait(ctx, attempt); werr != nil {
+		if werr := waitNext(ctx, wait); werr != nil {
 			return 0, storeError(op, werr)
 		}
 	}
@@ -145,7 +151,7 @@ func (d deps) createFolder(ctx context.Context, op string, md Metadata, acc VFol
 // version, which claimed before creating) needs no part. A name held by an
 // orphan claim is taken over, with a second part that closes the
 // orphan's stream.
-func (d deps) claimName(ctx context.Context, created domain.VFolderCreated, maxCount int) ([]streamWrite, error) {
+func (d vfolderParts) claimName(ctx context.Context, created domain.VFolderCreated, maxCount int) ([]streamWrite, error) {
 	index := created.Owner.Stream()
 	l, err := d.vfolders.indexes.load(ctx, index)
 	if err != nil {
@@ -190,7 +196,7 @@ func sameFolder(op string, l loaded[*domain.VFolder], want domain.VFolderCreated
 // versions left. When the orphan's stream does not exist, closing is the
 // part that closes it (VFolderCreationAbandoned, expecting no stream), so
 // that it can never be created late; it is written with the takeover.
-func (d deps) orphanClaim(ctx context.Context, x *domain.VFolderIndex, created domain.VFolderCreated) (uuid.UUID, []streamWrite, bool) {
+func (d vfolderParts) orphanClaim(ctx context.Context, x *domain.VFolderIndex, created domain.VFolderCreated) (uuid.UUID, []streamWrite, bool) {
 	holder, ok := x.Lookup(created.Name)
 	if !ok || holder == created.FolderID || created.At.Sub(x.ClaimedAt(created.Name)) < d.grace {
 		return uuid.Nil, nil, false

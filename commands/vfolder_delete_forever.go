@@ -21,7 +21,12 @@ type DeleteVFolderForever struct {
 
 func (DeleteVFolderForever) CommandName() string { return "vfolder.delete-forever" }
 
-type deleteVFolderForeverHandler struct{ deps }
+type deleteVFolderForeverHandler struct{ vfolderParts }
+
+// newDeleteVFolderForeverHandler builds the handler over the vfolder parts.
+func newDeleteVFolderForeverHandler(parts vfolderParts) deleteVFolderForeverHandler {
+	return deleteVFolderForeverHandler{parts}
+}
 
 func (h deleteVFolderForeverHandler) Handle(ctx context.Context, md Metadata, cmd DeleteVFolderForever) (VFolderResult, error) {
 	return h.updateFolder(ctx, "vfolder.delete_forever", md, cmd.Actor, cmd.FolderID, func(f *domain.VFolder, acc VFolderAccess, at time.Time) ([]domain.Event, error) {

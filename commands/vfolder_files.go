@@ -38,7 +38,12 @@ type VFolderFilesGrant struct {
 	Scope string
 }
 
-type authorizeVFolderFilesHandler struct{ deps }
+type authorizeVFolderFilesHandler struct{ vfolderParts }
+
+// newAuthorizeVFolderFilesHandler builds the handler over the vfolder parts.
+func newAuthorizeVFolderFilesHandler(parts vfolderParts) authorizeVFolderFilesHandler {
+	return authorizeVFolderFilesHandler{parts}
+}
 
 // Handle decides with the folder (domain.VFolder.CheckFileAccess: the
 // viewer's permission, a ready folder, the upload-file or download-file
@@ -77,7 +82,7 @@ func (h authorizeVFolderFilesHandler) uploadQuota(ctx context.Context, op string
 	if err != nil || policy.MaxQuotaScopeSize <= 0 {
 		return quota, "", err
 	}
-	scope := f.Owner().Stream()
+	scope := f.Owner().Stream().String()
 	others, err := h.scopeUsage(ctx, op, f.Owner(), f.ID())
 	if err != nil {
 		return 0, "", err
@@ -94,7 +99,7 @@ func (h authorizeVFolderFilesHandler) uploadQuota(ctx context.Context, op string
 }
 
 // scopeUsage sums the bytes of the owner's folders but one.
-func (d deps) scopeUsage(ctx context.Context, op string, owner domain.VFolderOwner, except uuid.UUID) (int64, error) {
+func (d vfolderParts) scopeUsage(ctx context.Context, op string, owner domain.VFolderOwner, except uuid.UUID) (int64, error) {
 	idx, err := d.vfolders.indexes.load(ctx, owner.Stream())
 	if err != nil {
 		return 0, err

@@ -19,7 +19,15 @@ type FinishVFolderClone struct {
 
 func (FinishVFolderClone) CommandName() string { return "vfolder.finish-clone" }
 
-type finishVFolderCloneHandler struct{ deps }
+type finishVFolderCloneHandler struct {
+	vfolders vfolderRepos
+	clock
+}
+
+// newFinishVFolderCloneHandler builds the handler over what it uses.
+func newFinishVFolderCloneHandler(vfolders vfolderRepos, now clock) finishVFolderCloneHandler {
+	return finishVFolderCloneHandler{vfolders: vfolders, clock: now}
+}
 
 func (h finishVFolderCloneHandler) Handle(ctx context.Context, md Metadata, cmd FinishVFolderClone) (VFolderResult, error) {
 	at := h.now()

@@ -19,7 +19,15 @@ type FinishVFolderDelete struct {
 
 func (FinishVFolderDelete) CommandName() string { return "vfolder.finish-delete" }
 
-type finishVFolderDeleteHandler struct{ deps }
+type finishVFolderDeleteHandler struct {
+	vfolders vfolderRepos
+	clock
+}
+
+// newFinishVFolderDeleteHandler builds the handler over what it uses.
+func newFinishVFolderDeleteHandler(vfolders vfolderRepos, now clock) finishVFolderDeleteHandler {
+	return finishVFolderDeleteHandler{vfolders: vfolders, clock: now}
+}
 
 func (h finishVFolderDeleteHandler) Handle(ctx context.Context, md Metadata, cmd FinishVFolderDelete) (VFolderResult, error) {
 	at := h.now()

@@ -19,7 +19,7 @@ import (
 type fakeTenancy struct {
 	mu       sync.Mutex
 	access   map[uuid.UUID]commands.VFolderAccess
-	policies map[string]domain.StoragePolicySpec
+	policies map[domain.Stream]domain.StoragePolicySpec
 	emails   map[string]commands.VFolderUser
 	projects map[string]bool
 }
@@ -173,7 +173,7 @@ func newVFEnvWith(t testing.TB, opts commands.Options) *vfEnv {
 			vfAdmin.UserID: {Viewer: domain.VFolderViewer{UserID: vfAdmin.UserID.String(), Domain: "acme", DomainAdmin: true}, Hosts: allHosts},
 			vfEve.UserID:   {Viewer: domain.VFolderViewer{UserID: vfEve.UserID.String(), Domain: "evil"}, Hosts: allHosts},
 		},
-		policies: map[string]domain.StoragePolicySpec{},
+		policies: map[domain.Stream]domain.StoragePolicySpec{},
 		emails: map[string]commands.VFolderUser{
 			"bob@acme.test": {ID: vfBob.UserID, Domain: "acme"},
 			"eve@evil.test": {ID: vfEve.UserID, Domain: "evil"},
@@ -206,7 +206,7 @@ func (e *vfEnv) create(t testing.TB, actor commands.Principal, name string, mod 
 
 func (e *vfEnv) folder(t testing.TB, id uuid.UUID) *domain.VFolder {
 	t.Helper()
-	f, err := domain.RehydrateVFolder(decode(t, e.read(t, domain.VFolderStream(id))))
+	f, err := domain.RehydrateVFolder(decode(t, e.read(t, domain.VFolderStream(id).String())))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +215,7 @@ func (e *vfEnv) folder(t testing.TB, id uuid.UUID) *domain.VFolder {
 
 func (e *vfEnv) index(t testing.TB, o domain.VFolderOwner) *domain.VFolderIndex {
 	t.Helper()
-	x, err := domain.RehydrateVFolderIndex(decode(t, e.read(t, o.Stream())))
+	x, err := domain.RehydrateVFolderIndex(decode(t, e.read(t, o.Stream().String())))
 	if err != nil {
 		t.Fatal(err)
 	}

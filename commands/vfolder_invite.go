@@ -29,7 +29,12 @@ type InviteToVFolderResult struct {
 	Position     uint64
 }
 
-type inviteToVFolderHandler struct{ deps }
+type inviteToVFolderHandler struct{ vfolderParts }
+
+// newInviteToVFolderHandler builds the handler over the vfolder parts.
+func newInviteToVFolderHandler(parts vfolderParts) inviteToVFolderHandler {
+	return inviteToVFolderHandler{parts}
+}
 
 // Handle resolves the address to a user (tenancy) and lets the folder
 // decide (domain.VFolder.Invite). An address of no user of the folder's

@@ -20,7 +20,12 @@ type LeaveVFolder struct {
 
 func (LeaveVFolder) CommandName() string { return "vfolder.leave" }
 
-type leaveVFolderHandler struct{ deps }
+type leaveVFolderHandler struct{ vfolderParts }
+
+// newLeaveVFolderHandler builds the handler over the vfolder parts.
+func newLeaveVFolderHandler(parts vfolderParts) leaveVFolderHandler {
+	return leaveVFolderHandler{parts}
+}
 
 func (h leaveVFolderHandler) Handle(ctx context.Context, md Metadata, cmd LeaveVFolder) (VFolderResult, error) {
 	return h.updateFolder(ctx, "vfolder.leave", md, cmd.Actor, cmd.FolderID, func(f *domain.VFolder, acc VFolderAccess, at time.Time) ([]domain.Event, error) {

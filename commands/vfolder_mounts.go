@@ -26,7 +26,7 @@ const MaxSessionMounts = 64
 // A request without mounts from an actor without folders costs one read
 // (the actor's index). Without the vfolder ports, or without an actor,
 // nothing is mounted and naming a folder is refused.
-func (d deps) resolveMounts(ctx context.Context, actor Principal, spec domain.SessionSpec, reqs []domain.VFolderMountRequest) ([]domain.VFolderMount, error) {
+func (d vfolderParts) resolveMounts(ctx context.Context, actor Principal, spec domain.SessionSpec, reqs []domain.VFolderMountRequest) ([]domain.VFolderMount, error) {
 	const op = "session.request"
 	configured := d.vf.Tenancy != nil && d.vf.Storage != nil
 	switch {
@@ -95,7 +95,7 @@ func (d deps) resolveMounts(ctx context.Context, actor Principal, spec domain.Se
 }
 
 // resolveMount finds and decides one named mount.
-func (d deps) resolveMount(ctx context.Context, op, field string, acc VFolderAccess, own *domain.VFolderIndex,
+func (d vfolderParts) resolveMount(ctx context.Context, op, field string, acc VFolderAccess, own *domain.VFolderIndex,
 	project map[string]uuid.UUID, req domain.VFolderMountRequest) (domain.VFolderMount, error) {
 	if req.Name == "" {
 		return domain.VFolderMount{}, domain.Invalid(op, field+".name", "required")

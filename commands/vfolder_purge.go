@@ -18,7 +18,12 @@ type PurgeVFolder struct {
 
 func (PurgeVFolder) CommandName() string { return "vfolder.purge" }
 
-type purgeVFolderHandler struct{ deps }
+type purgeVFolderHandler struct{ vfolderParts }
+
+// newPurgeVFolderHandler builds the handler over the vfolder parts.
+func newPurgeVFolderHandler(parts vfolderParts) purgeVFolderHandler {
+	return purgeVFolderHandler{parts}
+}
 
 // Handle appends vfolder.purged to the folder, then releases its name in
 // the owner's index. A crash in between leaves the name held by a purged

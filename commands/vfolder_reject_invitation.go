@@ -19,7 +19,12 @@ type RejectVFolderInvitation struct {
 
 func (RejectVFolderInvitation) CommandName() string { return "vfolder.invitation.reject" }
 
-type rejectVFolderInvitationHandler struct{ deps }
+type rejectVFolderInvitationHandler struct{ vfolderParts }
+
+// newRejectVFolderInvitationHandler builds the handler over the vfolder parts.
+func newRejectVFolderInvitationHandler(parts vfolderParts) rejectVFolderInvitationHandler {
+	return rejectVFolderInvitationHandler{parts}
+}
 
 func (h rejectVFolderInvitationHandler) Handle(ctx context.Context, md Metadata, cmd RejectVFolderInvitation) (VFolderResult, error) {
 	return h.updateFolder(ctx, "vfolder.invitation.reject", md, cmd.Actor, cmd.FolderID, func(f *domain.VFolder, acc VFolderAccess, at time.Time) ([]domain.Event, error) {

@@ -18,7 +18,12 @@ type RenameVFolder struct {
 
 func (RenameVFolder) CommandName() string { return "vfolder.rename" }
 
-type renameVFolderHandler struct{ deps }
+type renameVFolderHandler struct{ vfolderParts }
+
+// newRenameVFolderHandler builds the handler over the vfolder parts.
+func newRenameVFolderHandler(parts vfolderParts) renameVFolderHandler {
+	return renameVFolderHandler{parts}
+}
 
 // Handle decides on the folder (domain.VFolder.Rename), then moves the
 // name in the owner's index (claims the new one and releases the old one

@@ -18,7 +18,12 @@ type RestoreVFolder struct {
 
 func (RestoreVFolder) CommandName() string { return "vfolder.restore" }
 
-type restoreVFolderHandler struct{ deps }
+type restoreVFolderHandler struct{ vfolderParts }
+
+// newRestoreVFolderHandler builds the handler over the vfolder parts.
+func newRestoreVFolderHandler(parts vfolderParts) restoreVFolderHandler {
+	return restoreVFolderHandler{parts}
+}
 
 func (h restoreVFolderHandler) Handle(ctx context.Context, md Metadata, cmd RestoreVFolder) (VFolderResult, error) {
 	return h.updateFolder(ctx, "vfolder.restore", md, cmd.Actor, cmd.FolderID, func(f *domain.VFolder, acc VFolderAccess, at time.Time) ([]domain.Event, error) {

@@ -24,7 +24,12 @@ type ShareVFolder struct {
 
 func (ShareVFolder) CommandName() string { return "vfolder.share" }
 
-type shareVFolderHandler struct{ deps }
+type shareVFolderHandler struct{ vfolderParts }
+
+// newShareVFolderHandler builds the handler over the vfolder parts.
+func newShareVFolderHandler(parts vfolderParts) shareVFolderHandler {
+	return shareVFolderHandler{parts}
+}
 
 func (h shareVFolderHandler) Handle(ctx context.Context, md Metadata, cmd ShareVFolder) (VFolderResult, error) {
 	const op = "vfolder.share"
@@ -52,7 +57,7 @@ type shareTarget struct {
 // here, and answered on the folder (shareTarget.in); so is a user id when
 // mustExist (a share: a permission is only given to a user of the
 // folder's domain; an unshare may remove one whose user is gone).
-func (d deps) shareTarget(ctx context.Context, op string, actor Principal, userID, email string, mustExist bool) (shareTarget, error) {
+func (d vfolderParts) shareTarget(ctx context.Context, op string, actor Principal, userID, email string, mustExist bool) (shareTarget, error) {
 	userID, email = strings.TrimSpace(userID), strings.TrimSpace(email)
 	switch {
 	case userID != "" && email != "":

@@ -1,7 +1,6 @@
 package commands_test
 
 import (
-	"context"
 	"slices"
 	"testing"
 	"time"
@@ -18,7 +17,7 @@ func TestCreateVFolder(t *testing.T) {
 	e := newVFEnv(t)
 	id := e.create(t, vfAlice, "data")
 	owner := commands.UserFolderOwner(vfAlice.UserID, "acme")
-	if got := e.types(t, owner.Stream()); !slices.Equal(got, []string{domain.TypeVFolderNameClaimed}) {
+	if got := e.types(t, owner.Stream().String()); !slices.Equal(got, []string{domain.TypeVFolderNameClaimed}) {
 		t.Fatalf("index events %v", got)
 	}
 	f := e.folder(t, id)
@@ -66,7 +65,7 @@ func TestCreateVFolderRetryCompletes(t *testing.T) {
 	cmd := commands.CreateVFolder{Actor: vfAlice, Spec: domain.VFolderSpec{ID: id, Name: "data", Host: "local"}}
 	_, err := e.handlers.CreateVFolder.Handle(ctx, e.md, cmd)
 	wantKindField(t, err, domain.KindUnavailable, "")
-	if got, folder := e.types(t, owner.Stream()), e.types(t, domain.VFolderStream(id)); len(got) != 0 || len(folder) != 0 {
+	if got, folder := e.types(t, owner.Stream().String()), e.types(t, domain.VFolderStream(id).String()); len(got) != 0 || len(folder) != 0 {
 		t.Fatalf("a failed create wrote index %v, folder %v", got, folder)
 	}
 	for range 2 { // the retry, then a repeat of the completed request
@@ -75,7 +74,7 @@ func TestCreateVFolderRetryCompletes(t *testing.T) {
 			t.Fatalf("retry = %+v, %v", res, err)
 		}
 	}
-	if got := e.types(t, owner.Stream()); len(got) != 1 || !e.folder(t, id).Exists() || !e.storage.has(id) {
+	if got := e.types(t, owner.Stream().String()); len(got) != 1 || !e.folder(t, id).Exists() || !e.storage.has(id) {
 		t.Fatalf("index %v, folder exists %v, directory %v", got, e.folder(t, id).Exists(), e.storage.has(id))
 	}
 	// Another id cannot take the name; an id reused by another owner is
@@ -93,31 +92,31 @@ func TestCreateVFolderAccessRecordRidesWithTheFolder(t *testing.T) {
 	t.Parallel()
 	e := newVFEnv(t)
 	owner := commands.UserFolderOwner(vfAlice.UserID, "acme")
-	slot := func() context.Context {
-		return commands.WithAccessSlot(ctx, commands.NewAccessSlot(func(typ, id string) audit.Record {
-			return audit.Record{Action: "POST /v1/vfolders", EntityType: typ, EntityID: id, Outcome: audit.Success, Status: 201}
-		}))
+	slot := func() commands.Metadata {
+		md := e.md
+		md.Access = commands.NewAccess(audit.Record{Action: "POST /v1/vfolders", Outcome: audit.Success, Status: 201})
+		return md
 	}
 	e.storage.failNext["create"] = domain.Errorf("test", domain.KindUnavailable, "disk away")
 	failed := commands.CreateVFolder{Actor: vfAlice, Spec: domain.VFolderSpec{ID: uuid.New(), Name: "lost", Host: "local"}}
-	if _, err := e.handlers.CreateVFolder.Handle(slot(), e.md, failed); err == nil {
+	if _, err := e.handlers.CreateVFolder.Handle(ctx, slot(), failed); err == nil {
 		t.Fatal("the create succeeded")
 	}
-	if got := e.types(t, owner.Stream()); len(got) != 0 {
+	if got := e.types(t, owner.Stream().String()); len(got) != 0 {
 		t.Fatalf("a failed create wrote %v to the index", got)
 	}
-	res, err := e.handlers.CreateVFolder.Handle(slot(), e.md, commands.CreateVFolder{Actor: vfAlice, Spec: domain.VFolderSpec{Name: "data", Host: "local"}})
+	res, err := e.handlers.CreateVFolder.Handle(ctx, slot(), commands.CreateVFolder{Actor: vfAlice, Spec: domain.VFolderSpec{Name: "data", Host: "local"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []string{domain.TypeVFolderCreated, domain.TypeAccessLogged}
-	if got := e.types(t, domain.VFolderStream(res.FolderID)); !slices.Equal(got, want) {
+	if got := e.types(t, domain.VFolderStream(res.FolderID).String()); !slices.Equal(got, want) {
 		t.Fatalf("folder stream %v, want %v", got, want)
 	}
-	if got := e.types(t, owner.Stream()); !slices.Equal(got, []string{domain.TypeVFolderNameClaimed}) {
+	if got := e.types(t, owner.Stream().String()); !slices.Equal(got, []string{domain.TypeVFolderNameClaimed}) {
 		t.Fatalf("index %v", got)
 	}
-	folder, index := e.read(t, domain.VFolderStream(res.FolderID)), e.read(t, owner.Stream())
+	folder, index := e.read(t, domain.VFolderStream(res.FolderID).String()), e.read(t, owner.Stream().String())
 	if folder[0].Position >= index[0].Position || index[0].Position-folder[0].Position != 2 {
 		t.Fatalf("the folder (at %d) and the claim (at %d) are not one append", folder[0].Position, index[0].Position)
 	}
@@ -198,12 +197,12 @@ func TestRenameVFolderRetryCompletes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	appendRaw(t, e.env, owner.Stream(), x.Revision(), evs...)
+	appendRaw(t, e.env, owner.Stream().String(), x.Revision(), evs...)
 	if _, err := e.handlers.RenameVFolder.Handle(ctx, e.md, commands.RenameVFolder{Actor: vfAlice, FolderID: id, Name: "new"}); err != nil {
 		t.Fatal(err)
 	}
-	if e.folder(t, id).Name() != "new" || len(e.read(t, owner.Stream())) != 3 {
-		t.Fatalf("folder %q, index %v", e.folder(t, id).Name(), e.types(t, owner.Stream()))
+	if e.folder(t, id).Name() != "new" || len(e.read(t, owner.Stream().String())) != 3 {
+		t.Fatalf("folder %q, index %v", e.folder(t, id).Name(), e.types(t, owner.Stream().String()))
 	}
 }
 
@@ -386,7 +385,7 @@ func TestPurgeVFolderRetryReleases(t *testing.T) {
 	e := newVFEnv(t)
 	id := e.create(t, vfAlice, "data")
 	f := e.folder(t, id)
-	appendRaw(t, e.env, domain.VFolderStream(id), f.Revision(),
+	appendRaw(t, e.env, domain.VFolderStream(id).String(), f.Revision(),
 		domain.VFolderTrashed{By: "x", At: t0}, domain.VFolderDeleteStarted{By: "x", At: t0},
 		domain.VFolderDeleteFinished{Status: domain.VFolderDeleteComplete, At: t0}, domain.VFolderPurged{By: "x", At: t0})
 	_, err := e.handlers.PurgeVFolder.Handle(ctx, e.md, commands.PurgeVFolder{Actor: vfAlice, FolderID: id})
@@ -467,7 +466,7 @@ func TestRequestSessionMounts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := decode(t, e.read(t, commands.SessionStream(res.SessionID)))[0].Event.(domain.SessionRequested)
+	req := decode(t, e.read(t, domain.SessionStream(res.SessionID).String()))[0].Event.(domain.SessionRequested)
 	want := []domain.VFolderMount{
 		{FolderID: data.String(), Name: "data", Host: "local", Path: "/home/work/data", Permission: domain.VFolderReadOnly},
 		{Name: "shared", Host: "local", Path: "/home/work/proj", Permission: domain.VFolderReadOnly},
@@ -526,7 +525,7 @@ func TestCreateVFolderTakesOverAnOrphanClaim(t *testing.T) {
 	e := newVFEnvWith(t, commands.Options{EmailReservationGrace: 2 * time.Second})
 	orphan := uuid.MustParse("0195a0c0-0000-7000-8000-00000000f00d")
 	owner := commands.UserFolderOwner(vfAlice.UserID, "acme")
-	appendRaw(t, e.env, owner.Stream(), -1, domain.VFolderNameClaimed{FolderID: orphan, Name: "data", At: t0})
+	appendRaw(t, e.env, owner.Stream().String(), -1, domain.VFolderNameClaimed{FolderID: orphan, Name: "data", At: t0})
 
 	// The step clock moves a second per command, from the claim's time:
 	// a create is past the 2s grace only on its third try.
@@ -542,7 +541,7 @@ func TestCreateVFolderTakesOverAnOrphanClaim(t *testing.T) {
 	if id, _ := e.index(t, owner).Lookup("data"); id != res.FolderID {
 		t.Fatalf("the name is held by %s, want %s", id, res.FolderID)
 	}
-	if got := e.types(t, domain.VFolderStream(orphan)); !slices.Equal(got, []string{domain.TypeVFolderCreationAbandoned}) {
+	if got := e.types(t, domain.VFolderStream(orphan).String()); !slices.Equal(got, []string{domain.TypeVFolderCreationAbandoned}) {
 		t.Fatalf("orphan stream %v", got)
 	}
 	// The orphan's create, retried late, cannot come back.

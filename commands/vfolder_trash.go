@@ -19,7 +19,12 @@ type TrashVFolder struct {
 
 func (TrashVFolder) CommandName() string { return "vfolder.trash" }
 
-type trashVFolderHandler struct{ deps }
+type trashVFolderHandler struct{ vfolderParts }
+
+// newTrashVFolderHandler builds the handler over the vfolder parts.
+func newTrashVFolderHandler(parts vfolderParts) trashVFolderHandler {
+	return trashVFolderHandler{parts}
+}
 
 func (h trashVFolderHandler) Handle(ctx context.Context, md Metadata, cmd TrashVFolder) (VFolderResult, error) {
 	return h.updateFolder(ctx, "vfolder.delete", md, cmd.Actor, cmd.FolderID, func(f *domain.VFolder, acc VFolderAccess, at time.Time) ([]domain.Event, error) {

@@ -21,7 +21,12 @@ type UnshareVFolder struct {
 
 func (UnshareVFolder) CommandName() string { return "vfolder.unshare" }
 
-type unshareVFolderHandler struct{ deps }
+type unshareVFolderHandler struct{ vfolderParts }
+
+// newUnshareVFolderHandler builds the handler over the vfolder parts.
+func newUnshareVFolderHandler(parts vfolderParts) unshareVFolderHandler {
+	return unshareVFolderHandler{parts}
+}
 
 func (h unshareVFolderHandler) Handle(ctx context.Context, md Metadata, cmd UnshareVFolder) (VFolderResult, error) {
 	const op = "vfolder.unshare"

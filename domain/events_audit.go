@@ -30,10 +30,10 @@ const (
 const (
 	// AccessLogStream holds the access records written apart from any
 	// command's events (reads, failed and denied requests).
-	AccessLogStream = "access-log"
+	AccessLogStream = string(StreamAccessLog)
 	// AuditStream is the hash chain: each event a run of consecutive
 	// sealed records, the first event starting at seq 1.
-	AuditStream = "audit"
+	AuditStream = string(StreamAudit)
 )
 
 // AccessLogged is one request's access record before it is chained (Seq,

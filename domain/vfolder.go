@@ -69,10 +69,6 @@ type VFolderOwner struct {
 	Domain string           `json:"domain"`
 }
 
-// Stream is the owner's folder index stream, which keeps names unique per
-// owner and counts folders against max_vfolder_count (see VFolderIndex).
-func (o VFolderOwner) Stream() string { return "vfolder-owner-" + string(o.Kind) + "-" + o.ID }
-
 // VFolderStatus is a folder's lifecycle status.
 type VFolderStatus string
 
@@ -136,9 +132,6 @@ type VFolder struct {
 	purged   bool
 	revision int64
 }
-
-// VFolderStream is the stream of folder id.
-func VFolderStream(id uuid.UUID) string { return "vfolder-" + id.String() }
 
 func (f *VFolder) ID() uuid.UUID                 { return f.id }
 func (f *VFolder) Name() string                  { return f.name }

@@ -129,7 +129,7 @@ func resolveActor(ctx context.Context, store eventstore.Store, actor string) (st
 	if !strings.Contains(actor, "@") {
 		return actor, nil
 	}
-	recs, err := store.ReadStream(ctx, commands.UserEmailStream(actor), eventstore.ReadStreamOptions{})
+	recs, err := store.ReadStream(ctx, domain.UserEmailStream(actor).String(), eventstore.ReadStreamOptions{})
 	if errors.Is(err, eventstore.ErrStreamNotFound) || (err == nil && len(recs) == 0) {
 		return "", fmt.Errorf("--actor %q: no user has this e-mail address", actor)
 	}

@@ -14,7 +14,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/cairnhq/cairn/commands"
 	"github.com/cairnhq/cairn/commands/auditseq"
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/domain/audit"
@@ -226,7 +225,7 @@ func TestReplayAuditActorByEmail(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := store.Append(context.Background(), commands.UserEmailStream("bob@example.com"), eventstore.NoStream, ev); err != nil {
+	if _, err := store.Append(context.Background(), domain.UserEmailStream("bob@example.com").String(), eventstore.NoStream, ev); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct{ actor, want string }{

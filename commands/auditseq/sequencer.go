@@ -4,7 +4,7 @@
 // # Design
 //
 // Access records are written where nothing can lose them: a mutating
-// request's record in the same append as its events (commands.AccessSlot),
+// request's record in the same append as its events (commands.Access),
 // every other request's record (reads, refusals, failures) batched into
 // the access-log stream by the HTTP layer. Those access.logged events are
 // not chained yet: requests run concurrently on several replicas, and a

@@ -196,7 +196,7 @@ func TestEveryEndReleasesItsSlots(t *testing.T) {
 			s, err := scheduler.New(scheduler.Config{
 				Interval: 20 * time.Millisecond, PendingTimeout: hour, StartTimeout: hour, TerminatingTimeout: hour,
 				Clock: e.Clock.Now, Logger: e.Log,
-			}, e.Store, e.Handlers)
+			}, e.Store, scheduler.CommandsOf(e.Handlers))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -3,18 +3,12 @@ package scheduler
 import (
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/cairnhq/cairn/commands/quotas"
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/eventstore"
 	"github.com/google/uuid"
-)
-
-const (
-	sessionStreamPrefix = "session-"
-	agentStreamPrefix   = "agent-"
 )
 
 // knownTypes are the event types this build decodes; others (types added
@@ -32,8 +26,8 @@ var knownTypes = func() map[string]bool {
 // of a known type that does not decode is an error: skipping it could make
 // the scheduler believe capacity is free that is not.
 func decode(rec eventstore.RecordedEvent) (domain.Event, error) {
-	sessionStream := strings.HasPrefix(rec.Stream, sessionStreamPrefix)
-	agentStream := strings.HasPrefix(rec.Stream, agentStreamPrefix)
+	s, _ := domain.ParseStream(rec.Stream)
+	sessionStream, agentStream := s.Kind == domain.StreamSession, s.Kind == domain.StreamAgent
 	if (!sessionStream && !agentStream && !quotas.Wants(rec.Type)) || !knownTypes[rec.Type] {
 		return nil, nil
 	}
@@ -53,8 +47,8 @@ func (st *state) applyDecoded(rec eventstore.RecordedEvent, ev domain.Event) (wa
 	if ev == nil {
 		return false, nil
 	}
-	sessionStream := strings.HasPrefix(rec.Stream, sessionStreamPrefix)
-	agentStream := strings.HasPrefix(rec.Stream, agentStreamPrefix)
+	s, _ := domain.ParseStream(rec.Stream)
+	sessionStream, agentStream := s.Kind == domain.StreamSession, s.Kind == domain.StreamAgent
 	if quotas.Wants(rec.Type) {
 		if err := st.quotas.Apply(rec.Stream, ev); err != nil {
 			return false, fmt.Errorf("scheduler: %s@%d: %w", rec.Stream, rec.Revision, err)
@@ -65,14 +59,14 @@ func (st *state) applyDecoded(rec eventstore.RecordedEvent, ev domain.Event) (wa
 		}
 	}
 	if agentStream {
-		id := strings.TrimPrefix(rec.Stream, agentStreamPrefix)
+		id := s.ID
 		wake = st.applyAgent(id, ev)
 		if a := st.agents[id]; a != nil && a.agg != nil && a.agg.Fold(domain.RecordedEvent{Revision: rec.Revision, Event: ev}) != nil {
 			a.agg = nil
 		}
 		return wake, nil
 	}
-	id, err := uuid.Parse(strings.TrimPrefix(rec.Stream, sessionStreamPrefix))
+	id, err := s.UUID()
 	if err != nil {
 		return false, nil // not a session stream of ours
 	}

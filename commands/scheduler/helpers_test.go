@@ -51,7 +51,7 @@ func (e *env) start(cfg scheduler.Config) (stop func()) {
 	if cfg.Interval == 0 {
 		cfg.Interval = 20 * time.Millisecond
 	}
-	s, err := scheduler.New(cfg, e.Store, e.Handlers)
+	s, err := scheduler.New(cfg, e.Store, scheduler.CommandsOf(e.Handlers))
 	if err != nil {
 		e.T.Fatal(err)
 	}

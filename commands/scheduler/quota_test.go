@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cairnhq/cairn/commands"
 	"github.com/cairnhq/cairn/commands/scheduler"
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/infra/managertest"
@@ -145,7 +144,7 @@ func TestQuotasReportEveryFailureAndCountTheRound(t *testing.T) {
 		t.Fatalf("fourth: %q", s.PendingDetails())
 	}
 	// The fourth's round checked the third again: same reasons, no event.
-	if n := e.Count(commands.SessionStream(ids[2]), domain.TypeSessionPendingUpdated); n != 1 {
+	if n := e.Count(domain.SessionStream(ids[2]).String(), domain.TypeSessionPendingUpdated); n != 1 {
 		t.Fatalf("%d pending-updated events for a session waiting for the same reasons", n)
 	}
 	e.end(ids[1])

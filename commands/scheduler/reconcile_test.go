@@ -16,11 +16,11 @@ func (e *env) allocate(agent string, session, kernel uuid.UUID, slots domain.Slo
 	e.T.Helper()
 	ev, err := eventstore.NewEvent(domain.TypeAgentAllocated, domain.AgentAllocated{
 		KernelID: kernel, SessionID: session, Slots: slots, Devices: devices, At: t0,
-	}, e.MD)
+	}, e.MD.Stored())
 	if err != nil {
 		e.T.Fatal(err)
 	}
-	if _, err := e.Store.Append(bg, commands.AgentStream(agent), eventstore.Any, ev); err != nil {
+	if _, err := e.Store.Append(bg, domain.AgentStream(agent).String(), eventstore.Any, ev); err != nil {
 		e.T.Fatal(err)
 	}
 }
@@ -69,7 +69,7 @@ func TestReconcileRepairsHalfMadePlacements(t *testing.T) {
 		t.Fatalf("%d allocations, want 3", n)
 	}
 	// The whole one kept its allocation: nothing of it was released.
-	for _, ev := range e.Decoded(commands.AgentStream("a1")) {
+	for _, ev := range e.Decoded(domain.AgentStream("a1").String()) {
 		if r, ok := ev.Event.(domain.AgentReleased); ok {
 			if r.KernelID == whole.KernelIDs[0] || r.Reason != domain.ReasonScheduleAborted {
 				t.Fatalf("release %+v", r)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/cairnhq/cairn/commands"
@@ -22,12 +24,59 @@ type Log interface {
 
 var _ Log = eventstore.Store(nil)
 
+// Commands are the commands the scheduler sends: its whole port to the
+// write side. CommandsOf picks them from the full list of handlers.
+type Commands struct {
+	ScheduleSession       commands.Handler[commands.ScheduleSession, commands.Result]
+	ScheduleSessions      commands.Handler[commands.ScheduleSessions, commands.ScheduleSessionsResult]
+	UpdatePendingSessions commands.Handler[commands.UpdatePendingSessions, commands.UpdatePendingSessionsResult]
+	CancelPendingSession  commands.Handler[commands.CancelPendingSession, commands.Result]
+	ReportKernelStatus    commands.Handler[commands.ReportKernelStatus, commands.Result]
+	ForceTerminateSession commands.Handler[commands.ForceTerminateSession, commands.Result]
+	TerminateSession      commands.Handler[commands.TerminateSession, commands.Result]
+	ReleaseAllocation     commands.Handler[commands.ReleaseAllocation, commands.Result]
+}
+
+// CommandsOf returns the scheduler's commands among h (none when h is nil).
+func CommandsOf(h *commands.Handlers) Commands {
+	if h == nil {
+		return Commands{}
+	}
+	return Commands{
+		ScheduleSession:       h.ScheduleSession,
+		ScheduleSessions:      h.ScheduleSessions,
+		UpdatePendingSessions: h.UpdatePendingSessions,
+		CancelPendingSession:  h.CancelPendingSession,
+		ReportKernelStatus:    h.ReportKernelStatus,
+		ForceTerminateSession: h.ForceTerminateSession,
+		TerminateSession:      h.TerminateSession,
+		ReleaseAllocation:     h.ReleaseAllocation,
+	}
+}
+
+// validate reports every command missing.
+func (c Commands) validate() error {
+	var errs []error
+	for name, missing := range map[string]bool{
+		"ScheduleSession": c.ScheduleSession == nil, "ScheduleSessions": c.ScheduleSessions == nil,
+		"UpdatePendingSessions": c.UpdatePendingSessions == nil, "CancelPendingSession": c.CancelPendingSession == nil,
+		"ReportKernelStatus": c.ReportKernelStatus == nil, "ForceTerminateSession": c.ForceTerminateSession == nil,
+		"TerminateSession": c.TerminateSession == nil, "ReleaseAllocation": c.ReleaseAllocation == nil,
+	} {
+		if missing {
+			errs = append(errs, fmt.Errorf("no %s handler", name))
+		}
+	}
+	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
+	return errors.Join(errs...)
+}
+
 // Scheduler is the placement process manager. Build it with New, run it
 // with Run; one Scheduler runs at a time in a cluster (the leader).
 type Scheduler struct {
 	cfg      Config
 	log      Log
-	handlers *commands.Handlers
+	handlers Commands
 	logger   *slog.Logger
 	md       commands.Metadata
 
@@ -42,8 +91,8 @@ type Scheduler struct {
 }
 
 // New checks cfg and builds a scheduler over the store's log and the
-// command handlers (which must write to the same store).
-func New(cfg Config, log Log, handlers *commands.Handlers) (*Scheduler, error) {
+// commands it sends (whose handlers must write to the same store).
+func New(cfg Config, log Log, handlers Commands) (*Scheduler, error) {
 	var errs []error
 	if err := cfg.Validate(); err != nil {
 		errs = append(errs, err)
@@ -51,8 +100,8 @@ func New(cfg Config, log Log, handlers *commands.Handlers) (*Scheduler, error) {
 	if log == nil {
 		errs = append(errs, errors.New("no event log"))
 	}
-	if handlers == nil {
-		errs = append(errs, errors.New("no command handlers"))
+	if err := handlers.validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("scheduler: %w", errors.Join(errs...))

@@ -20,12 +20,19 @@ var bg = context.Background()
 func TestNewRefusesABadConfig(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	if _, err := scheduler.New(scheduler.Config{Interval: -1, PendingTimeout: -1, StartTimeout: -5}, nil, nil); err == nil ||
+	if _, err := scheduler.New(scheduler.Config{Interval: -1, PendingTimeout: -1, StartTimeout: -5}, nil, scheduler.Commands{}); err == nil ||
 		!strings.Contains(err.Error(), "interval") || !strings.Contains(err.Error(), "pending timeout") || !strings.Contains(err.Error(), "start timeout") {
 		t.Fatalf("err = %v, want every problem", err)
 	}
-	if _, err := scheduler.New(scheduler.Config{StartTimeout: scheduler.Never}, e.Store, e.Handlers); err != nil {
+	if _, err := scheduler.New(scheduler.Config{StartTimeout: scheduler.Never}, e.Store, scheduler.CommandsOf(e.Handlers)); err != nil {
 		t.Fatal(err)
+	}
+	// The scheduler names every command it lacks.
+	cmds := scheduler.CommandsOf(e.Handlers)
+	cmds.ReleaseAllocation, cmds.ScheduleSessions = nil, nil
+	if _, err := scheduler.New(scheduler.Config{}, e.Store, cmds); err == nil ||
+		!strings.Contains(err.Error(), "no ReleaseAllocation handler") || !strings.Contains(err.Error(), "no ScheduleSessions handler") {
+		t.Fatalf("err = %v, want both missing commands named", err)
 	}
 }
 
@@ -101,7 +108,7 @@ func (e *env) checkPlacements(sessions []uuid.UUID) {
 	e.T.Helper()
 	for _, id := range sessions {
 		s := e.Session(id)
-		if n := e.Count(commands.SessionStream(id), domain.TypeSessionScheduled); n > 1 {
+		if n := e.Count(domain.SessionStream(id).String(), domain.TypeSessionScheduled); n > 1 {
 			e.T.Fatalf("session %s scheduled %d times", id, n)
 		}
 		for _, k := range s.Kernels() {
@@ -155,7 +162,7 @@ func TestAnImpossibleRequestWaitsWithItsReasonsAndCanBeCancelled(t *testing.T) {
 	// do not record the same reasons again.
 	small := e.request(cpuMem(1, 1), 1, "")
 	e.AwaitStatus(small.SessionID, domain.StatusScheduled)
-	if n := e.Count(commands.SessionStream(huge.SessionID), domain.TypeSessionPendingUpdated); n != 1 {
+	if n := e.Count(domain.SessionStream(huge.SessionID).String(), domain.TypeSessionPendingUpdated); n != 1 {
 		t.Fatalf("%d pending-updated events, want 1", n)
 	}
 
@@ -253,8 +260,8 @@ func TestRestartRebuildsStateAndDoesNotDoublePlace(t *testing.T) {
 	e.CheckCapacity("a1")
 	e.checkPlacements(all)
 	a := e.Agent("a1")
-	if len(a.Allocations()) != 4 || e.Count(commands.AgentStream("a1"), domain.TypeAgentReleased) != 0 {
-		t.Fatalf("%d allocations, %d releases", len(a.Allocations()), e.Count(commands.AgentStream("a1"), domain.TypeAgentReleased))
+	if len(a.Allocations()) != 4 || e.Count(domain.AgentStream("a1").String(), domain.TypeAgentReleased) != 0 {
+		t.Fatalf("%d allocations, %d releases", len(a.Allocations()), e.Count(domain.AgentStream("a1").String(), domain.TypeAgentReleased))
 	}
 	if s := e.Session(tooMany.SessionID); s.Status() != domain.StatusPending || !slices.Contains(s.PendingDetails(), "cpu: requested 1, no agent has that much free") {
 		t.Fatalf("%s %q", s.Status(), s.PendingDetails())

@@ -3,7 +3,6 @@ package sessionlimits
 import (
 	"bytes"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/cairnhq/cairn/commands/quotas"
@@ -12,8 +11,6 @@ import (
 	"github.com/cairnhq/cairn/eventstore"
 	"github.com/google/uuid"
 )
-
-const sessionStreamPrefix = "session-"
 
 // session is what the manager knows of a session that has not ended and
 // is not being torn down.
@@ -93,8 +90,12 @@ func (st *state) apply(rec eventstore.RecordedEvent) error {
 		}
 		return nil
 	}
-	id, err := uuid.Parse(strings.TrimPrefix(rec.Stream, sessionStreamPrefix))
-	if err != nil || !strings.HasPrefix(rec.Stream, sessionStreamPrefix) {
+	s, err := domain.ParseStreamOf(domain.StreamSession, rec.Stream)
+	if err != nil {
+		return nil // not a session stream of ours
+	}
+	id, err := s.UUID()
+	if err != nil {
 		return nil // not a session stream of ours
 	}
 	st.applySession(id, ev)

@@ -28,19 +28,20 @@ var _ Log = eventstore.Store(nil)
 // Manager ends sessions at their keypair policy's idle timeout and
 // maximum lifetime. Build it with New, run it with Run.
 type Manager struct {
-	cfg      Config
-	log      Log
-	handlers *commands.Handlers
-	logger   *slog.Logger
-	md       commands.Metadata
+	cfg       Config
+	log       Log
+	terminate commands.Handler[commands.TerminateSession, commands.Result]
+	logger    *slog.Logger
+	md        commands.Metadata
 	// started is when Run caught up with the log: idle deadlines count
 	// from then at the earliest.
 	started time.Time
 }
 
 // New checks cfg and builds a manager over the store's log and the
-// command handlers (which must write to the same store).
-func New(cfg Config, log Log, handlers *commands.Handlers) (*Manager, error) {
+// TerminateSession handler, the one command it sends (which must write to
+// the same store; commands.Handlers.TerminateSession).
+func New(cfg Config, log Log, terminate commands.Handler[commands.TerminateSession, commands.Result]) (*Manager, error) {
 	var errs []error
 	if err := cfg.Validate(); err != nil {
 		errs = append(errs, err)
@@ -48,14 +49,14 @@ func New(cfg Config, log Log, handlers *commands.Handlers) (*Manager, error) {
 	if log == nil {
 		errs = append(errs, errors.New("no event log"))
 	}
-	if handlers == nil {
-		errs = append(errs, errors.New("no command handlers"))
+	if terminate == nil {
+		errs = append(errs, errors.New("no TerminateSession handler"))
 	}
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("sessionlimits: %w", errors.Join(errs...))
 	}
 	cfg = cfg.WithDefaults()
-	return &Manager{cfg: cfg, log: log, handlers: handlers, logger: cfg.Logger.With("component", "session-limits"),
+	return &Manager{cfg: cfg, log: log, terminate: terminate, logger: cfg.Logger.With("component", "session-limits"),
 		md: commands.Metadata{Actor: cfg.Actor}}, nil
 }
 
@@ -146,7 +147,7 @@ func (m *Manager) check(ctx context.Context, st *state) {
 		if ctx.Err() != nil {
 			return
 		}
-		_, err := m.handlers.TerminateSession.Handle(ctx, m.md, commands.TerminateSession{SessionID: d.id, Reason: d.reason})
+		_, err := m.terminate.Handle(ctx, m.md, commands.TerminateSession{SessionID: d.id, Reason: d.reason})
 		if err != nil {
 			level := slog.LevelWarn
 			if domain.KindOf(err) == domain.KindNotFound {

@@ -36,7 +36,7 @@ func newEnv(t *testing.T, spec managertest.TenantSpec) *env {
 	e := &env{Env: managertest.New(t), checks: make(chan sessionlimits.Report, 1)}
 	e.tenant = e.Tenant(spec)
 	e.RegisterAgent(domain.AgentSpec{ID: "a1", Architecture: "x86_64", Capacity: domain.Slots{domain.SlotCPU: domain.Units(64), domain.SlotMem: domain.Units(64 << 30)}})
-	s, err := scheduler.New(scheduler.Config{Interval: 20 * time.Millisecond, StartTimeout: scheduler.Never, Clock: e.Clock.Now, Logger: e.Log}, e.Store, e.Handlers)
+	s, err := scheduler.New(scheduler.Config{Interval: 20 * time.Millisecond, StartTimeout: scheduler.Never, Clock: e.Clock.Now, Logger: e.Log}, e.Store, scheduler.CommandsOf(e.Handlers))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func (e *env) start() {
 			default:
 			}
 		},
-	}, e.Store, e.Handlers)
+	}, e.Store, e.Handlers.TerminateSession)
 	if err != nil {
 		e.T.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func (e *env) access(id uuid.UUID, outcome audit.Outcome) {
 		{Time: e.Clock.Now(), Action: "GET /v1/auth/whoami", Outcome: audit.Success, Status: 200, RequestID: "r-other"},
 		{Time: e.Clock.Now(), Action: "GET /v1/sessions/:id", EntityType: "session", EntityID: id.String(),
 			Outcome: outcome, Status: 200, RequestID: "r-" + id.String()[:8]},
-	}}, e.MD)
+	}}, e.MD.Stored())
 	if err != nil {
 		e.T.Fatal(err)
 	}
@@ -232,7 +232,7 @@ func TestIdleCountsFromTheManagersStart(t *testing.T) {
 func TestNewRefusesABadConfig(t *testing.T) {
 	t.Parallel()
 	_, err := sessionlimits.New(sessionlimits.Config{Interval: -1}, nil, nil)
-	if err == nil || !strings.Contains(err.Error(), "interval") || !strings.Contains(err.Error(), "event log") || !strings.Contains(err.Error(), "handlers") {
+	if err == nil || !strings.Contains(err.Error(), "interval") || !strings.Contains(err.Error(), "event log") || !strings.Contains(err.Error(), "TerminateSession handler") {
 		t.Fatalf("err = %v, want every problem", err)
 	}
 }

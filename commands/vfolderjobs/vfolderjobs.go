@@ -295,7 +295,7 @@ func (m *Manager) hostOf(ctx context.Context, id uuid.UUID) (string, error) {
 
 // fold reads and folds a folder's stream.
 func (m *Manager) fold(ctx context.Context, id uuid.UUID) (*domain.VFolder, error) {
-	recs, err := m.log.ReadStream(ctx, domain.VFolderStream(id), eventstore.ReadStreamOptions{})
+	recs, err := m.log.ReadStream(ctx, domain.VFolderStream(id).String(), eventstore.ReadStreamOptions{})
 	if err != nil && !errors.Is(err, eventstore.ErrStreamNotFound) {
 		return nil, err
 	}

@@ -85,7 +85,7 @@ func appendEvents(t *testing.T, store eventstore.Store, id uuid.UUID, evs ...dom
 		}
 		data = append(data, eventstore.EventData{ID: eventstore.NewEventID(), Type: ev.EventType(), Version: domain.SchemaVersion, Data: b})
 	}
-	if _, err := store.Append(ctx, domain.VFolderStream(id), eventstore.Any, data...); err != nil {
+	if _, err := store.Append(ctx, domain.VFolderStream(id).String(), eventstore.Any, data...); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -98,7 +98,7 @@ func created(id uuid.UUID, status domain.VFolderStatus, cloneOf uuid.UUID) domai
 
 func status(t *testing.T, store eventstore.Store, id uuid.UUID) domain.VFolderStatus {
 	t.Helper()
-	recs, err := store.ReadStream(ctx, domain.VFolderStream(id), eventstore.ReadStreamOptions{})
+	recs, err := store.ReadStream(ctx, domain.VFolderStream(id).String(), eventstore.ReadStreamOptions{})
 	if err != nil && !errors.Is(err, eventstore.ErrStreamNotFound) {
 		t.Fatal(err)
 	}

@@ -220,7 +220,7 @@ func (c *Collector) Sweep(ctx context.Context) (Report, error) {
 // not compared: a folder on another host owns no directory here, but a
 // host renamed in the configuration must not make every folder an orphan.
 func (c *Collector) owned(ctx context.Context, id uuid.UUID) (bool, error) {
-	recs, err := c.log.ReadStream(ctx, domain.VFolderStream(id), eventstore.ReadStreamOptions{})
+	recs, err := c.log.ReadStream(ctx, domain.VFolderStream(id).String(), eventstore.ReadStreamOptions{})
 	if errors.Is(err, eventstore.ErrStreamNotFound) {
 		return false, nil
 	}

@@ -81,7 +81,7 @@ func newFixtureWith(t *testing.T, cfg accesslog.Config) *fixture {
 			Type: domain.SessionBatch, Image: c.Query("image"), Command: "true",
 			Resources: domain.Slots{domain.SlotCPU: domain.Units(1), domain.SlotMem: domain.Units(1 << 30)},
 		}
-		res, err := h.RequestSession.Handle(c.UserContext(), commands.Metadata{Actor: "u1"}, commands.RequestSession{Spec: spec})
+		res, err := h.RequestSession.Handle(c.UserContext(), commands.Metadata{Actor: "u1", Access: accesslog.Access(c)}, commands.RequestSession{Spec: spec})
 		if err != nil {
 			return err
 		}
@@ -226,7 +226,7 @@ func TestEveryRequestIsRecorded(t *testing.T) {
 	}
 	var inline []audit.Record
 	for _, e := range evs {
-		if strings.HasPrefix(e.Stream, "session-") && e.Type == domain.TypeAccessLogged {
+		if s, err := domain.ParseStream(e.Stream); err == nil && s.Kind == domain.StreamSession && e.Type == domain.TypeAccessLogged {
 			inline = append(inline, records(t, f.store, e.Stream)...)
 		}
 	}

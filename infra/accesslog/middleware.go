@@ -16,7 +16,16 @@ const (
 	expectKey  = "cairn.access.expect"
 	deniedKey  = "cairn.access.denied"
 	claimedKey = "cairn.access.claimed_key"
+	requestKey = "cairn.access.request"
 )
+
+// request is what Middleware keeps of a request while it runs: when it
+// started, the clock, and the access record handed to its commands.
+type request struct {
+	start  time.Time
+	clock  func() time.Time
+	access *commands.Access
+}
 
 // ExpectStatus tells the access record written with a command's events
 // the status the route answers when the command succeeds (by default 201
@@ -33,12 +42,35 @@ func ClaimAccessKey(c *fiber.Ctx, accessKey string) {
 	c.Locals(claimedKey, strings.Clone(accessKey))
 }
 
+// Access is the request's access record for the commands it sends: put it
+// in their commands.Metadata (the Access field), and the first append of
+// those commands stores it with their events (see commands.Access). The
+// record says who (the authenticated principal), what (the method and
+// route) and the status the route answers on success (ExpectStatus, or
+// the method's default); call it after authentication and ExpectStatus,
+// when the command is sent. Every call of one request returns the same
+// Access, so that one append at most takes it.
+func Access(c *fiber.Ctx) *commands.Access {
+	r, ok := c.Locals(requestKey).(*request)
+	if !ok {
+		return nil // not behind Middleware: nothing to record
+	}
+	if r.access == nil {
+		rec := base(c, r.start, r.clock)
+		rec.Outcome, rec.Status = audit.Success, expected(c)
+		r.access = commands.NewAccess(rec)
+	}
+	return r.access
+}
+
 // Middleware records every request: put it before authentication, so
 // refused requests are recorded too. Clock defaults to time.Now. While the
 // Writer's queue is full (the store takes no writes), requests are refused
 // with 503 before they run, and a request whose record finds no room is
 // answered 503 instead of its own answer: nothing is answered that the
-// audit trail would not hold.
+// audit trail would not hold. A command's append that carried the record
+// (see Access) leaves nothing to write here, unless the request failed
+// after all: then its record is written again, saying how it failed.
 func Middleware(w *Writer, clock func() time.Time) fiber.Handler {
 	if clock == nil {
 		clock = time.Now
@@ -48,15 +80,10 @@ func Middleware(w *Writer, clock func() time.Time) fiber.Handler {
 			return ErrFull
 		}
 		start := clock()
-		slot := commands.NewAccessSlot(func(entityType, entityID string) audit.Record {
-			rec := base(c, start, clock)
-			rec.EntityType, rec.EntityID = entityType, entityID
-			rec.Outcome, rec.Status = audit.Success, expected(c)
-			return rec
-		})
-		c.SetUserContext(commands.WithAccessSlot(c.UserContext(), slot))
+		r := &request{start: start, clock: clock}
+		c.Locals(requestKey, r)
 		err := c.Next()
-		if slot.Taken() && err == nil {
+		if r.access != nil && r.access.Taken() && err == nil {
 			return nil
 		}
 		status := c.Response().StatusCode()

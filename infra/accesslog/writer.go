@@ -1,7 +1,8 @@
 // Package accesslog records every API request in the audit trail
 // (docs/architecture.md, the audit trail): a fiber middleware builds each request's
 // access record, and either hands it to the command the request runs
-// (commands.AccessSlot: the record is appended with the command's events)
+// (Access puts it in the command's Metadata: the record is appended with
+// the command's events)
 // or, for reads, refusals and failures, queues it for the Writer, which
 // appends queued records to the access-log stream in batches (one
 // access.batch-logged event per group commit). The audit

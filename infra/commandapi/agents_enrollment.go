@@ -157,7 +157,8 @@ func (a *api) enrollAgent(c *fiber.Ctx) error {
 		// Not even an enrollment token: the same answer as a wrong one.
 		return domain.ErrEnrollmentRefused
 	}
-	md := commands.Metadata{Actor: "agent:" + req.AgentID, RequestID: strings.Clone(httpapi.RequestID(c)), ClientIP: c.IP()}
+	md := commands.Metadata{Actor: "agent:" + req.AgentID, RequestID: strings.Clone(httpapi.RequestID(c)), ClientIP: c.IP(),
+		Access: accesslog.Access(c)}
 	if _, err := a.Commands.EnrollAgent.Handle(c.UserContext(), md, commands.EnrollAgent{AgentID: req.AgentID,
 		Digest: digest.String(), UserKey: req.UserKey}); err != nil {
 		return err

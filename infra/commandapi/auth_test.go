@@ -275,7 +275,7 @@ func TestLoginRehashes(t *testing.T) {
 	if r.status != http.StatusOK {
 		t.Fatalf("login: %d %s", r.status, r.body)
 	}
-	recs, err := e.store.ReadStream(context.Background(), commands.UserStream(alice.ID), eventstoreAll)
+	recs, err := e.store.ReadStream(context.Background(), domain.UserStream(alice.ID).String(), eventstoreAll)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -582,7 +582,7 @@ func (e *env) streamLength(t *testing.T, id string) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	recs, err := e.store.ReadStream(context.Background(), commands.SessionStream(sid), eventstore.ReadStreamOptions{})
+	recs, err := e.store.ReadStream(context.Background(), domain.SessionStream(sid).String(), eventstore.ReadStreamOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

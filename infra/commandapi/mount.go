@@ -13,6 +13,7 @@ import (
 
 	"github.com/cairnhq/cairn/commands"
 	"github.com/cairnhq/cairn/domain"
+	"github.com/cairnhq/cairn/infra/accesslog"
 	"github.com/cairnhq/cairn/infra/auth/password"
 	"github.com/cairnhq/cairn/infra/httpapi"
 	"github.com/cairnhq/cairn/readapi"
@@ -151,6 +152,7 @@ func metadata(c *fiber.Ctx, u caller) commands.Metadata {
 		AccessKey: strings.Clone(u.AccessKey),
 		RequestID: strings.Clone(httpapi.RequestID(c)),
 		ClientIP:  c.IP(),
+		Access:    accesslog.Access(c),
 	}
 }
 

@@ -197,7 +197,7 @@ func TestKilledDuringVFolderCreates(t *testing.T) {
 	}
 	for i, a := range successes {
 		id, err := uuid.Parse(a.EntityID)
-		if err != nil || a.EntityType != "vfolder" || streams[i] != domain.VFolderStream(id) || !folders[id] {
+		if err != nil || a.EntityType != "vfolder" || streams[i] != domain.VFolderStream(id).String() || !folders[id] {
 			t.Errorf("a record of success for %s %s, in %s, names no folder", a.EntityType, a.EntityID, streams[i])
 		}
 	}

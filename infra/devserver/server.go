@@ -313,7 +313,7 @@ func (s *server) startProjectors(ctx context.Context) error {
 // limits (each under its lease), the forwarder, the reports consumer and
 // the address book of agents' logs endpoints.
 func (s *server) startManagers(context.Context) error {
-	sched, err := scheduler.New(scheduler.Config{Clock: s.cfg.Clock, Logger: s.log}, s.store, s.handlers)
+	sched, err := scheduler.New(scheduler.Config{Clock: s.cfg.Clock, Logger: s.log}, s.store, scheduler.CommandsOf(s.handlers))
 	if err != nil {
 		return err
 	}
@@ -341,7 +341,7 @@ func (s *server) startManagers(context.Context) error {
 	if err != nil {
 		return err
 	}
-	limits, err := sessionlimits.New(sessionlimits.Config{Clock: s.cfg.Clock, Logger: s.log}, s.store, s.handlers)
+	limits, err := sessionlimits.New(sessionlimits.Config{Clock: s.cfg.Clock, Logger: s.log}, s.store, s.handlers.TerminateSession)
 	if err != nil {
 		return err
 	}

@@ -206,7 +206,7 @@ func (e *Env) Decoded(stream string) []domain.RecordedEvent {
 // Session folds a session's stream.
 func (e *Env) Session(id uuid.UUID) *domain.Session {
 	e.T.Helper()
-	s, err := domain.RehydrateSession(e.Decoded(commands.SessionStream(id)))
+	s, err := domain.RehydrateSession(e.Decoded(domain.SessionStream(id).String()))
 	if err != nil {
 		e.T.Fatal(err)
 	}
@@ -216,7 +216,7 @@ func (e *Env) Session(id uuid.UUID) *domain.Session {
 // Agent folds an agent's stream.
 func (e *Env) Agent(id string) *domain.Agent {
 	e.T.Helper()
-	a, err := domain.RehydrateAgent(e.Decoded(commands.AgentStream(id)))
+	a, err := domain.RehydrateAgent(e.Decoded(domain.AgentStream(id).String()))
 	if err != nil {
 		e.T.Fatal(err)
 	}

@@ -88,7 +88,7 @@ func TestWalkingSkeleton(t *testing.T) {
 	e := managertest.New(t)
 	b := e.Bus()
 
-	sched, err := scheduler.New(scheduler.Config{Interval: 50 * time.Millisecond, Clock: e.Clock.Now, Logger: e.Log}, e.Store, e.Handlers)
+	sched, err := scheduler.New(scheduler.Config{Interval: 50 * time.Millisecond, Clock: e.Clock.Now, Logger: e.Log}, e.Store, scheduler.CommandsOf(e.Handlers))
 	if err != nil {
 		t.Fatal(err)
 	}

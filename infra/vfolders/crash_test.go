@@ -101,11 +101,9 @@ func open(ctx context.Context, dir, storeDSN string, wrapStore func(eventstore.S
 // create runs the request the HTTP API runs for POST /v1/vfolders, with
 // the access record the access-log middleware would hand it.
 func (n *node) create(ctx context.Context) (commands.VFolderResult, error) {
-	slot := commands.NewAccessSlot(func(typ, id string) audit.Record {
-		return audit.Record{Time: time.Now(), Action: "POST /v1/vfolders", RequestID: "req-crash", UserID: root.UserID.String(),
-			EntityType: typ, EntityID: id, Outcome: audit.Success, Status: 201}
-	})
-	return n.handlers.CreateVFolder.Handle(commands.WithAccessSlot(ctx, slot), commands.Metadata{Actor: root.UserID.String(), RequestID: "req-crash"},
+	access := commands.NewAccess(audit.Record{Time: time.Now(), Action: "POST /v1/vfolders", RequestID: "req-crash", UserID: root.UserID.String(),
+		Outcome: audit.Success, Status: 201})
+	return n.handlers.CreateVFolder.Handle(ctx, commands.Metadata{Actor: root.UserID.String(), RequestID: "req-crash", Access: access},
 		commands.CreateVFolder{Actor: root, Spec: domain.VFolderSpec{ID: folderID, Name: "data", Host: "local"}})
 }
 
@@ -274,7 +272,7 @@ func testCreateVFolderCrash(t *testing.T, storeDSN func(*testing.T) string) {
 func checkCreated(t *testing.T, n *node, created bool) {
 	t.Helper()
 	ctx := t.Context()
-	stream := domain.VFolderStream(folderID)
+	stream := domain.VFolderStream(folderID).String()
 	// A marker appended now: once the log shows it, it shows everything
 	// committed before (PostgreSQL's reads of the log hold back events
 	// behind transactions still open elsewhere, e.g. other tests').

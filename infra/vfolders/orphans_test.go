@@ -50,7 +50,7 @@ func TestCollectorSetsAsideOnlyOrphans(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := n.store.Append(ctx, domain.VFolderStream(abandoned), eventstore.NoStream, eventstore.EventData{
+	if _, err := n.store.Append(ctx, domain.VFolderStream(abandoned).String(), eventstore.NoStream, eventstore.EventData{
 		ID: eventstore.NewEventID(), Type: domain.TypeVFolderCreationAbandoned, Version: domain.SchemaVersion, Data: data}); err != nil {
 		t.Fatal(err)
 	}

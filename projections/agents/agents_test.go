@@ -74,7 +74,7 @@ func (e *env) get(t *testing.T, position uint64, id string) agents.Agent {
 
 func (e *env) aggregate(t *testing.T, id string) *domain.Agent {
 	t.Helper()
-	recs, err := e.b.Store.ReadStream(ctx, commands.AgentStream(id), eventstore.ReadStreamOptions{})
+	recs, err := e.b.Store.ReadStream(ctx, domain.AgentStream(id).String(), eventstore.ReadStreamOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

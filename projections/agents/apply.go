@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/projections"
@@ -119,13 +118,13 @@ func closeWith(rows projections.Rows, err error) error {
 }
 
 // agentIDFromStream returns the agent id of an agent stream ("agent-<id>",
-// commands.AgentStream).
+// domain.AgentStream).
 func agentIDFromStream(stream string) (string, error) {
-	id, ok := strings.CutPrefix(stream, "agent-")
-	if !ok || id == "" {
-		return "", fmt.Errorf("agents: stream %q is not an agent stream", stream)
+	s, err := domain.ParseStreamOf(domain.StreamAgent, stream)
+	if err != nil {
+		return "", fmt.Errorf("agents: %w", err)
 	}
-	return id, nil
+	return s.ID, nil
 }
 
 // exec queues a write (see projections.Tx.Queue): its failure fails the

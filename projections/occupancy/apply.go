@@ -3,15 +3,11 @@ package occupancy
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/domain/quota"
 	"github.com/cairnhq/cairn/projections"
-	"github.com/google/uuid"
 )
-
-const sessionStreamPrefix = "session-"
 
 // Apply implements projections.Projection. It mirrors quota.Ledger: the
 // same facts, as rows.
@@ -31,12 +27,11 @@ func (m *ReadModel) Apply(_ context.Context, tx projections.Tx, ev projections.E
 		tx.Queue(m.sql.forget, e.SessionID.String(), phaseEnded)
 		return nil
 	}
-	key, ok := strings.CutPrefix(ev.Stream, sessionStreamPrefix)
-	id, err := uuid.Parse(key)
-	if !ok || err != nil {
-		return fmt.Errorf("occupancy: %s in stream %q, not a session stream", ev.Type, ev.Stream)
+	stream, err := domain.ParseStreamOf(domain.StreamSession, ev.Stream)
+	if err != nil {
+		return fmt.Errorf("occupancy: %s: %w", ev.Type, err)
 	}
-	sid := id.String()
+	sid := stream.ID
 	switch e := ev.Payload.(type) {
 	case domain.SessionRequested:
 		s := quota.SessionOf(e)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
-	"strings"
 
 	"github.com/google/uuid"
 
@@ -176,17 +175,13 @@ func (m *ReadModel) applyKernel(ctx context.Context, tx projections.Tx, sid stri
 }
 
 // sessionIDFromStream returns the session id of a session stream
-// ("session-<uuid>", commands.SessionStream).
+// ("session-<uuid>", domain.SessionStream).
 func sessionIDFromStream(stream string) (string, error) {
-	rest, ok := strings.CutPrefix(stream, "session-")
-	if !ok {
-		return "", fmt.Errorf("sessions: stream %q is not a session stream", stream)
-	}
-	id, err := uuid.Parse(rest)
+	s, err := domain.ParseStreamOf(domain.StreamSession, stream)
 	if err != nil {
-		return "", fmt.Errorf("sessions: stream %q: %w", stream, err)
+		return "", fmt.Errorf("sessions: %w", err)
 	}
-	return id.String(), nil
+	return s.ID, nil
 }
 
 // exec queues a write (see projections.Tx.Queue): its failure fails the

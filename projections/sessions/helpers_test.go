@@ -70,7 +70,7 @@ func (e *env) report(t *testing.T, r commands.ReportKernelStatus) uint64 {
 // aggregate folds the session's stream: what the read model must mirror.
 func (e *env) aggregate(t *testing.T, id uuid.UUID) *domain.Session {
 	t.Helper()
-	recs, err := e.b.Store.ReadStream(ctx, commands.SessionStream(id), eventstore.ReadStreamOptions{})
+	recs, err := e.b.Store.ReadStream(ctx, domain.SessionStream(id).String(), eventstore.ReadStreamOptions{})
 	if err != nil && !errors.Is(err, eventstore.ErrStreamNotFound) {
 		t.Fatal(err)
 	}

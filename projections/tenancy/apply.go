@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/google/uuid"
-
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/projections"
 )
@@ -26,11 +24,11 @@ func (m *ReadModel) Apply(_ context.Context, tx projections.Tx, ev projections.E
 	case domain.DomainCreated:
 		w.exec(m.sql.insertDomain, e.Name, e.Description, true, w.json(e.TotalResourceSlots), w.json(hosts(e.AllowedVFolderHosts)), d.Time(e.At), pos)
 	case domain.DomainModified:
-		w.exec(m.sql.modifyDomain, w.key(ev, "domain-"), e.Description, w.json(e.TotalResourceSlots), w.json(hosts(e.AllowedVFolderHosts)), d.Time(e.At), pos)
+		w.exec(m.sql.modifyDomain, w.key(ev, domain.StreamDomain), e.Description, w.json(e.TotalResourceSlots), w.json(hosts(e.AllowedVFolderHosts)), d.Time(e.At), pos)
 	case domain.DomainActivated:
-		w.exec(m.sql.activeDomain, w.key(ev, "domain-"), true, d.Time(e.At), pos)
+		w.exec(m.sql.activeDomain, w.key(ev, domain.StreamDomain), true, d.Time(e.At), pos)
 	case domain.DomainDeactivated:
-		w.exec(m.sql.activeDomain, w.key(ev, "domain-"), false, d.Time(e.At), pos)
+		w.exec(m.sql.activeDomain, w.key(ev, domain.StreamDomain), false, d.Time(e.At), pos)
 
 	case domain.ProjectCreated:
 		w.exec(m.sql.insertProject, e.Domain, e.Name, e.Description, true, w.json(e.TotalResourceSlots),
@@ -65,35 +63,35 @@ func (m *ReadModel) Apply(_ context.Context, tx projections.Tx, ev projections.E
 	case domain.KeypairIssued:
 		w.exec(m.sql.insertKeypair, e.AccessKey, e.SecretKey, e.UserID.String(), e.Domain, e.ResourcePolicy, e.RateLimit, true, d.Time(e.At), pos)
 	case domain.KeypairModified:
-		w.exec(m.sql.modifyKeypair, w.key(ev, "keypair-"), e.ResourcePolicy, e.RateLimit, d.Time(e.At), pos)
+		w.exec(m.sql.modifyKeypair, w.key(ev, domain.StreamKeypair), e.ResourcePolicy, e.RateLimit, d.Time(e.At), pos)
 	case domain.KeypairActivated:
-		w.exec(m.sql.activeKeypair, w.key(ev, "keypair-"), true, d.Time(e.At), pos)
+		w.exec(m.sql.activeKeypair, w.key(ev, domain.StreamKeypair), true, d.Time(e.At), pos)
 	case domain.KeypairDeactivated:
-		w.exec(m.sql.activeKeypair, w.key(ev, "keypair-"), false, d.Time(e.At), pos)
+		w.exec(m.sql.activeKeypair, w.key(ev, domain.StreamKeypair), false, d.Time(e.At), pos)
 	case domain.KeypairSecretRotated:
-		w.exec(m.sql.rotateSecret, w.key(ev, "keypair-"), e.SecretKey, d.Time(e.At), pos)
+		w.exec(m.sql.rotateSecret, w.key(ev, domain.StreamKeypair), e.SecretKey, d.Time(e.At), pos)
 
 	case domain.KeypairPolicyCreated:
 		w.exec(m.sql.upsertKeypairPolicy, e.Name, w.json(e.KeypairPolicySpec), d.Time(e.At), pos)
 	case domain.KeypairPolicyModified:
-		w.exec(m.sql.upsertKeypairPolicy, w.key(ev, "keypair-policy-"), w.json(e.KeypairPolicySpec), d.Time(e.At), pos)
+		w.exec(m.sql.upsertKeypairPolicy, w.key(ev, domain.StreamKeypairPolicy), w.json(e.KeypairPolicySpec), d.Time(e.At), pos)
 	case domain.UserPolicyCreated:
 		w.exec(m.sql.upsertUserPolicy, e.Name, e.MaxVFolderCount, e.MaxQuotaScopeSize, d.Time(e.At), pos)
 	case domain.UserPolicyModified:
-		w.exec(m.sql.upsertUserPolicy, w.key(ev, "user-policy-"), e.MaxVFolderCount, e.MaxQuotaScopeSize, d.Time(e.At), pos)
+		w.exec(m.sql.upsertUserPolicy, w.key(ev, domain.StreamUserPolicy), e.MaxVFolderCount, e.MaxQuotaScopeSize, d.Time(e.At), pos)
 	case domain.ProjectPolicyCreated:
 		w.exec(m.sql.upsertProjectPolicy, e.Name, e.MaxVFolderCount, e.MaxQuotaScopeSize, d.Time(e.At), pos)
 	case domain.ProjectPolicyModified:
-		w.exec(m.sql.upsertProjectPolicy, w.key(ev, "project-policy-"), e.MaxVFolderCount, e.MaxQuotaScopeSize, d.Time(e.At), pos)
+		w.exec(m.sql.upsertProjectPolicy, w.key(ev, domain.StreamProjectPolicy), e.MaxVFolderCount, e.MaxQuotaScopeSize, d.Time(e.At), pos)
 
 	case domain.ResourceGroupCreated:
 		w.exec(m.sql.insertResourceGroup, e.Name, e.IsActive, w.json(e.ResourceGroupSpec), d.Time(e.At), pos)
 	case domain.ResourceGroupModified:
-		w.exec(m.sql.modifyResourceGroup, w.key(ev, "resource-group-"), e.IsActive, w.json(e.ResourceGroupSpec), d.Time(e.At), pos)
+		w.exec(m.sql.modifyResourceGroup, w.key(ev, domain.StreamResourceGroup), e.IsActive, w.json(e.ResourceGroupSpec), d.Time(e.At), pos)
 	case domain.ResourceGroupAccessGranted:
-		w.exec(m.sql.grant, w.key(ev, "resource-group-"), string(e.Grantee.Kind), e.Grantee.Name, d.Time(e.At), pos)
+		w.exec(m.sql.grant, w.key(ev, domain.StreamResourceGroup), string(e.Grantee.Kind), e.Grantee.Name, d.Time(e.At), pos)
 	case domain.ResourceGroupAccessRevoked:
-		w.exec(m.sql.revoke, w.key(ev, "resource-group-"), string(e.Grantee.Kind), e.Grantee.Name)
+		w.exec(m.sql.revoke, w.key(ev, domain.StreamResourceGroup), string(e.Grantee.Kind), e.Grantee.Name)
 
 	case domain.ImageRegistered:
 		w.exec(m.sql.upsertImage, e.Reference, e.Architecture, w.json(e.ImageSpec), d.Time(e.At), pos)
@@ -138,18 +136,19 @@ func (w *writer) json(v any) string {
 	return string(b)
 }
 
-// key returns the natural key of the stream after prefix.
-func (w *writer) key(ev projections.Event, prefix string) string {
-	k, ok := strings.CutPrefix(ev.Stream, prefix)
-	if (!ok || k == "") && w.err == nil {
-		w.err = fmt.Errorf("tenancy: %s in stream %q, not a %s<key> stream", ev.Type, ev.Stream, prefix)
+// key returns the natural key of the event's stream, which must be of
+// kind k.
+func (w *writer) key(ev projections.Event, k domain.StreamKind) string {
+	s, err := domain.ParseStreamOf(k, ev.Stream)
+	if err != nil && w.err == nil {
+		w.err = fmt.Errorf("tenancy: %s: %w", ev.Type, err)
 	}
-	return k
+	return s.ID
 }
 
 // project returns the domain and name of a project stream.
 func (w *writer) project(ev projections.Event) (string, string) {
-	d, p, ok := domain.SplitProjectKey(w.key(ev, "project-"))
+	d, p, ok := domain.SplitProjectKey(w.key(ev, domain.StreamProject))
 	if !ok && w.err == nil {
 		w.err = fmt.Errorf("tenancy: %s in stream %q, not a project stream", ev.Type, ev.Stream)
 	}
@@ -158,26 +157,18 @@ func (w *writer) project(ev projections.Event) (string, string) {
 
 // user returns the user id of a user stream, as stored.
 func (w *writer) user(ev projections.Event) string {
-	id, err := uuid.Parse(w.key(ev, "user-"))
-	if err != nil && w.err == nil {
-		w.err = fmt.Errorf("tenancy: %s in stream %q, not a user stream", ev.Type, ev.Stream)
-	}
-	return id.String()
+	return w.key(ev, domain.StreamUser)
 }
 
 // token returns the id of a token stream, as stored.
 func (w *writer) token(ev projections.Event) string {
-	id, err := uuid.Parse(w.key(ev, "token-"))
-	if err != nil && w.err == nil {
-		w.err = fmt.Errorf("tenancy: %s in stream %q, not a token stream", ev.Type, ev.Stream)
-	}
-	return id.String()
+	return w.key(ev, domain.StreamToken)
 }
 
 // image returns the reference and architecture of an image stream
 // (image-<reference>@<architecture>; the architecture has no '@').
 func (w *writer) image(ev projections.Event) (string, string) {
-	k := w.key(ev, "image-")
+	k := w.key(ev, domain.StreamImage)
 	i := strings.LastIndexByte(k, '@')
 	if i <= 0 || i == len(k)-1 {
 		if w.err == nil {

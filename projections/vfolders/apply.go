@@ -3,7 +3,6 @@ package vfolders
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/google/uuid"
 
@@ -17,10 +16,11 @@ import (
 func (m *ReadModel) Apply(_ context.Context, tx projections.Tx, ev projections.Event) error {
 	pos := int64(ev.Position)
 	d := tx.Dialect()
-	id, ok := strings.CutPrefix(ev.Stream, "vfolder-")
-	if _, err := uuid.Parse(id); !ok || err != nil {
-		return fmt.Errorf("vfolders: %s in stream %q, not a vfolder-<uuid> stream", ev.Type, ev.Stream)
+	stream, err := domain.ParseStreamOf(domain.StreamVFolder, ev.Stream)
+	if err != nil {
+		return fmt.Errorf("vfolders: %s: %w", ev.Type, err)
 	}
+	id := stream.ID
 	status := func(s domain.VFolderStatus, msg string, at any) {
 		tx.Queue(m.sql.status, id, string(s), msg, at, pos)
 	}

@@ -161,7 +161,7 @@ func build(t testing.TB, b *projectiontest.Backend, restart func()) *world {
 // fold returns the folder as the write side sees it.
 func fold(t testing.TB, store eventstore.Store, id uuid.UUID) *domain.VFolder {
 	t.Helper()
-	recs, err := store.ReadStream(ctx, domain.VFolderStream(id), eventstore.ReadStreamOptions{})
+	recs, err := store.ReadStream(ctx, domain.VFolderStream(id).String(), eventstore.ReadStreamOptions{})
 	if err != nil && !errors.Is(err, eventstore.ErrStreamNotFound) {
 		t.Fatal(err)
 	}

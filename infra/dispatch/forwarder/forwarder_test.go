@@ -105,7 +105,7 @@ func TestForwarderSendsKernelCreateAndDestroy(t *testing.T) {
 	res := schedule(e, "a1")
 	kernel := res.KernelIDs[0]
 	got := e.Next(received)
-	alloc := eventOf(e, commands.AgentStream("a1"), domain.TypeAgentAllocated)
+	alloc := eventOf(e, domain.AgentStream("a1").String(), domain.TypeAgentAllocated)
 	want := protocol.KernelCreate{
 		KernelID: kernel, SessionID: res.SessionID, AgentID: "a1", Role: domain.KernelMain,
 		Image: "cr.io/pytorch:2.4", Command: []string{"/bin/sh", "-c", "python train.py --epochs 3"},
@@ -126,7 +126,7 @@ func TestForwarderSendsKernelCreateAndDestroy(t *testing.T) {
 	if _, err := e.Handlers.TerminateSession.Handle(bg, e.MD, commands.TerminateSession{SessionID: res.SessionID}); err != nil {
 		t.Fatal(err)
 	}
-	terminating := eventOf(e, commands.SessionStream(res.SessionID), domain.TypeSessionTerminating)
+	terminating := eventOf(e, domain.SessionStream(res.SessionID).String(), domain.TypeSessionTerminating)
 	got = e.Next(received)
 	destroy, ok := got.Message.(protocol.KernelDestroy)
 	if !ok || got.ID != protocol.DerivedID(terminating.ID, kernel.String()).String() ||
@@ -140,19 +140,18 @@ func TestForwarderSendsKernelCreateAndDestroy(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	released := eventOf(e, commands.AgentStream("a1"), domain.TypeAgentReleased)
+	released := eventOf(e, domain.AgentStream("a1").String(), domain.TypeAgentReleased)
 	got = e.Next(received)
 	if destroy, ok := got.Message.(protocol.KernelDestroy); !ok || got.ID != released.ID.String() || destroy.KernelID != kernel {
 		t.Fatalf("got %s %+v, want the release's destroy", got.ID, got.Message)
 	}
 }
 
-// withAccess is a context whose command appends an access record with its
-// events, as the HTTP layer's requests do.
-func withAccess(action string) context.Context {
-	return commands.WithAccessSlot(bg, commands.NewAccessSlot(func(entityType, entityID string) audit.Record {
-		return audit.Record{Time: managertest.T0, Action: action, EntityType: entityType, EntityID: entityID, Outcome: audit.Success}
-	}))
+// withAccess is md with an access record that the command appends with
+// its events, as the HTTP layer's requests do.
+func withAccess(md commands.Metadata, action string) commands.Metadata {
+	md.Access = commands.NewAccess(audit.Record{Time: managertest.T0, Action: action, Outcome: audit.Success})
+	return md
 }
 
 // A session requested and terminated through the API holds the requests'
@@ -165,7 +164,7 @@ func TestForwarderReadsPastAccessRecords(t *testing.T) {
 	received := e.Listen(b, "a1")
 	start(e, b, t.TempDir())
 
-	res, err := e.Handlers.RequestSession.Handle(withAccess("session.create"), e.MD, commands.RequestSession{Spec: sessionSpec()})
+	res, err := e.Handlers.RequestSession.Handle(bg, withAccess(e.MD, "session.create"), commands.RequestSession{Spec: sessionSpec()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,10 +176,10 @@ func TestForwarderReadsPastAccessRecords(t *testing.T) {
 	if got := e.Next(received); reflect.TypeOf(got.Message) != reflect.TypeOf(protocol.KernelCreate{}) {
 		t.Fatalf("got %T, want kernel.create", got.Message)
 	}
-	if _, err := e.Handlers.TerminateSession.Handle(withAccess("session.delete"), e.MD, commands.TerminateSession{SessionID: res.SessionID}); err != nil {
+	if _, err := e.Handlers.TerminateSession.Handle(bg, withAccess(e.MD, "session.delete"), commands.TerminateSession{SessionID: res.SessionID}); err != nil {
 		t.Fatal(err)
 	}
-	if n := e.Count(commands.SessionStream(res.SessionID), domain.TypeAccessLogged); n != 2 {
+	if n := e.Count(domain.SessionStream(res.SessionID).String(), domain.TypeAccessLogged); n != 2 {
 		t.Fatalf("%d access records in the session's stream, want 2", n)
 	}
 	got := e.Next(received)
@@ -198,11 +197,11 @@ func TestForwarderSkipsWhatCannotBeForwarded(t *testing.T) {
 	ghost := uuid.MustParse("0195a0c0-0000-7000-8000-00000000dead")
 	ev, err := eventstore.NewEvent(domain.TypeAgentAllocated, domain.AgentAllocated{
 		KernelID: ghost, SessionID: ghost, Slots: domain.Slots{domain.SlotCPU: domain.Units(1)}, At: managertest.T0,
-	}, e.MD)
+	}, e.MD.Stored())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Store.Append(bg, commands.AgentStream("a1"), eventstore.Any, ev); err != nil {
+	if _, err := e.Store.Append(bg, domain.AgentStream("a1").String(), eventstore.Any, ev); err != nil {
 		t.Fatal(err)
 	}
 	received := e.Listen(b, "a1")
@@ -240,7 +239,7 @@ func TestForwarderResumesFromItsCheckpoint(t *testing.T) {
 
 	two := schedule(e, "a1")
 	positions := map[string]uint64{} // message id (= allocation event id) → position
-	for _, ev := range e.Events(commands.AgentStream("a1")) {
+	for _, ev := range e.Events(domain.AgentStream("a1").String()) {
 		positions[ev.ID.String()] = ev.Position
 	}
 	second := e.Bus()
@@ -342,7 +341,7 @@ func TestForwarderSavesAfterTheDelay(t *testing.T) {
 	managertest.Go(e.T, "forwarder", f.Run)
 	schedule(e, "a1")
 	e.Next(received)
-	alloc := eventOf(e, commands.AgentStream("a1"), domain.TypeAgentAllocated)
+	alloc := eventOf(e, domain.AgentStream("a1").String(), domain.TypeAgentAllocated)
 	// The checkpoint is a file the forwarder writes: poll it.
 	await.Until(t, managertest.WaitTimeout, fmt.Sprintf("the checkpoint at %d or later while running", alloc.Position), func() bool {
 		cp, err := cpFile.Load(bg)

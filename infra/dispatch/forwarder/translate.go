@@ -3,7 +3,6 @@ package forwarder
 import (
 	"context"
 	"errors"
-	"strings"
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill/message"
@@ -16,11 +15,7 @@ import (
 	"github.com/cairnhq/cairn/infra/bus"
 )
 
-const (
-	op                  = "forwarder.translate"
-	agentStreamPrefix   = "agent-"
-	sessionStreamPrefix = "session-"
-)
+const op = "forwarder.translate"
 
 // outgoing is one message to publish.
 type outgoing struct {
@@ -136,8 +131,12 @@ func (f *Forwarder) releasedDestroy(ctx context.Context, rec eventstore.Recorded
 // sessionDestroy sends a destroy to every placed kernel of the session, as
 // the session stood at this event.
 func (f *Forwarder) sessionDestroy(ctx context.Context, rec eventstore.RecordedEvent, reason string, at time.Time) ([]outgoing, error) {
-	id, err := uuid.Parse(strings.TrimPrefix(rec.Stream, sessionStreamPrefix))
-	if err != nil || !strings.HasPrefix(rec.Stream, sessionStreamPrefix) {
+	stream, err := domain.ParseStreamOf(domain.StreamSession, rec.Stream)
+	if err != nil {
+		return nil, domain.Errorf(op, domain.KindInvalid, "%s event in stream %s", rec.Type, rec.Stream)
+	}
+	id, err := stream.UUID()
+	if err != nil {
 		return nil, domain.Errorf(op, domain.KindInvalid, "%s event in stream %s", rec.Type, rec.Stream)
 	}
 	events, err := f.readSession(ctx, id, int(rec.Revision)+1)
@@ -170,7 +169,7 @@ func (f *Forwarder) sessionDestroy(ctx context.Context, rec eventstore.RecordedE
 // A session that does not exist is KindNotFound; a store that fails,
 // KindUnavailable.
 func (f *Forwarder) readSession(ctx context.Context, id uuid.UUID, n int) ([]domain.RecordedEvent, error) {
-	stream := commands.SessionStream(id)
+	stream := domain.SessionStream(id).String()
 	recs, err := f.log.ReadStream(ctx, stream, eventstore.ReadStreamOptions{Limit: n})
 	switch {
 	case errors.Is(err, eventstore.ErrStreamNotFound):
@@ -211,7 +210,7 @@ func (f *Forwarder) sealKey(ctx context.Context, agentID string) (string, error)
 	if k, ok := f.sealKeys[agentID]; ok {
 		return k, nil
 	}
-	stream := commands.AgentStream(agentID)
+	stream := domain.AgentStream(agentID).String()
 	recs, err := f.log.ReadStream(ctx, stream, eventstore.ReadStreamOptions{})
 	switch {
 	case errors.Is(err, eventstore.ErrStreamNotFound):
@@ -238,11 +237,11 @@ func (f *Forwarder) sealKey(ctx context.Context, agentID string) (string, error)
 }
 
 func agentOf(rec eventstore.RecordedEvent) (string, error) {
-	id, ok := strings.CutPrefix(rec.Stream, agentStreamPrefix)
-	if !ok || id == "" {
+	s, err := domain.ParseStreamOf(domain.StreamAgent, rec.Stream)
+	if err != nil {
 		return "", domain.Errorf(op, domain.KindInvalid, "%s event in stream %s", rec.Type, rec.Stream)
 	}
-	return id, nil
+	return s.ID, nil
 }
 
 // decode decodes the event's payload as E.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -13,8 +12,6 @@ import (
 	"github.com/cairnhq/cairn/commands"
 	"github.com/cairnhq/cairn/domain"
 )
-
-const agentStreamPrefix = "agent-"
 
 // liveness knows each agent's status (from the log, and from the
 // consumer's own commands) and when each was last heard from (from the
@@ -111,10 +108,11 @@ func (c *Consumer) runLiveness(ctx context.Context) error {
 
 // foldAgent applies an agent stream's status events.
 func (c *Consumer) foldAgent(stream, eventType string) {
-	id, ok := strings.CutPrefix(stream, agentStreamPrefix)
-	if !ok {
+	s, err := domain.ParseStreamOf(domain.StreamAgent, stream)
+	if err != nil {
 		return
 	}
+	id := s.ID
 	switch eventType {
 	case domain.TypeAgentRegistered, domain.TypeAgentRejoined, domain.TypeAgentReconnected:
 		// agent.registered also records a changed spec of a lost or

@@ -57,7 +57,7 @@ func (c *Consumer) register(ctx context.Context, md commands.Metadata, msg *mess
 
 // loadAgent folds the agent's stream.
 func (c *Consumer) loadAgent(ctx context.Context, id string) (*domain.Agent, error) {
-	recs, err := c.log.ReadStream(ctx, commands.AgentStream(id), eventstore.ReadStreamOptions{})
+	recs, err := c.log.ReadStream(ctx, domain.AgentStream(id).String(), eventstore.ReadStreamOptions{})
 	if err != nil && !errors.Is(err, eventstore.ErrStreamNotFound) {
 		return nil, err
 	}

@@ -87,7 +87,7 @@ func TestRegisterIsRecordedAndAnsweredWithASync(t *testing.T) {
 		sync.AsOfRevision != e.Agent("a1").Revision() {
 		t.Fatalf("sync %+v", sync)
 	}
-	if n := e.Count(commands.AgentStream("a1"), domain.TypeAgentRegistered); n != 1 {
+	if n := e.Count(domain.AgentStream("a1").String(), domain.TypeAgentRegistered); n != 1 {
 		t.Fatalf("%d registrations recorded, want 1", n)
 	}
 }
@@ -114,7 +114,7 @@ func TestKernelReportsDriveTheSession(t *testing.T) {
 		t.Fatalf("exit %d %v, reason %s, result %s", code, ok, s.StatusReason(), s.Result())
 	}
 	e.Await("the allocation is released", func() bool { return e.Agent("a1").Occupied().IsZero() })
-	if n := e.Count(commands.SessionStream(res.SessionID), domain.TypeKernelExited); n != 1 {
+	if n := e.Count(domain.SessionStream(res.SessionID).String(), domain.TypeKernelExited); n != 1 {
 		t.Fatalf("%d kernel.exited events, want 1", n)
 	}
 }
@@ -192,7 +192,7 @@ func TestASilentAgentIsDisconnectedThenLost(t *testing.T) {
 		t.Fatalf("reason %s", s.StatusReason())
 	}
 	e.Await("a1 disconnected", func() bool { return e.Agent("a1").Status() == domain.AgentStatusDisconnected })
-	if n := e.Count(commands.AgentStream("a1"), domain.TypeAgentReleased); n != 0 || e.Agent("a1").Occupied().IsZero() {
+	if n := e.Count(domain.AgentStream("a1").String(), domain.TypeAgentReleased); n != 0 || e.Agent("a1").Occupied().IsZero() {
 		t.Fatalf("%d releases, occupied %v: a disconnected agent keeps its allocations", n, e.Agent("a1").Occupied())
 	}
 
@@ -222,7 +222,7 @@ func TestASilentAgentIsDisconnectedThenLost(t *testing.T) {
 		t.Fatalf("occupied %v", a.Occupied())
 	}
 	var released []domain.AgentReleased
-	for _, ev := range e.Decoded(commands.AgentStream("a1")) {
+	for _, ev := range e.Decoded(domain.AgentStream("a1").String()) {
 		if r, ok := ev.Event.(domain.AgentReleased); ok {
 			released = append(released, r)
 		}

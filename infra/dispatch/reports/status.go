@@ -31,7 +31,7 @@ func (c *Consumer) status(ctx context.Context, md commands.Metadata, m protocol.
 
 // sessionPending reports whether the report's session is still PENDING.
 func (c *Consumer) sessionPending(ctx context.Context, m protocol.KernelStatus) (bool, error) {
-	recs, err := c.log.ReadStream(ctx, commands.SessionStream(m.SessionID), eventstore.ReadStreamOptions{})
+	recs, err := c.log.ReadStream(ctx, domain.SessionStream(m.SessionID).String(), eventstore.ReadStreamOptions{})
 	if err != nil {
 		return false, err
 	}

@@ -153,7 +153,7 @@ func Run(ctx context.Context, store eventstore.Store, db *projections.DB, cfg Co
 		// discipline, not the scheduler.
 		Queue:   placement.ResourceGroup{Order: placement.OrderDRF, Selector: placement.SelectorConcentrated},
 		OnRound: func(r scheduler.RoundReport) { rounds <- r },
-	}, store, handlers)
+	}, store, scheduler.CommandsOf(handlers))
 	if err != nil {
 		return res, err
 	}
