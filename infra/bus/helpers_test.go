@@ -73,7 +73,6 @@ func startServerIn(t *testing.T, dir string, log *slog.Logger) *natsembed.Server
 	return srv
 }
 
-// testConfig has short retries so that redelivery tests run fast.
 // reportTopic is agentID's reports topic.
 func reportTopic(t *testing.T, agentID string) string {
 	t.Helper()
@@ -84,6 +83,8 @@ func reportTopic(t *testing.T, agentID string) string {
 	return topic
 }
 
+// testConfig has short retries so that redelivery tests run fast: three
+// calls per delivery.
 func testConfig(url string) bus.Config {
 	return bus.Config{
 		URL:          url,
@@ -91,6 +92,7 @@ func testConfig(url string) bus.Config {
 		AckWait:      10 * time.Second,
 		RetryMin:     20 * time.Millisecond,
 		RetryMax:     200 * time.Millisecond,
+		Retries:      2,
 		DrainTimeout: 5 * time.Second,
 	}
 }
