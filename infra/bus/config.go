@@ -71,8 +71,9 @@ type Config struct {
 	// message is handed back to JetStream to come again after its backoff
 	// (default 3: with the default backoff, 1.75s of waiting in all).
 	Retries int
-	// MaxDeliveries stops redelivering a message after this many attempts;
-	// 0 (the default) retries without limit.
+	// MaxDeliveries stops redelivering a message after this many
+	// deliveries (each with its Retries); 0 (the default) retries without
+	// limit.
 	MaxDeliveries int
 	// DrainTimeout bounds how long stopping a Handle or closing the Bus
 	// waits for in-flight messages (default 10s).

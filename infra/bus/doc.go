@@ -19,7 +19,7 @@
 //		if err != nil {
 //			return bus.Permanent(err) // never decodes: drop, do not retry
 //		}
-//		return apply(ctx, ev) // nil: ack; error: redelivered after a backoff
+//		return apply(ctx, ev) // nil: ack; error: retried after a backoff
 //	}) // blocks until ctx ends or b.Close
 //
 // # Subjects, streams, consumers
