@@ -43,15 +43,8 @@ func (b *Bus) EnsureAgentConsumer(ctx context.Context, agentID string) error {
 // RetryMax, until ctx ends or the Bus closes.
 func (b *Bus) awaitConsumer(ctx context.Context, stream, topic, durable string, log *slog.Logger) error {
 	const op = "bus.handle"
-	ctx, stop := context.WithCancel(ctx)
+	ctx, stop := b.untilClosed(ctx)
 	defer stop()
-	go func() {
-		select {
-		case <-b.closing:
-			stop()
-		case <-ctx.Done():
-		}
-	}()
 	attempt := 0
 	lookUp := func() error {
 		attempt++

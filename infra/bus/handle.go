@@ -122,16 +122,8 @@ func (b *Bus) Handle(ctx context.Context, topic, durable string, h Handler) erro
 		return unavailable(op, fmt.Errorf("subscribe to %s as %s: %w", topic, durable, err))
 	}
 
-	// The Bus's Close stops this Handle as ctx does.
-	runCtx, stop := context.WithCancel(ctx)
+	runCtx, stop := b.untilClosed(ctx)
 	defer stop()
-	go func() {
-		select {
-		case <-b.closing:
-			stop()
-		case <-runCtx.Done():
-		}
-	}()
 	hand := &handOver{nc: nc, msgs: msgs, closed: closed, cancelSub: cancelSub, log: log, done: make(chan struct{})}
 	router, err := b.newRouter(runCtx, durable, topic, hand, h, log)
 	if err != nil {
@@ -152,6 +144,19 @@ func (b *Bus) Handle(ctx context.Context, topic, durable string, h Handler) erro
 		return nil
 	}
 	return hand.err
+}
+
+// untilClosed is ctx, also cancelled when the Bus closes.
+func (b *Bus) untilClosed(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-b.closing:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
 }
 
 // stoppedOr is nil when ctx has ended (a Handle stopped while it started
