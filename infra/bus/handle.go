@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	wmnats "github.com/ThreeDotsLabs/watermill-nats/v2/pkg/nats"
 	"github.com/ThreeDotsLabs/watermill/message"
@@ -99,43 +100,21 @@ func (b *Bus) Handle(ctx context.Context, topic, durable string, h Handler) erro
 	} else if err := b.ensureConsumer(ctx, stream, topic, durable); err != nil {
 		return stoppedOr(ctx, err)
 	}
-	closed := make(chan struct{})
-	nc, err := connect(ctx, b.cfg, log, b.cfg.ClientName+"/"+durable,
-		nats.ClosedHandler(func(*nats.Conn) { close(closed) }))
+	hand, err := b.subscribe(ctx, stream, topic, durable, log)
 	if err != nil {
 		return stoppedOr(ctx, err)
 	}
-	wmLog := b.wmLog.With(map[string]any{"durable": durable}) // watermill adds the topic
-	sub, err := wmnats.NewSubscriberWithNatsConn(nc, b.subscriberConfig(stream, durable, log), wmLog)
-	if err != nil {
-		nc.Close()
-		return &domain.Error{Op: op, Kind: domain.KindInternal, Err: err}
-	}
-	// watermill-nats's context is not ctx: it is cancelled only once the
-	// connection is drained (see handOver), so that watermill-nats never
-	// drops a message unacknowledged while it unsubscribes.
-	subCtx, cancelSub := context.WithCancel(context.Background())
-	msgs, err := sub.Subscribe(subCtx, topic)
-	if err != nil {
-		cancelSub()
-		nc.Close()
-		return unavailable(op, fmt.Errorf("subscribe to %s as %s: %w", topic, durable, err))
-	}
-
 	runCtx, stop := b.untilClosed(ctx)
 	defer stop()
-	hand := &handOver{nc: nc, msgs: msgs, closed: closed, cancelSub: cancelSub, log: log, done: make(chan struct{})}
 	router, err := b.newRouter(runCtx, durable, topic, hand, h, log)
-	if err != nil {
-		cancelSub()
-		nc.Close()
-		return &domain.Error{Op: op, Kind: domain.KindInternal, Err: err}
-	}
-	log.Info("handling messages")
-	if err := router.Run(runCtx); err != nil {
+	if err == nil {
+		log.Info("handling messages")
 		// Run fails only before it subscribed: nothing was handed out.
-		cancelSub()
-		nc.Close()
+		err = router.Run(runCtx)
+	}
+	if err != nil {
+		hand.cancelSub()
+		hand.nc.Close()
 		return &domain.Error{Op: op, Kind: domain.KindInternal, Err: err}
 	}
 	<-hand.done
@@ -144,6 +123,35 @@ func (b *Bus) Handle(ctx context.Context, topic, durable string, h Handler) erro
 		return nil
 	}
 	return hand.err
+}
+
+// subscribe opens a connection of its own for durable and subscribes to
+// topic through watermill-nats, bound to the consumer.
+func (b *Bus) subscribe(ctx context.Context, stream, topic, durable string, log *slog.Logger) (*handOver, error) {
+	const op = "bus.handle"
+	closed := make(chan struct{})
+	nc, err := connect(ctx, b.cfg, log, b.cfg.ClientName+"/"+durable,
+		nats.ClosedHandler(func(*nats.Conn) { close(closed) }))
+	if err != nil {
+		return nil, err
+	}
+	wmLog := b.wmLog.With(map[string]any{"durable": durable}) // watermill adds the topic
+	sub, err := wmnats.NewSubscriberWithNatsConn(nc, b.subscriberConfig(stream, durable, log), wmLog)
+	if err != nil {
+		nc.Close()
+		return nil, &domain.Error{Op: op, Kind: domain.KindInternal, Err: err}
+	}
+	// watermill-nats's context is not the Handle's: it is cancelled only
+	// once the connection is drained (see handOver), so that watermill-nats
+	// never drops a message unacknowledged while it unsubscribes.
+	subCtx, cancelSub := context.WithCancel(context.Background())
+	msgs, err := sub.Subscribe(subCtx, topic)
+	if err != nil {
+		cancelSub()
+		nc.Close()
+		return nil, unavailable(op, fmt.Errorf("subscribe to %s as %s: %w", topic, durable, err))
+	}
+	return &handOver{nc: nc, msgs: msgs, closed: closed, cancelSub: cancelSub, log: log, done: make(chan struct{})}, nil
 }
 
 // untilClosed is ctx, also cancelled when the Bus closes.
