@@ -5,6 +5,8 @@ import (
 	"errors"
 	"time"
 
+	"github.com/cenkalti/backoff/v4"
+
 	"github.com/cairnhq/cairn/agents/runtime"
 	"github.com/cairnhq/cairn/domain"
 )
@@ -25,31 +27,29 @@ func (a *Agent) retry(ctx context.Context, what string, op func() error) error {
 
 // retryWhile is retry with another test of which errors are worth a retry.
 func (a *Agent) retryWhile(ctx context.Context, what string, retryable func(error) bool, op func() error) error {
-	wait := a.cfg.RetryMin
-	for attempt := 1; ; attempt++ {
+	attempt := 0
+	try := func() error {
+		attempt++
 		err := op()
-		if err == nil || !retryable(err) {
-			return err
+		if err != nil && !retryable(err) {
+			return backoff.Permanent(err)
 		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		a.log.Warn("retrying", "operation", what, "attempt", attempt, "retry_in", wait, "error", err)
-		if !sleep(ctx, wait) {
-			return ctx.Err()
-		}
-		wait = min(2*wait, a.cfg.RetryMax)
+		return err
 	}
+	notify := func(err error, wait time.Duration) {
+		a.log.Warn("retrying", "operation", what, "attempt", attempt, "retry_in", wait, "error", err)
+	}
+	return backoff.RetryNotify(try, backoff.WithContext(exponential(a.cfg.RetryMin, a.cfg.RetryMax), ctx), notify)
 }
 
-// sleep waits d or until ctx ends; false if ctx ended.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
+// exponential waits min, then doubles up to max, without jitter and
+// without end: the agent retries what may recover until it stops.
+func exponential(min, max time.Duration) *backoff.ExponentialBackOff {
+	return backoff.NewExponentialBackOff(
+		backoff.WithInitialInterval(min),
+		backoff.WithMaxInterval(max),
+		backoff.WithMultiplier(2),
+		backoff.WithRandomizationFactor(0),
+		backoff.WithMaxElapsedTime(0),
+	)
 }

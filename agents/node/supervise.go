@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
 
 	"github.com/cairnhq/cairn/agents/protocol"
 	"github.com/cairnhq/cairn/agents/runtime"
@@ -187,28 +190,31 @@ func (a *Agent) fail(ctx context.Context, k *kernel, cause error) bool {
 }
 
 // watch waits for the container to exit and reports its exit code. A
-// container that disappears is reported removed.
+// container that disappears is reported removed. A wait that fails
+// otherwise is tried again every RetryMin until the agent stops.
 func (a *Agent) watch(ctx context.Context, k *kernel, id string) {
 	rt, _ := a.runtime()
-	for {
-		code, err := rt.Wait(ctx, id)
-		switch {
-		case err == nil:
-			a.setContainer(k, id, false)
-			s := a.status(k, domain.PhaseExited)
-			s.ExitCode = code
-			a.report(ctx, k, s)
-			return
-		case ctx.Err() != nil:
-			return
-		case errors.Is(err, runtime.ErrNotFound):
-			a.vanished(ctx, k)
-			return
+	var code int
+	wait := func() (err error) {
+		code, err = rt.Wait(ctx, id)
+		if errors.Is(err, runtime.ErrNotFound) {
+			return backoff.Permanent(err)
 		}
+		return err
+	}
+	notify := func(err error, _ time.Duration) {
 		a.log.Warn("waiting for the kernel failed; retrying", "kernel_id", k.id, "container_id", id, "error", err)
-		if !sleep(ctx, a.cfg.RetryMin) {
-			return
-		}
+	}
+	err := backoff.RetryNotify(wait, backoff.WithContext(backoff.NewConstantBackOff(a.cfg.RetryMin), ctx), notify)
+	switch {
+	case err == nil:
+		a.setContainer(k, id, false)
+		s := a.status(k, domain.PhaseExited)
+		s.ExitCode = code
+		a.report(ctx, k, s)
+	case ctx.Err() != nil:
+	case errors.Is(err, runtime.ErrNotFound):
+		a.vanished(ctx, k)
 	}
 }
 

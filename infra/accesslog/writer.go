@@ -41,6 +41,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cenkalti/backoff/v4"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/cairnhq/cairn/domain"
@@ -278,34 +279,40 @@ func (w *Writer) fill(batch []audit.Record) []audit.Record {
 	return batch
 }
 
+// appendRetrying appends batch, retrying a failed append after 10ms,
+// doubling up to maxRetryBackoff (no jitter), until it succeeds or ctx
+// ends. A batch the store refuses as invalid is dropped: retrying cannot
+// help.
 func (w *Writer) appendRetrying(ctx context.Context, batch []audit.Record) error {
-	backoff := 10 * time.Millisecond
-	for {
+	try := func() error {
 		err := w.append(ctx, batch)
-		if err == nil {
+		switch {
+		case err == nil:
 			if w.Degraded() != nil {
 				w.log.Info("access records stored again", slog.Int("records", len(batch)))
 				w.setFailing(nil)
 			}
 			return nil
-		}
-		if errors.Is(err, eventstore.ErrInvalidEvent) {
+		case errors.Is(err, eventstore.ErrInvalidEvent):
 			// Cannot succeed by retrying (a bug): say so loudly, keep going.
 			w.log.Error("access records refused by the store; dropped", slog.Int("records", len(batch)), slog.Any("error", err))
 			return nil
 		}
 		w.failed.Inc()
 		w.setFailing(err)
-		w.log.Warn("cannot append access records; retrying", slog.Int("records", len(batch)), slog.Any("error", err), slog.Duration("retry_in", backoff))
-		t := time.NewTimer(backoff)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
-		}
-		backoff = min(2*backoff, maxRetryBackoff)
+		return err
 	}
+	notify := func(err error, wait time.Duration) {
+		w.log.Warn("cannot append access records; retrying", slog.Int("records", len(batch)), slog.Any("error", err), slog.Duration("retry_in", wait))
+	}
+	b := backoff.NewExponentialBackOff(
+		backoff.WithInitialInterval(10*time.Millisecond),
+		backoff.WithMaxInterval(maxRetryBackoff),
+		backoff.WithMultiplier(2),
+		backoff.WithRandomizationFactor(0),
+		backoff.WithMaxElapsedTime(0),
+	)
+	return backoff.RetryNotify(try, backoff.WithContext(b, ctx), notify)
 }
 
 func (w *Writer) append(ctx context.Context, batch []audit.Record) error {

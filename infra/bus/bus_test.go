@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/google/uuid"
@@ -142,25 +143,42 @@ func TestFailedHandlerIsRetriedUntilItSucceeds(t *testing.T) {
 		uuid    string
 		attempt int
 	}
+	// testConfig's Retries is 2: three calls per delivery, then the
+	// message is handed back and JetStream delivers it again.
 	tests := []struct {
 		name string
-		// fail is the handler's result on attempt n.
-		fail      func(n int) error
-		wantCalls int
+		// fail is the handler's result on its nth call, on delivery attempt.
+		fail func(n, attempt int) error
+		// wantAttempts is the delivery attempt of each call.
+		wantAttempts []int
 	}{
-		{"error twice", func(n int) error {
+		{"error twice", func(n, _ int) error {
 			if n < 3 {
 				return fmt.Errorf("transient failure %d", n)
 			}
 			return nil
-		}, 3},
-		{"panic once", func(n int) error {
+		}, []int{1, 1, 1}},
+		{"error past the retries", func(n, _ int) error {
+			if n < 5 {
+				return fmt.Errorf("transient failure %d", n)
+			}
+			return nil
+		}, []int{1, 1, 1, 2, 2}},
+		{"panic once", func(n, _ int) error {
 			if n == 1 {
 				panic("bug")
 			}
 			return nil
-		}, 2},
-		{"permanent", func(int) error { return bus.Permanent(errors.New("cannot decode")) }, 1},
+		}, []int{1, 1}},
+		// A handler that panics on every call of the first delivery: the
+		// process lives, the message is handed back and redelivered.
+		{"panic until redelivered", func(_, attempt int) error {
+			if attempt == 1 {
+				panic("bug")
+			}
+			return nil
+		}, []int{1, 1, 1, 2}},
+		{"permanent", func(int, int) error { return bus.Permanent(errors.New("cannot decode")) }, []int{1}},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -176,24 +194,24 @@ func TestFailedHandlerIsRetriedUntilItSucceeds(t *testing.T) {
 			handling(t, b, topic, id, func(ctx context.Context, m *message.Message) error {
 				mu.Lock()
 				n++
-				attempt := n
+				nth := n
 				mu.Unlock()
 				calls <- call{m.UUID, bus.Attempt(m)}
-				return tt.fail(attempt)
+				return tt.fail(nth, bus.Attempt(m))
 			})
-			for want := 1; want <= tt.wantCalls; want++ {
+			for k, want := range tt.wantAttempts {
 				select {
 				case c := <-calls:
 					if c.uuid != ev.ID.String() || c.attempt != want {
-						t.Errorf("call %d: message %s attempt %d, want %s attempt %d", want, c.uuid, c.attempt, ev.ID, want)
+						t.Errorf("call %d: message %s attempt %d, want %s attempt %d", k+1, c.uuid, c.attempt, ev.ID, want)
 					}
 				case <-t.Context().Done():
 					t.Fatal("test ended")
 				}
 			}
 			info := in.settled(t, bus.AgentsStream, id)
-			if info.Delivered.Consumer != uint64(tt.wantCalls) {
-				t.Errorf("delivered %d times, want %d", info.Delivered.Consumer, tt.wantCalls)
+			if want := tt.wantAttempts[len(tt.wantAttempts)-1]; info.Delivered.Consumer != uint64(want) {
+				t.Errorf("delivered %d times, want %d", info.Delivered.Consumer, want)
 			}
 			select {
 			case c := <-calls:
@@ -201,6 +219,38 @@ func TestFailedHandlerIsRetriedUntilItSucceeds(t *testing.T) {
 			default:
 			}
 		})
+	}
+}
+
+func TestRetriesStopWhenHandleStops(t *testing.T) {
+	t.Parallel()
+	log := testLog(t)
+	srv := startServer(t, log)
+	cfg := testConfig(srv.ClientURL())
+	// A retry waits far longer than the test may take, and so would the
+	// handler's context and the drain: Handle can return in time only if
+	// stopping ends the retry's wait.
+	cfg.RetryMin, cfg.RetryMax = time.Hour, time.Hour
+	cfg.AckWait, cfg.DrainTimeout = 2*waitTimeout, 2*waitTimeout
+	b := connectBus(t, cfg, log)
+	in := inspect(t, srv.ClientURL())
+	topic := agentTopic(t, "r")
+	publishEvents(t, b, topic, event("agent-r", 1, `{}`))
+
+	calls := make(chan int, 10)
+	stop := handling(t, b, topic, "agent-r", func(ctx context.Context, m *message.Message) error {
+		calls <- bus.Attempt(m)
+		return errors.New("transient failure")
+	})
+	<-calls
+	stop() // fails the test if Handle does not return
+
+	if n := len(calls); n != 0 {
+		t.Errorf("%d more calls after the first, want none: the retry waits an hour", n)
+	}
+	// Handed back, not acked.
+	if info := in.consumer(t, bus.AgentsStream, "agent-r"); info.AckFloor.Stream != 0 {
+		t.Errorf("ack floor %d: the failed message was acked", info.AckFloor.Stream)
 	}
 }
 

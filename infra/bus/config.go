@@ -18,6 +18,7 @@ const (
 	DefaultMaxInFlight     = 16
 	DefaultRetryMin        = 250 * time.Millisecond
 	DefaultRetryMax        = 30 * time.Second
+	DefaultRetries         = 3
 	DefaultDrainTimeout    = 10 * time.Second
 	DefaultReplicas        = 1
 	DefaultAgentMaxAge     = 7 * 24 * time.Hour
@@ -59,13 +60,20 @@ type Config struct {
 	// for acks: the prefetch of one Handle (default 16). Messages wait in
 	// memory while earlier ones are handled, and their AckWait runs there.
 	MaxInFlight int
-	// RetryMin and RetryMax bound the backoff before a message whose handler
-	// failed is redelivered: RetryMin after the first failure, doubling up to
-	// RetryMax (defaults 250ms and 30s).
+	// RetryMin and RetryMax bound the backoff after a handler failed:
+	// RetryMin after the first failure, doubling up to RetryMax (defaults
+	// 250ms and 30s). It paces both the retries in this process and
+	// JetStream's redeliveries of a message handed back.
 	RetryMin time.Duration
 	RetryMax time.Duration
-	// MaxDeliveries stops redelivering a message after this many attempts;
-	// 0 (the default) retries without limit.
+	// Retries is how many times a failed handler is called again with the
+	// same delivery, in this process and before later messages, until the
+	// message is handed back to JetStream to come again after its backoff
+	// (default 3: with the default backoff, 1.75s of waiting in all).
+	Retries int
+	// MaxDeliveries stops redelivering a message after this many
+	// deliveries (each with its Retries); 0 (the default) retries without
+	// limit.
 	MaxDeliveries int
 	// DrainTimeout bounds how long stopping a Handle or closing the Bus
 	// waits for in-flight messages (default 10s).
@@ -100,6 +108,7 @@ func (c Config) WithDefaults() Config {
 	setDefault(&c.MaxInFlight, DefaultMaxInFlight)
 	setDefault(&c.RetryMin, DefaultRetryMin)
 	setDefault(&c.RetryMax, DefaultRetryMax)
+	setDefault(&c.Retries, DefaultRetries)
 	setDefault(&c.DrainTimeout, DefaultDrainTimeout)
 	setDefault(&c.Replicas, DefaultReplicas)
 	setDefault(&c.AgentMaxAge, DefaultAgentMaxAge)
@@ -154,6 +163,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxInFlight < 0 || c.MaxInFlight > maxMaxInFlight {
 		add("max in flight %d: must be between 1 and %d", c.MaxInFlight, maxMaxInFlight)
+	}
+	if c.Retries < 0 {
+		add("retries %d: must not be negative (0: the default)", c.Retries)
 	}
 	if c.MaxDeliveries < 0 {
 		add("max deliveries %d: must not be negative (0: no limit)", c.MaxDeliveries)
@@ -229,6 +241,7 @@ func (c Config) logValue() slog.Value {
 		slog.Int("max_in_flight", c.MaxInFlight),
 		slog.Duration("retry_min", c.RetryMin),
 		slog.Duration("retry_max", c.RetryMax),
+		slog.Int("retries", c.Retries),
 		slog.Int("max_deliveries", c.MaxDeliveries),
 		slog.Int("replicas", c.Replicas),
 		slog.Duration("agent_max_age", c.AgentMaxAge),

@@ -15,7 +15,7 @@ func TestConfigDefaultsAreValid(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := cfg.WithDefaults()
-	if d.AckWait != bus.DefaultAckWait || d.MaxInFlight != bus.DefaultMaxInFlight || d.Replicas != 1 || d.ClientName != "cairn" {
+	if d.AckWait != bus.DefaultAckWait || d.MaxInFlight != bus.DefaultMaxInFlight || d.Retries != bus.DefaultRetries || d.Replicas != 1 || d.ClientName != "cairn" {
 		t.Errorf("defaults not applied: %+v", d)
 	}
 	if err := d.Validate(); err != nil {
@@ -34,6 +34,7 @@ func TestConfigValidateReportsEveryProblem(t *testing.T) {
 		AckWait:         -time.Second,
 		MaxInFlight:     5000,
 		MaxDeliveries:   -1,
+		Retries:         -1,
 		Replicas:        7,
 		RetryMin:        time.Minute,
 		RetryMax:        time.Second,
@@ -46,7 +47,7 @@ func TestConfigValidateReportsEveryProblem(t *testing.T) {
 	msg := err.Error()
 	for _, want := range []string{
 		`scheme "http"`, "no host", "ack wait", "max in flight", "max deliveries",
-		"replicas", "retry min", "duplicate window",
+		"replicas", "retry min", "retries", "duplicate window",
 	} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("error does not mention %q:\n%s", want, msg)

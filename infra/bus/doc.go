@@ -19,7 +19,7 @@
 //		if err != nil {
 //			return bus.Permanent(err) // never decodes: drop, do not retry
 //		}
-//		return apply(ctx, ev) // nil: ack; error: redelivered after a backoff
+//		return apply(ctx, ev) // nil: ack; error: retried after a backoff
 //	}) // blocks until ctx ends or b.Close
 //
 // # Subjects, streams, consumers
@@ -60,27 +60,40 @@
 // Handles with the same durable share the messages (server replicas). One
 // durable name consumes one topic; reusing it for another is refused.
 //
+// Each Handle runs a watermill message.Router over a watermill-nats
+// subscriber, with watermill's Retry and Recoverer middleware (see
+// newRouter). The Router's own shutdown would let watermill-nats drop the
+// messages prefetched for this process unacknowledged, to come back only
+// after AckWait; a subscriber of the Bus's own (handOver) stands between
+// them and hands those messages back on stop.
+//
 // # Delivery semantics
 //
 //   - Publish returns once JetStream has stored the message. The message
 //     UUID is sent as Nats-Msg-Id, so JetStream drops a copy republished
 //     within Config.DuplicateWindow (a forwarder retrying after a crash).
-//   - A handler returning nil acks the message (Handle waits for the
-//     server's confirmation); an error nacks it and it is redelivered after
-//     Config.RetryMin, doubling up to Config.RetryMax, without limit unless
-//     Config.MaxDeliveries is set; an error wrapping ErrPermanent (see
-//     Permanent) drops it. A handler that panics counts as failing. A
-//     message not acked within Config.AckWait (the handler's context ends
-//     then) is redelivered.
-//   - Messages of one Handle are handled one at a time, in publish order,
-//     except redeliveries, which come back behind later messages. Consumers
-//     needing order across redeliveries use the envelope's revision or
-//     position.
-//   - Stopping a Handle (ctx or Close) lets the running handler return,
-//     then nacks what was prefetched: nothing waits for AckWait to come
-//     back to the next Handle of that durable.
+//   - A handler returning nil acks the message (the ack is confirmed by
+//     the server before the next message); an error retries it: the
+//     handler is called again after Config.RetryMin, doubling up to
+//     Config.RetryMax, at most Config.Retries times in this process; a
+//     message still failing is nacked and JetStream redelivers it after
+//     the same backoff counted in deliveries, without limit unless
+//     Config.MaxDeliveries is set. An error wrapping ErrPermanent (see
+//     Permanent) drops it. A handler that panics counts as failing (the
+//     panic and its stack are logged; the process lives). A message not
+//     acked within Config.AckWait (the handler's context ends then, which
+//     also ends its retries) is redelivered.
+//   - Messages of one Handle are handled one at a time, in publish order;
+//     a message retried in this process holds back the ones behind it,
+//     one handed back to JetStream comes again behind later ones.
+//     Consumers needing order across redeliveries use the envelope's
+//     revision or position.
+//   - Stopping a Handle (ctx or Close) ends the running handler's context
+//     and any retry's wait, lets the handler return, acks or nacks its
+//     message, then nacks what was prefetched: nothing waits for AckWait to
+//     come back to the next Handle of that durable.
 //   - A message may thus arrive more than once; Attempt tells which
-//     delivery it is.
+//     delivery it is (retries in this process share their delivery's).
 //
 // Consumers are never deleted by Cairn: the consumer of a decommissioned
 // agent stays until an operator removes it (nats consumer rm CAIRN_AGENTS

@@ -6,9 +6,9 @@ import (
 	"time"
 )
 
-func TestBackoffDoublesUpToMax(t *testing.T) {
+func TestNakDelayDoublesUpToMax(t *testing.T) {
 	t.Parallel()
-	b := backoff{min: 250 * time.Millisecond, max: 30 * time.Second}
+	b := nakDelay{min: 250 * time.Millisecond, max: 30 * time.Second}
 	tests := []struct {
 		attempt uint64
 		want    time.Duration
@@ -25,7 +25,7 @@ func TestBackoffDoublesUpToMax(t *testing.T) {
 			t.Errorf("WaitTime(%d) = %s, want %s", tt.attempt, got, tt.want)
 		}
 	}
-	huge := backoff{min: time.Second, max: time.Duration(1<<63 - 1)}
+	huge := nakDelay{min: time.Second, max: time.Duration(1<<63 - 1)}
 	if got := huge.WaitTime(200); got <= 0 {
 		t.Errorf("WaitTime overflowed: %s", got)
 	}

@@ -38,6 +38,37 @@ func testLog(t *testing.T) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
+// signalOn returns log with a channel that receives when a line with
+// message msg is logged: a test waits for the state the line announces.
+func signalOn(log *slog.Logger, msg string) (*slog.Logger, <-chan struct{}) {
+	ch := make(chan struct{}, 1)
+	return slog.New(signalHandler{log.Handler(), msg, ch}), ch
+}
+
+type signalHandler struct {
+	slog.Handler
+	msg string
+	ch  chan struct{}
+}
+
+func (h signalHandler) Handle(ctx context.Context, r slog.Record) error {
+	if r.Message == h.msg {
+		select {
+		case h.ch <- struct{}{}:
+		default:
+		}
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h signalHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return signalHandler{h.Handler.WithAttrs(attrs), h.msg, h.ch}
+}
+
+func (h signalHandler) WithGroup(name string) slog.Handler {
+	return signalHandler{h.Handler.WithGroup(name), h.msg, h.ch}
+}
+
 type lockedBuffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
@@ -73,7 +104,6 @@ func startServerIn(t *testing.T, dir string, log *slog.Logger) *natsembed.Server
 	return srv
 }
 
-// testConfig has short retries so that redelivery tests run fast.
 // reportTopic is agentID's reports topic.
 func reportTopic(t *testing.T, agentID string) string {
 	t.Helper()
@@ -84,6 +114,8 @@ func reportTopic(t *testing.T, agentID string) string {
 	return topic
 }
 
+// testConfig has short retries so that redelivery tests run fast: three
+// calls per delivery.
 func testConfig(url string) bus.Config {
 	return bus.Config{
 		URL:          url,
@@ -91,6 +123,7 @@ func testConfig(url string) bus.Config {
 		AckWait:      10 * time.Second,
 		RetryMin:     20 * time.Millisecond,
 		RetryMax:     200 * time.Millisecond,
+		Retries:      2,
 		DrainTimeout: 5 * time.Second,
 	}
 }

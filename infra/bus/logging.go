@@ -18,14 +18,15 @@ func newWatermillLogger(log *slog.Logger) watermill.LoggerAdapter {
 }
 
 // quietClosed logs at debug, not as an error, what watermill reports when
-// its connection is already closed. Handle drains a subscription's
-// connection before it cancels watermill's subscription (so that no message
-// is handed out during shutdown), and watermill's unsubscribe then always
-// finds the connection closed.
+// its connection is already closed, and the Router's line about a handler
+// error that the Bus logged already (reported). Handle drains a
+// subscription's connection before it cancels watermill's subscription (so
+// that no message is handed out during shutdown), and watermill's
+// unsubscribe then always finds the connection closed.
 type quietClosed struct{ watermill.LoggerAdapter }
 
 func (l quietClosed) Error(msg string, err error, fields watermill.LogFields) {
-	if errors.Is(err, nats.ErrConnectionClosed) {
+	if errors.Is(err, nats.ErrConnectionClosed) || errors.As(err, new(reported)) {
 		l.Debug(msg, fields.Add(watermill.LogFields{"error": err}))
 		return
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/cairnhq/cairn/eventstore"
 	"github.com/cairnhq/cairn/infra/await"
 	"github.com/cairnhq/cairn/infra/bus"
+	"github.com/cairnhq/cairn/infra/bus/bustest"
 	"github.com/cairnhq/cairn/infra/bus/natsembed"
 )
 
@@ -118,4 +119,55 @@ func TestCloseStopsHandlersAndLeaksNoGoroutines(t *testing.T) {
 	}()
 	// Goroutines end on their own schedule after Close: no event announces it.
 	await.Until(t, waitTimeout, "the goroutines of a start/stop cycle to end", func() bool { return runtime.NumGoroutine() <= base })
+}
+
+// An agent's Handle waits for the consumer the manager creates when the
+// agent registers, and stops waiting when its context ends.
+func TestAgentHandleWaitsForItsConsumer(t *testing.T) {
+	t.Parallel()
+	log := testLog(t)
+	srv := bustest.Start(t, log)
+	managerCfg := testConfig(srv.ClientURL())
+	managerCfg.CredentialsFile = srv.ManagerCredentials(t)
+	manager := connectBus(t, managerCfg, log)
+	const waiting = "waiting for the manager to create this agent's consumer (it does when the agent registers)"
+	agentCfg := func(id string) bus.Config {
+		cfg := testConfig(srv.ClientURL())
+		cfg.AgentID = id
+		cfg.CredentialsFile, _ = srv.AgentCredentials(t, id)
+		return cfg
+	}
+
+	t.Run("until the manager creates it", func(t *testing.T) {
+		t.Parallel()
+		agentLog, waits := signalOn(log, waiting)
+		agent := connectBus(t, agentCfg("late"), agentLog)
+		topic := agentTopic(t, "late")
+		got := make(chan delivery, 1)
+		handling(t, agent, topic, bus.AgentDurable("late"), recorder(got))
+		<-waits
+		// Published and created after the agent started waiting.
+		ev := event("agent-late", 1, `{}`)
+		publishEvents(t, manager, topic, ev)
+		if err := manager.EnsureAgentConsumer(t.Context(), "late"); err != nil {
+			t.Fatal(err)
+		}
+		assertIDs(t, receive(t, got, 1), []eventstore.RecordedEvent{ev})
+	})
+
+	t.Run("until its context ends", func(t *testing.T) {
+		t.Parallel()
+		cfg := agentCfg("never")
+		// Looking again would take an hour: Handle returns in time only
+		// because its context ends the wait.
+		cfg.RetryMin, cfg.RetryMax = time.Hour, time.Hour
+		agentLog, waits := signalOn(log, waiting)
+		agent := connectBus(t, cfg, agentLog)
+		stop := handling(t, agent, agentTopic(t, "never"), bus.AgentDurable("never"), func(context.Context, *message.Message) error {
+			t.Error("a message without a consumer")
+			return nil
+		})
+		<-waits
+		stop() // fails the test if Handle does not return
+	})
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/cenkalti/backoff/v4"
 
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/eventstore"
@@ -165,36 +166,25 @@ func (f *Forwarder) forward(ctx context.Context, rec eventstore.RecordedEvent) e
 }
 
 // retry runs fn until it succeeds, waiting RetryMin, then doubling up to
-// RetryMax between attempts; it gives up only when ctx ends.
+// RetryMax between attempts (no jitter); it gives up only when ctx ends.
 func (f *Forwarder) retry(ctx context.Context, fn func() error, what string, rec eventstore.RecordedEvent) error {
-	wait := f.cfg.RetryMin
-	for attempt := 1; ; attempt++ {
-		err := fn()
-		if err == nil {
-			return nil
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
+	attempt := 0
+	try := func() error {
+		attempt++
+		return fn()
+	}
+	notify := func(err error, wait time.Duration) {
 		f.logger.Warn("forwarding failed, retrying", "what", what, "attempt", attempt, "in", wait,
 			"type", rec.Type, "position", rec.Position, "error", err)
-		if err := sleep(ctx, wait); err != nil {
-			return err
-		}
-		wait = min(2*wait, f.cfg.RetryMax)
 	}
-}
-
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	b := backoff.NewExponentialBackOff(
+		backoff.WithInitialInterval(f.cfg.RetryMin),
+		backoff.WithMaxInterval(f.cfg.RetryMax),
+		backoff.WithMultiplier(2),
+		backoff.WithRandomizationFactor(0),
+		backoff.WithMaxElapsedTime(0),
+	)
+	return backoff.RetryNotify(try, backoff.WithContext(b, ctx), notify)
 }
 
 // stopped returns nil when ctx ended (a requested stop), err otherwise.

@@ -291,6 +291,35 @@ func TestForwarderRetriesUntilTheBusTakesTheMessage(t *testing.T) {
 	}
 }
 
+// downPublisher is a bus that is down for good; it tells of each attempt.
+type downPublisher struct{ attempts chan struct{} }
+
+func (p downPublisher) Publish(context.Context, string, ...*message.Message) error {
+	p.attempts <- struct{}{}
+	return &domain.Error{Kind: domain.KindUnavailable, Message: "bus down"}
+}
+
+func TestForwarderStopsWhileRetrying(t *testing.T) {
+	t.Parallel()
+	e := managertest.New(t)
+	e.RegisterAgent(agentSpec("a1"))
+	pub := downPublisher{attempts: make(chan struct{}, 10)}
+	// The wait after a failure is an hour: the forwarder can stop in time
+	// only because its context ends the wait.
+	f, err := forwarder.New(forwarder.Config{Logger: e.Log, RetryMin: time.Hour, RetryMax: time.Hour},
+		e.Store, pub, forwarder.NewFileCheckpoint(filepath.Join(t.TempDir(), "forwarder.checkpoint")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := managertest.Go(t, "forwarder", f.Run) // fails the test if Run does not return
+	schedule(e, "a1")
+	<-pub.attempts
+	stop()
+	if n := len(pub.attempts); n != 0 {
+		t.Errorf("%d more attempts after the first, want none: the wait is an hour", n)
+	}
+}
+
 func TestFileCheckpoint(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
