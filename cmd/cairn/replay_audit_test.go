@@ -241,3 +241,21 @@ func TestReplayAuditActorByEmail(t *testing.T) {
 		t.Errorf("an unknown address: %v", err)
 	}
 }
+
+// --quiet leaves the verdict alone on stderr: no store or progress logs.
+func TestReplayAuditQuietPrintsOnlyTheVerdict(t *testing.T) {
+	store := sealedTrail(t, 3)
+	defer slog.SetDefault(slog.Default())
+	root := newRootCommand()
+	var stdout, stderr bytes.Buffer
+	root.SetOut(&stdout)
+	root.SetErr(&stderr)
+	root.SetArgs([]string{"replay", "audit", "--verify", "--quiet", "--store", "sqlite://" + store.Path()})
+	if err := root.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+	if stdout.Len() != 0 || len(lines) != 1 || !strings.HasPrefix(lines[0], "audit trail verified: 3 records") {
+		t.Fatalf("stdout %q, stderr:\n%s", stdout.String(), stderr.String())
+	}
+}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"log/slog"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -31,7 +30,7 @@ CAIRN_DATA_DIR, --log-level is CAIRN_LOG_LEVEL, and so on. Flags win.`,
 			if err := config.BindEnv(cmd.Flags()); err != nil {
 				return err
 			}
-			logger, err := logging.New(os.Stderr, logCfg)
+			logger, err := logging.New(cmd.ErrOrStderr(), logCfg)
 			if err != nil {
 				return err
 			}
