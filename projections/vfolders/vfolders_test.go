@@ -244,9 +244,13 @@ func TestVisibleMatchesTheAggregate(t *testing.T) {
 		if err != nil || len(users) != 1 || users[0].Permission != domain.VFolderRWDelete {
 			t.Errorf("project folder users %+v, %v", users, err)
 		}
+		// The stored checkpoint moves with the batches the projection
+		// applies; events it does not handle move only the in-memory
+		// position (WaitFor). So the answer reflects at least the last
+		// folder event, not necessarily w.last.
 		pending, pos, err := rm.PendingJobs(ctx)
-		if err != nil || len(pending) != 1 || pos < w.last {
-			t.Errorf("pending jobs %v at %d, %v", pending, pos, err)
+		if lastFolder := lastHandled(t, b.Store, rm.EventTypes()); err != nil || len(pending) != 1 || pos < lastFolder {
+			t.Errorf("pending jobs %v at %d (the last folder event at %d), %v", pending, pos, lastFolder, err)
 		}
 		if _, err := rm.Get(ctx, w.gone); domain.KindOf(err) != domain.KindNotFound {
 			t.Errorf("the purged folder: %v", err)
@@ -302,4 +306,26 @@ func mapsEqual[K, V comparable](a, b map[K]V) bool {
 		}
 	}
 	return true
+}
+
+// lastHandled returns the position of the last event in the log whose type
+// is one of types.
+func lastHandled(t testing.TB, store eventstore.Store, types []string) uint64 {
+	t.Helper()
+	var last uint64
+	for after := uint64(0); ; {
+		evs, err := store.ReadAll(ctx, after, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(evs) == 0 {
+			return last
+		}
+		for _, ev := range evs {
+			if slices.Contains(types, ev.Type) {
+				last = ev.Position
+			}
+		}
+		after = evs[len(evs)-1].Position
+	}
 }
