@@ -21,11 +21,12 @@ type liveness struct {
 
 	mu       sync.Mutex
 	status   map[string]domain.AgentStatus
+	asOf     map[string]uint64 // the log position each status is as of
 	lastSeen map[string]time.Time
 }
 
 func newLiveness(clock func() time.Time) *liveness {
-	return &liveness{clock: clock, status: map[string]domain.AgentStatus{}, lastSeen: map[string]time.Time{}}
+	return &liveness{clock: clock, status: map[string]domain.AgentStatus{}, asOf: map[string]uint64{}, lastSeen: map[string]time.Time{}}
 }
 
 // heard notes a message from the agent.
@@ -38,13 +39,22 @@ func (l *liveness) heard(agentID string) {
 	}
 }
 
-// setStatus records an agent's status. An agent not lost and never heard
-// from since this process started (the log is older than the process)
-// counts as heard from now: it gets a full timeout.
-func (l *liveness) setStatus(agentID string, status domain.AgentStatus) {
+// setStatus records an agent's status as of log position pos: the event
+// that made it so, or the last position of the command that did. A status
+// from an older position than the one recorded is ignored: the fold of the
+// log runs behind the commands this consumer sends itself, and an old
+// agent.disconnected folded after a reconnect (or an old agent.reconnected
+// after a disconnect) must not undo the newer status. An agent not lost and
+// never heard from since this process started (the log is older than the
+// process) counts as heard from now: it gets a full timeout.
+func (l *liveness) setStatus(agentID string, status domain.AgentStatus, pos uint64) {
 	now := l.clock()
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if pos < l.asOf[agentID] {
+		return
+	}
+	l.asOf[agentID] = pos
 	if _, heard := l.lastSeen[agentID]; status != domain.AgentStatusLost && !heard {
 		l.lastSeen[agentID] = now
 	}
@@ -97,7 +107,7 @@ func (c *Consumer) runLiveness(ctx context.Context) error {
 				caughtUp = true
 				continue
 			}
-			c.foldAgent(msg.Event.Stream, msg.Event.Type)
+			c.foldAgent(msg.Event.Stream, msg.Event.Type, msg.Event.Position)
 		case <-ticker.C:
 			if caughtUp {
 				c.checkSilent(ctx)
@@ -107,7 +117,7 @@ func (c *Consumer) runLiveness(ctx context.Context) error {
 }
 
 // foldAgent applies an agent stream's status events.
-func (c *Consumer) foldAgent(stream, eventType string) {
+func (c *Consumer) foldAgent(stream, eventType string, pos uint64) {
 	s, err := domain.ParseStreamOf(domain.StreamAgent, stream)
 	if err != nil {
 		return
@@ -118,11 +128,11 @@ func (c *Consumer) foldAgent(stream, eventType string) {
 		// agent.registered also records a changed spec of a lost or
 		// disconnected agent, but such an agent registering again always
 		// rejoins or reconnects in the same append.
-		c.live.setStatus(id, domain.AgentStatusAlive)
+		c.live.setStatus(id, domain.AgentStatusAlive, pos)
 	case domain.TypeAgentDisconnected:
-		c.live.setStatus(id, domain.AgentStatusDisconnected)
+		c.live.setStatus(id, domain.AgentStatusDisconnected, pos)
 	case domain.TypeAgentLost:
-		c.live.setStatus(id, domain.AgentStatusLost)
+		c.live.setStatus(id, domain.AgentStatusLost, pos)
 	}
 }
 
@@ -135,11 +145,12 @@ func (c *Consumer) checkSilent(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		if _, err := c.handlers.DisconnectAgent.Handle(ctx, md, commands.DisconnectAgent{AgentID: id}); err != nil {
+		res, err := c.handlers.DisconnectAgent.Handle(ctx, md, commands.DisconnectAgent{AgentID: id})
+		if err != nil {
 			c.logger.Warn("cannot mark a silent agent disconnected", "agent_id", id, "error", err)
 			continue
 		}
-		c.live.setStatus(id, domain.AgentStatusDisconnected)
+		c.live.setStatus(id, domain.AgentStatusDisconnected, res.Position)
 		c.metrics.disconnected.Inc()
 		c.logger.Warn("agent disconnected: no heartbeat; its sessions keep their allocations", "agent_id", id,
 			"timeout", c.cfg.HeartbeatTimeout, "lost_after", c.cfg.AgentLostTimeout)
@@ -148,11 +159,12 @@ func (c *Consumer) checkSilent(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		if _, err := c.handlers.MarkAgentLost.Handle(ctx, md, commands.MarkAgentLost{AgentID: id}); err != nil {
+		res, err := c.handlers.MarkAgentLost.Handle(ctx, md, commands.MarkAgentLost{AgentID: id})
+		if err != nil {
 			c.logger.Warn("cannot mark a silent agent lost", "agent_id", id, "error", err)
 			continue
 		}
-		c.live.setStatus(id, domain.AgentStatusLost)
+		c.live.setStatus(id, domain.AgentStatusLost, res.Position)
 		c.metrics.lost.Inc()
 		c.logger.Warn("agent lost: silent past the lost timeout; its sessions are failed", "agent_id", id, "timeout", c.cfg.AgentLostTimeout)
 	}
@@ -164,10 +176,11 @@ func (c *Consumer) heartbeat(ctx context.Context, md commands.Metadata, m protoc
 	if c.live.statusOf(m.AgentID) != domain.AgentStatusDisconnected {
 		return nil
 	}
-	if _, err := c.handlers.ReconnectAgent.Handle(ctx, md, commands.ReconnectAgent{AgentID: m.AgentID, Running: m.Running}); err != nil {
+	res, err := c.handlers.ReconnectAgent.Handle(ctx, md, commands.ReconnectAgent{AgentID: m.AgentID, Running: m.Running})
+	if err != nil {
 		return c.failure(err, "reconnect refused", "agent_id", m.AgentID)
 	}
-	c.live.setStatus(m.AgentID, domain.AgentStatusAlive)
+	c.live.setStatus(m.AgentID, domain.AgentStatusAlive, res.Position)
 	c.metrics.reconnected.Inc()
 	c.logger.Info("agent reconnected", "agent_id", m.AgentID, "running", len(m.Running))
 	return nil
