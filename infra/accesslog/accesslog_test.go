@@ -81,7 +81,7 @@ func newFixtureWith(t *testing.T, cfg accesslog.Config) *fixture {
 			Type: domain.SessionBatch, Image: c.Query("image"), Command: "true",
 			Resources: domain.Slots{domain.SlotCPU: domain.Units(1), domain.SlotMem: domain.Units(1 << 30)},
 		}
-		res, err := h.RequestSession.Handle(c.UserContext(), commands.Metadata{Actor: "u1", Access: accesslog.Access(c)}, commands.RequestSession{Spec: spec})
+		res, err := h.RequestSession.Handle(c.UserContext(), commands.Metadata{Actor: "u1", Access: accesslog.Carry(c, commands.NewAccess)}, commands.RequestSession{Spec: spec})
 		if err != nil {
 			return err
 		}

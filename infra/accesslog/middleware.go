@@ -7,7 +7,6 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"github.com/cairnhq/cairn/commands"
 	"github.com/cairnhq/cairn/domain/audit"
 	"github.com/cairnhq/cairn/infra/httpapi"
 )
@@ -20,11 +19,21 @@ const (
 )
 
 // request is what Middleware keeps of a request while it runs: when it
-// started, the clock, and the access record handed to its commands.
+// started, the clock, and the carrier of the access record handed to its
+// commands.
 type request struct {
 	start  time.Time
 	clock  func() time.Time
-	access *commands.Access
+	access Carrier
+}
+
+// Carrier carries a request's access record to the first append of its
+// commands (commands.Access is the one the write side uses); Middleware
+// asks it at the end whether an append took the record. Keeping it an
+// interface keeps this package, which the query side uses too, free of
+// the write side.
+type Carrier interface {
+	Taken() bool
 }
 
 // ExpectStatus tells the access record written with a command's events
@@ -42,25 +51,28 @@ func ClaimAccessKey(c *fiber.Ctx, accessKey string) {
 	c.Locals(claimedKey, strings.Clone(accessKey))
 }
 
-// Access is the request's access record for the commands it sends: put it
-// in their commands.Metadata (the Access field), and the first append of
-// those commands stores it with their events (see commands.Access). The
-// record says who (the authenticated principal), what (the method and
-// route) and the status the route answers on success (ExpectStatus, or
-// the method's default); call it after authentication and ExpectStatus,
-// when the command is sent. Every call of one request returns the same
-// Access, so that one append at most takes it.
-func Access(c *fiber.Ctx) *commands.Access {
+// Carry returns the request's carrier of its access record for the
+// commands it sends, made by newCarrier on the first call
+// (commands.NewAccess): put it in their commands.Metadata (the Access
+// field), and the first append of those commands stores it with their
+// events. The record says who (the authenticated principal), what (the
+// method and route) and the status the route answers on success
+// (ExpectStatus, or the method's default); call it after authentication
+// and ExpectStatus, when the command is sent. Every call of one request
+// returns the same carrier, so that one append at most takes it. Outside
+// Middleware it returns the zero C: nothing to record.
+func Carry[C Carrier](c *fiber.Ctx, newCarrier func(audit.Record) C) C {
 	r, ok := c.Locals(requestKey).(*request)
 	if !ok {
-		return nil // not behind Middleware: nothing to record
+		var none C
+		return none
 	}
 	if r.access == nil {
 		rec := base(c, r.start, r.clock)
 		rec.Outcome, rec.Status = audit.Success, expected(c)
-		r.access = commands.NewAccess(rec)
+		r.access = newCarrier(rec)
 	}
-	return r.access
+	return r.access.(C)
 }
 
 // Middleware records every request: put it before authentication, so
@@ -69,7 +81,7 @@ func Access(c *fiber.Ctx) *commands.Access {
 // with 503 before they run, and a request whose record finds no room is
 // answered 503 instead of its own answer: nothing is answered that the
 // audit trail would not hold. A command's append that carried the record
-// (see Access) leaves nothing to write here, unless the request failed
+// (see Carry) leaves nothing to write here, unless the request failed
 // after all: then its record is written again, saying how it failed.
 func Middleware(w *Writer, clock func() time.Time) fiber.Handler {
 	if clock == nil {

@@ -2,6 +2,7 @@ package archtest
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -95,6 +96,25 @@ func Check(module string, pkgs []Package) []string {
 	return broken
 }
 
+// WriteSide reports whether the package at rel (relative to the module)
+// is the write side: commands or its HTTP port, infra/commandapi.
+func WriteSide(rel string) bool {
+	return LayerOf(rel) == Commands || under(rel, "infra/commandapi")
+}
+
+// LinkedWriteSide returns, sorted, the write-side packages among deps (the
+// import paths a package depends on, directly or not).
+func LinkedWriteSide(module string, deps []string) []string {
+	var out []string
+	for _, d := range deps {
+		if rel, ok := relative(module, d); ok && WriteSide(rel) {
+			out = append(out, rel)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // relative returns path relative to the module, or false for a path
 // outside it (the standard library, other modules).
 func relative(module, path string) (string, bool) {
@@ -128,7 +148,7 @@ func forbids(rel string, from Layer, to string) string {
 			return "commands and projections do not import each other"
 		}
 	case Adapters:
-		if under(rel, "readapi") && (toLayer == Commands || under(to, "infra/commandapi")) {
+		if under(rel, "readapi") && WriteSide(to) {
 			return "readapi is the query side and does not import the write side"
 		}
 	}

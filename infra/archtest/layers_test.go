@@ -40,6 +40,26 @@ func TestTheModuleKeepsTheLayerRule(t *testing.T) {
 	}
 }
 
+// TestTheQuerySideLinksNoWriteSide: readapi reaches neither commands nor
+// infra/commandapi through any path (an adapter it imports could carry
+// them in, as the access log once did).
+func TestTheQuerySideLinksNoWriteSide(t *testing.T) {
+	root := strings.TrimSpace(goCmd(t, "", "env", "GOMOD"))
+	dir := filepath.Dir(root)
+	module := strings.TrimSpace(goCmd(t, dir, "list", "-m"))
+	deps := strings.Fields(goCmd(t, dir, "list", "-deps", "./readapi/..."))
+	if !slices.Contains(deps, module+"/readapi") {
+		t.Fatalf("go list -deps did not list readapi (%d packages)", len(deps))
+	}
+	if linked := LinkedWriteSide(module, deps); len(linked) > 0 {
+		t.Errorf("readapi links the write side: %v", linked)
+	}
+	// The check itself sees a write-side package when one is there.
+	if got := LinkedWriteSide(module, []string{module + "/readapi", module + "/commands/quotas", module + "/infra/commandapi", "fmt"}); !slices.Equal(got, []string{"commands/quotas", "infra/commandapi"}) {
+		t.Errorf("LinkedWriteSide = %v", got)
+	}
+}
+
 func goCmd(t *testing.T, dir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("go", args...)

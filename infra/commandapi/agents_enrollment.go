@@ -158,7 +158,7 @@ func (a *api) enrollAgent(c *fiber.Ctx) error {
 		return domain.ErrEnrollmentRefused
 	}
 	md := commands.Metadata{Actor: "agent:" + req.AgentID, RequestID: strings.Clone(httpapi.RequestID(c)), ClientIP: c.IP(),
-		Access: accesslog.Access(c)}
+		Access: accessOf(c)}
 	if _, err := a.Commands.EnrollAgent.Handle(c.UserContext(), md, commands.EnrollAgent{AgentID: req.AgentID,
 		Digest: digest.String(), UserKey: req.UserKey}); err != nil {
 		return err

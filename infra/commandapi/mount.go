@@ -152,9 +152,13 @@ func metadata(c *fiber.Ctx, u caller) commands.Metadata {
 		AccessKey: strings.Clone(u.AccessKey),
 		RequestID: strings.Clone(httpapi.RequestID(c)),
 		ClientIP:  c.IP(),
-		Access:    accesslog.Access(c),
+		Access:    accessOf(c),
 	}
 }
+
+// accessOf is the request's access record on its way to its commands'
+// first append (see accesslog.Carry).
+func accessOf(c *fiber.Ctx) *commands.Access { return accesslog.Carry(c, commands.NewAccess) }
 
 // written is the answer of a command that changed an object: the position
 // of its events (wait_for_position on a later GET reads it back).
