@@ -1,20 +1,15 @@
 package main
 
 import (
-	"log/slog"
-	"os"
-
 	"github.com/spf13/cobra"
 
-	"github.com/cairnhq/cairn/infra/config"
-	"github.com/cairnhq/cairn/infra/logging"
+	"github.com/cairnhq/cairn/infra/cli"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
 
 func newRootCommand() *cobra.Command {
-	var logCfg logging.Config
 	root := &cobra.Command{
 		Use:   "cairn-bench",
 		Short: "Run Cairn's benchmarks against raw baselines measured in the same run",
@@ -33,30 +28,8 @@ on. Flags win.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       version,
-		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			if err := config.BindEnv(cmd.Flags()); err != nil {
-				return err
-			}
-			logger, err := logging.New(os.Stderr, logCfg)
-			if err != nil {
-				return err
-			}
-			slog.SetDefault(logger)
-			return nil
-		},
 	}
-	root.PersistentFlags().StringVar(&logCfg.Level, "log-level", "info", "log level: debug, info, warn, error")
-	root.PersistentFlags().StringVar(&logCfg.Format, "log-format", "text", "log format: text or json")
 	root.AddCommand(newBenchStoreCommand(), newBenchSessionsCommand(), newBenchScheduleCommand(), newBenchAPICommand())
-	annotate(root)
+	cli.Setup(root)
 	return root
-}
-
-// annotate adds "(env CAIRN_X)" to the usage of every flag of every command.
-func annotate(cmd *cobra.Command) {
-	config.AnnotateUsage(cmd.LocalFlags())
-	config.AnnotateUsage(cmd.PersistentFlags())
-	for _, sub := range cmd.Commands() {
-		annotate(sub)
-	}
 }

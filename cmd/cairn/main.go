@@ -5,20 +5,6 @@
 // set with a CAIRN_* environment variable.
 package main
 
-import (
-	"context"
-	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
-)
+import "github.com/cairnhq/cairn/infra/cli"
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := newRootCommand().ExecuteContext(ctx)
-	stop()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "cairn:", err)
-		os.Exit(1)
-	}
-}
+func main() { cli.Main("cairn", newRootCommand()) }
