@@ -100,6 +100,7 @@ func New(d Deps) (*API, error) {
 // handlers in the order they were registered.
 func (a *API) MountPublic(app *fiber.App) {
 	app.Post("/v1/auth/login", a.login)
+	app.Post("/v1/auth/session", a.createWebSession)
 	app.Post("/v1/agent-enrollments", a.enrollAgent)
 }
 
@@ -107,6 +108,7 @@ func (a *API) MountPublic(app *fiber.App) {
 // the authentication middleware (app.Group("/v1", auth)); readapi's
 // queries go on the same group.
 func (a *API) Mount(v1 fiber.Router) {
+	v1.Delete("/auth/session", a.deleteWebSession)
 	v1.Post("/sessions", a.createSession)
 	v1.Delete("/sessions/:id", a.deleteSession)
 	v1.Post("/agents/:id/enrollment", a.offerEnrollment)
