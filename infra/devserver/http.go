@@ -28,6 +28,7 @@ import (
 	"github.com/cairnhq/cairn/infra/images"
 	"github.com/cairnhq/cairn/infra/vfolders"
 	"github.com/cairnhq/cairn/readapi"
+	"github.com/cairnhq/cairn/web"
 )
 
 // httpShutdownTimeout bounds the wait for requests in flight at shutdown;
@@ -176,7 +177,9 @@ func (s *server) authenticator(reg prometheus.Registerer) (*httpauth.Authenticat
 	return httpauth.New(s.models.Tenancy, cfg)
 }
 
-// app builds a fiber app: /healthz and /metrics without authentication,
+// app builds a fiber app: /healthz, /metrics and the Web-UI (package web:
+// the page and its assets; what it shows comes from the API) without
+// authentication,
 // the /v1 routes (infra/commandapi's commands, readapi's queries) behind
 // signed requests and tokens (auth), every /v1 request recorded by access
 // (none when nil: ServeWithoutAudit).
@@ -239,6 +242,11 @@ func (s *server) app(reg prometheus.Registerer, auth *httpauth.Authenticator, ac
 	v1 := app.Group("/v1", auth.Middleware)
 	cmds.Mount(v1)
 	queries.Mount(v1)
+	ui, err := web.New()
+	if err != nil {
+		return nil, err
+	}
+	ui.Mount(app)
 	app.Use(httpapi.NotFound)
 	return app, nil
 }

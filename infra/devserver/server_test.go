@@ -154,7 +154,7 @@ func TestRunServesAndStopsInOrder(t *testing.T) {
 	}
 
 	out := r.out.String()
-	for _, want := range []string{r.creds.APIURL, r.creds.Token, filepath.Join(dir, bootstrap.FileName), "nats://127.0.0.1:", "none (--no-agent)", "created now"} {
+	for _, want := range []string{r.creds.APIURL + "/ ", r.creds.APIURL, r.creds.Token, filepath.Join(dir, bootstrap.FileName), "nats://127.0.0.1:", "none (--no-agent)", "created now"} {
 		if abs, err := filepath.Abs(want); err == nil && strings.HasPrefix(want, dir) {
 			want = abs
 		}
