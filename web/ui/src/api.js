@@ -3,6 +3,10 @@
 // server's problem+json (status, detail, field).
 
 let csrfToken = '';
+// lastWritten is the highest log position a write of this page answered:
+// every read waits until the read models have reached it (wait_for_position),
+// so the page always sees its own writes.
+let lastWritten = 0;
 const unauthorizedListeners = new Set();
 
 /** setCSRFToken keeps the token the login answered. */
@@ -42,6 +46,7 @@ function withQuery(path, query) {
  */
 export async function request(method, path, { body, query, signal, raw, headers: extra } = {}) {
   const headers = { Accept: 'application/json', ...extra };
+  if (method === 'GET' && lastWritten > 0) query = { wait_for_position: lastWritten, ...query };
   if (body !== undefined) headers['Content-Type'] = 'application/json';
   if (method !== 'GET' && method !== 'HEAD' && csrfToken) headers['X-CSRF-Token'] = csrfToken;
   let res;
@@ -73,7 +78,10 @@ export async function request(method, path, { body, query, signal, raw, headers:
   if (raw) return res;
   if (res.status === 204) return null;
   const type = res.headers.get('Content-Type') || '';
-  return type.includes('json') ? res.json() : res.text();
+  if (!type.includes('json')) return res.text();
+  const data = await res.json();
+  if (method !== 'GET' && data && typeof data.position === 'number' && data.position > lastWritten) lastWritten = data.position;
+  return data;
 }
 
 export const get = (path, query, opts) => request('GET', path, { ...opts, query });

@@ -10,6 +10,10 @@ import { StartPage } from './pages/start.jsx';
 import { SessionsPage } from './pages/sessions.jsx';
 import { SessionPage } from './pages/session.jsx';
 import { UsersPage } from './pages/users.jsx';
+import { EnvironmentsPage } from './pages/environments.jsx';
+import { AgentsPage } from './pages/agents.jsx';
+import { ResourcesPage } from './pages/resources.jsx';
+import { PoliciesPage } from './pages/policies.jsx';
 
 /**
  * routes map page paths to [pattern, page, title, roles]; the first match
@@ -20,7 +24,11 @@ const routes = [
   ['/', StartPage, 'Start'],
   ['/sessions', SessionsPage, 'Sessions'],
   ['/sessions/:id', SessionPage, 'Session'],
+  ['/environments', EnvironmentsPage, 'Environments'],
+  ['/agents', AgentsPage, 'Agent Summary'],
   ['/admin/users', UsersPage, 'Users', adminRoles],
+  ['/admin/resources', ResourcesPage, 'Resources', adminRoles],
+  ['/admin/policies', PoliciesPage, 'Resource Policy', adminRoles],
 ];
 
 function ForbiddenPage({ title }) {

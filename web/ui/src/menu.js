@@ -15,12 +15,18 @@ export const menu = [
     items: [
       { href: '/', label: 'Start' },
       { href: '/sessions', label: 'Sessions' },
+      { href: '/environments', label: 'Environments' },
+      { href: '/agents', label: 'Agent Summary' },
     ],
   },
   {
     title: 'Administration',
     roles: adminRoles,
-    items: [{ href: '/admin/users', label: 'Users' }],
+    items: [
+      { href: '/admin/users', label: 'Users' },
+      { href: '/admin/resources', label: 'Resources' },
+      { href: '/admin/policies', label: 'Resource Policy' },
+    ],
   },
 ];
 

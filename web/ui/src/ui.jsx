@@ -165,3 +165,69 @@ export function Slots({ slots }) {
     </span>
   );
 }
+
+/** slotsText writes a slot map as the form's text: "cpu=2, mem=4g". */
+export function slotsText(slots) {
+  return Object.entries(slots || {})
+    .map(([k, v]) => `${k}=${v}`)
+    .join(', ');
+}
+
+/** parseSlots reads "cpu=2, mem=4g" into a slot map (the server checks the amounts). */
+export function parseSlots(text) {
+  const out = {};
+  for (const part of text.split(',')) {
+    const i = part.indexOf('=');
+    if (i > 0) out[part.slice(0, i).trim()] = part.slice(i + 1).trim();
+  }
+  return out;
+}
+
+/** Meter shows how much of a capacity is used, as a bar and as text. */
+export function Meter({ used, total, label }) {
+  const u = Number(used) || 0;
+  const t = Number(total) || 0;
+  const pct = t > 0 ? Math.min(100, Math.round((u / t) * 100)) : 0;
+  return (
+    <span class="meter" title={label}>
+      <meter min="0" max={t || 1} value={u} aria-label={label} />
+      <span>{pct}%</span>
+    </span>
+  );
+}
+
+/**
+ * Confirm asks before an action that cannot be undone: it names what will
+ * happen, runs act() on confirmation and shows its error if it fails.
+ */
+export function Confirm({ title, children, action = 'Confirm', act, onClose }) {
+  const [error, setError] = useState(null);
+  const [busy, setBusy] = useState(false);
+  const go = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      await act();
+      onClose(true);
+    } catch (e) {
+      setError(e);
+      setBusy(false);
+    }
+  };
+  return (
+    <Dialog title={title} onClose={() => onClose(false)}>
+      <div class="form">
+        {children}
+        <ErrorBox error={error} />
+        <div class="actions">
+          <button type="button" onClick={() => onClose(false)}>
+            Cancel
+          </button>
+          <button type="button" class="danger" disabled={busy} onClick={go}>
+            {action}
+          </button>
+        </div>
+      </div>
+    </Dialog>
+  );
+}

@@ -28,7 +28,7 @@ export async function newPage(browser, problems) {
   // Each page has a context of its own: its own cookies, its own login.
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   const page = await context.newPage();
-  page.on('close', () => context.close());
+  page.on('close', () => context.close().catch(() => {}));
   page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
   page.on('dialog', async (d) => {
     problems.push(`a dialog opened: ${d.type()} ${d.message()}`);
