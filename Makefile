@@ -60,6 +60,10 @@ webui: ## rebuild the Web-UI's embedded assets (web/dist) from web/ui/src with t
 	scripts/install-browser.sh --node-only
 	cd web/ui && node build.mjs
 
+.PHONY: screenshots
+screenshots: build ## a PNG of every Web-UI page into docs/screenshots (starts a throwaway cairn dev)
+	scripts/screenshots.sh
+
 .PHONY: lint
 lint: ## go vet, staticcheck (pinned in go.mod as a tool) and a gofmt check
 	$(GO) vet ./...
