@@ -1,6 +1,7 @@
 package commandapi
 
 import (
+	"errors"
 	"net/http"
 	"time"
 
@@ -52,15 +53,25 @@ func (a *api) createWebSession(c *fiber.Ctx) error {
 // deleteWebSession handles DELETE /v1/auth/session, the Web-UI's log out:
 // the login token the request came with is revoked (the answer waits until
 // it no longer works) and the cookie removed. A request authenticated
-// otherwise than by a login token has nothing to end (409).
+// otherwise than by a login token (a signature, a script's bearer token)
+// has no login to end (409): log out never revokes a script's token.
 func (a *api) deleteWebSession(c *fiber.Ctx) error {
 	who, err := a.writing(c, opWebLogout)
 	if err != nil {
 		return err
 	}
+	noLogin := domain.Errorf(opWebLogout, domain.KindConflict, "the request did not come with a login token: there is no login to end")
 	id, err := uuid.Parse(who.TokenID)
 	if err != nil || (who.Method != httpapi.MethodCookie && who.Method != httpapi.MethodToken) {
-		return domain.Errorf(opWebLogout, domain.KindConflict, "the request did not come with a login token: there is no login to end")
+		return noLogin
+	}
+	switch t, err := a.Tenancy.GetToken(c.UserContext(), id); {
+	case errors.Is(err, domain.ErrNotFound):
+		return noLogin
+	case err != nil:
+		return err
+	case t.Kind != domain.TokenLogin:
+		return noLogin
 	}
 	accesslog.ExpectStatus(c, http.StatusNoContent)
 	res, err := a.Commands.RevokeToken.Handle(c.UserContext(), metadata(c, who), commands.RevokeToken{Actor: actor(who), TokenID: id})

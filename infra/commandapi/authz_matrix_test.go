@@ -222,6 +222,12 @@ func (m *matrix) rows() []matrixRow {
 		{method: "POST", route: "/v1/auth/login", path: fixed("/v1/auth/login"),
 			body: text(`{"email":"` + alice.Email + `","password":"` + alice.Password + `"}`),
 			want: map[string]want{"superadmin": same(ok), "admin": same(ok), "user": same(ok), "monitor": same(ok), "anonymous": same(ok)}},
+		{method: "POST", route: "/v1/auth/session", path: fixed("/v1/auth/session"),
+			body: text(`{"email":"` + alice.Email + `","password":"` + alice.Password + `"}`),
+			want: map[string]want{"superadmin": same(ok), "admin": same(ok), "user": same(ok), "monitor": same(ok), "anonymous": same(ok)}},
+		// The matrix's callers hold scripts' tokens, not logins: log out
+		// has nothing to end (TestWebSessionCookieAndCSRF logs out a login).
+		{method: "DELETE", route: "/v1/auth/session", path: fixed("/v1/auth/session"), want: all(conf)},
 		{method: "GET", route: "/v1/auth/whoami", path: fixed("/v1/auth/whoami"), want: all(ok)},
 		{method: "POST", route: "/v1/auth/tokens", path: fixed("/v1/auth/tokens"), body: text(`{"ttl":600}`), want: all(created)},
 		{method: "GET", route: "/v1/auth/tokens", path: fixed("/v1/auth/tokens"), want: all(ok)},

@@ -14,6 +14,7 @@ import { EnvironmentsPage } from './pages/environments.jsx';
 import { AgentsPage } from './pages/agents.jsx';
 import { ResourcesPage } from './pages/resources.jsx';
 import { PoliciesPage } from './pages/policies.jsx';
+import { AuditPage } from './pages/audit.jsx';
 
 /**
  * routes map page paths to [pattern, page, title, roles]; the first match
@@ -29,6 +30,7 @@ const routes = [
   ['/admin/users', UsersPage, 'Users', adminRoles],
   ['/admin/resources', ResourcesPage, 'Resources', adminRoles],
   ['/admin/policies', PoliciesPage, 'Resource Policy', adminRoles],
+  ['/admin/audit', AuditPage, 'Audit', ['superadmin']],
 ];
 
 function ForbiddenPage({ title }) {

@@ -26,6 +26,7 @@ export const menu = [
       { href: '/admin/users', label: 'Users' },
       { href: '/admin/resources', label: 'Resources' },
       { href: '/admin/policies', label: 'Resource Policy' },
+      { href: '/admin/audit', label: 'Audit', roles: ['superadmin'] },
     ],
   },
 ];

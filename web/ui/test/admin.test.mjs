@@ -112,13 +112,39 @@ test('every page fits a phone screen without scrolling sideways', async () => {
   const page = await newPage(browser, problems);
   await page.setViewportSize({ width: 390, height: 844 });
   await login(page, admin.email, admin.password);
-  for (const path of ['/', '/sessions', '/sessions?new=1', '/environments', '/agents', '/admin/users', '/admin/resources', '/admin/policies']) {
+  for (const path of ['/', '/sessions', '/sessions?new=1', '/environments', '/agents', '/admin/users', '/admin/resources', '/admin/policies', '/admin/audit']) {
     await page.goto(base + path);
     await page.getByRole('heading', { level: 1 }).first().waitFor();
     await page.waitForLoadState('networkidle');
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     assert.ok(overflow <= 0, `${path} scrolls sideways by ${overflow}px at 390px`);
   }
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('Audit: the superadmin filters the trail and exports it; a domain admin has no Audit page', async () => {
+  const problems = [];
+  const page = await newPage(browser, problems);
+  await login(page, admin.email, admin.password);
+  await page.getByRole('navigation', { name: 'menu' }).getByRole('link', { name: 'Audit' }).click();
+  await page.locator('table.list').waitFor();
+  await page.getByLabel('Action').fill('POST /v1/auth/session');
+  await page.getByRole('button', { name: 'Filter' }).click();
+  await page.getByRole('cell', { name: 'POST /v1/auth/session' }).first().waitFor();
+  const actions = await page.locator('table.list tbody tr td:nth-child(4)').allTextContents();
+  assert.ok(actions.length > 0 && actions.every((a) => a === 'POST /v1/auth/session'), `filtered actions: ${actions}`);
+  // The export is the records exactly as stored, one per line, for the same filter.
+  const href = await page.getByRole('link', { name: 'Export NDJSON' }).getAttribute('href');
+  const body = await page.evaluate(async (u) => (await fetch(u)).text(), href);
+  const lines = body.trim().split('\n').map((l) => JSON.parse(l));
+  assert.ok(lines.length >= actions.length && lines.every((r) => r.action === 'POST /v1/auth/session' && r.hash));
+  await page.getByRole('button', { name: 'Log out' }).click();
+  const other = await newUser({ role: 'admin' });
+  await login(page, other.email, other.password);
+  assert.equal(await page.getByRole('navigation', { name: 'menu' }).getByRole('link', { name: 'Audit' }).count(), 0);
+  await page.goto(base + '/admin/audit');
+  await page.getByRole('alert').filter({ hasText: '403' }).waitFor();
   assert.deepEqual(problems, []);
   await page.close();
 });
