@@ -120,23 +120,9 @@ func (m *ReadModel) Usage(ctx context.Context, q Query) ([]Row, error) {
 	if q.Project != "" && q.Domain == "" {
 		return nil, domain.Invalid(op, "domain", "a project is named within its domain")
 	}
-	end := to.AddDate(0, 0, 1)
 	rows := rowSet{group: q.GroupBy, byKey: map[string]*Row{}}
-
-	// Released kernels: the slot sums, and the kernel time as slot "".
-	where, args := filter("d.", q, "d.day >= $1 AND d.day <= $2", q.From, q.To)
-	sel, group := selectKeys("d.", q.GroupBy)
-	query := `SELECT d.day, ` + sel + `, s.slot, SUM(CAST(d.millis AS DOUBLE PRECISION) * s.amount)
-  FROM {schema}.usage_days d
-  JOIN {schema}.usage_kernel_slots s ON s.kernel_id = d.kernel_id` + join("d.", q.GroupBy) + `
- WHERE ` + where + `
- GROUP BY d.day, ` + group + `, s.slot
-UNION ALL
-SELECT d.day, ` + sel + `, '', CAST(SUM(d.millis) AS DOUBLE PRECISION)
-  FROM {schema}.usage_days d` + join("d.", q.GroupBy) + `
- WHERE ` + where + `
- GROUP BY d.day, ` + group
-	if err := m.scan(ctx, op, query, args, func(r projections.Rows) error {
+	closed, started, open := statementsOf(q, to.AddDate(0, 0, 1))
+	if err := m.scan(ctx, op, closed, func(r projections.Rows) error {
 		var day, slot string
 		var v float64
 		k, dest := rows.dest(&day)
@@ -148,15 +134,7 @@ SELECT d.day, ` + sel + `, '', CAST(SUM(d.millis) AS DOUBLE PRECISION)
 	}); err != nil {
 		return nil, err
 	}
-
-	// Sessions started.
-	where, args = filter("x.", q, "x.started_day >= $1 AND x.started_day <= $2", q.From, q.To)
-	sel, group = selectKeys("x.", q.GroupBy)
-	query = `SELECT x.started_day, ` + sel + `, COUNT(*)
-  FROM {schema}.usage_sessions x` + join("x.", q.GroupBy) + `
- WHERE ` + where + `
- GROUP BY x.started_day, ` + group
-	if err := m.scan(ctx, op, query, args, func(r projections.Rows) error {
+	if err := m.scan(ctx, op, started, func(r projections.Rows) error {
 		var day string
 		var n int64
 		k, dest := rows.dest(&day)
@@ -168,39 +146,71 @@ SELECT d.day, ` + sel + `, '', CAST(SUM(d.millis) AS DOUBLE PRECISION)
 	}); err != nil {
 		return nil, err
 	}
-
-	// Kernels still allocated, up to now: one row per kernel and slot.
 	now := q.Now.UTC()
-	where, args = filter("k.", q, "k.released_ms IS NULL AND k.allocated_ms < $1", end.UnixMilli())
-	sel, _ = selectKeys("k.", q.GroupBy)
-	query = `SELECT k.kernel_id, k.allocated_ms, ` + sel + `, s.slot, s.amount
-  FROM {schema}.usage_kernels k
-  JOIN {schema}.usage_kernel_slots s ON s.kernel_id = k.kernel_id` + join("k.", q.GroupBy) + `
- WHERE ` + where + `
- ORDER BY k.kernel_id`
-	var last string
-	if err := m.scan(ctx, op, query, args, func(r projections.Rows) error {
-		var kernel, slot string
+	if err := m.scan(ctx, op, open, func(r projections.Rows) error {
+		var slot string
 		var allocated, amount int64
 		k, dest := rows.dest(nil)
-		if err := r.Scan(append(append([]any{&kernel, &allocated}, dest...), &slot, &amount)...); err != nil {
+		if err := r.Scan(append(append([]any{&allocated}, dest...), &slot, &amount)...); err != nil {
 			return err
 		}
 		for _, p := range splitDays(time.UnixMilli(allocated), now) {
-			if p.day < q.From || p.day > q.To {
-				continue
+			if p.day >= q.From && p.day <= q.To {
+				rows.addSlot(p.day, k, slot, float64(p.millis)*float64(amount))
 			}
-			if kernel != last {
-				rows.addSlot(p.day, k, "", float64(p.millis))
-			}
-			rows.addSlot(p.day, k, slot, float64(p.millis)*float64(amount))
 		}
-		last = kernel
 		return nil
 	}); err != nil {
 		return nil, err
 	}
 	return rows.sorted(), nil
+}
+
+// statement is a query and its arguments.
+type statement struct {
+	sql  string
+	args []any
+}
+
+// statementsOf builds the three statements of q; end is the first
+// instant after its last day.
+func statementsOf(q Query, end time.Time) (closed, started, open statement) {
+	// Released kernels: the slot sums, and the kernel time as slot "".
+	where, args := filter("d.", q, "d.day >= $1 AND d.day <= $2", q.From, q.To)
+	sel, group := selectKeys("d.", q.GroupBy)
+	closed = statement{`SELECT d.day, ` + sel + `, s.slot, SUM(CAST(d.millis AS DOUBLE PRECISION) * s.amount)
+  FROM {schema}.usage_days d
+  JOIN {schema}.usage_kernel_slots s ON s.kernel_id = d.kernel_id` + join("d.", q.GroupBy) + `
+ WHERE ` + where + `
+ GROUP BY d.day, ` + group + `, s.slot
+UNION ALL
+SELECT d.day, ` + sel + `, '', CAST(SUM(d.millis) AS DOUBLE PRECISION)
+  FROM {schema}.usage_days d` + join("d.", q.GroupBy) + `
+ WHERE ` + where + `
+ GROUP BY d.day, ` + group, args}
+
+	// Sessions started.
+	where, args = filter("x.", q, "x.started_day >= $1 AND x.started_day <= $2", q.From, q.To)
+	sel, group = selectKeys("x.", q.GroupBy)
+	started = statement{`SELECT x.started_day, ` + sel + `, COUNT(*)
+  FROM {schema}.usage_sessions x` + join("x.", q.GroupBy) + `
+ WHERE ` + where + `
+ GROUP BY x.started_day, ` + group, args}
+
+	// Kernels still allocated, split up to now by the caller: one row per
+	// kernel and slot, and one per kernel with slot "" and amount 1 for
+	// its time.
+	where, args = filter("k.", q, "k.released_ms IS NULL AND k.allocated_ms < $1", end.UnixMilli())
+	sel, _ = selectKeys("k.", q.GroupBy)
+	open = statement{`SELECT k.allocated_ms, ` + sel + `, s.slot, s.amount
+  FROM {schema}.usage_kernels k
+  JOIN {schema}.usage_kernel_slots s ON s.kernel_id = k.kernel_id` + join("k.", q.GroupBy) + `
+ WHERE ` + where + `
+UNION ALL
+SELECT k.allocated_ms, ` + sel + `, '', 1
+  FROM {schema}.usage_kernels k` + join("k.", q.GroupBy) + `
+ WHERE ` + where, args}
+	return closed, started, open
 }
 
 // filter returns the WHERE clause of a query: base (with its args as $1,
@@ -242,8 +252,8 @@ func join(prefix string, g GroupBy) string {
 }
 
 // scan runs one query and hands each row to each.
-func (m *ReadModel) scan(ctx context.Context, op, query string, args []any, each func(projections.Rows) error) error {
-	rows, err := m.db.Query(ctx, m.db.SQL(query), args...)
+func (m *ReadModel) scan(ctx context.Context, op string, st statement, each func(projections.Rows) error) error {
+	rows, err := m.db.Query(ctx, m.db.SQL(st.sql), st.args...)
 	if err != nil {
 		return &domain.Error{Op: op, Kind: domain.KindUnavailable, Err: err}
 	}

@@ -22,6 +22,7 @@ var migrations = map[projections.Dialect][]string{
 ) STRICT`,
 		`CREATE INDEX usage_sessions_day_idx ON {schema}.usage_sessions (started_day)`,
 		`CREATE INDEX usage_sessions_user_idx ON {schema}.usage_sessions (user_id, started_day)`,
+		`CREATE INDEX usage_sessions_domain_idx ON {schema}.usage_sessions (domain, started_day)`,
 		`CREATE INDEX usage_sessions_project_idx ON {schema}.usage_sessions (domain, project, started_day)`,
 		`CREATE TABLE {schema}.usage_kernels (
     kernel_id    TEXT    PRIMARY KEY,
@@ -50,6 +51,7 @@ var migrations = map[projections.Dialect][]string{
 ) STRICT`,
 		`CREATE INDEX usage_days_day_idx ON {schema}.usage_days (day)`,
 		`CREATE INDEX usage_days_user_idx ON {schema}.usage_days (user_id, day)`,
+		`CREATE INDEX usage_days_domain_idx ON {schema}.usage_days (domain, day)`,
 		`CREATE INDEX usage_days_project_idx ON {schema}.usage_days (domain, project, day)`,
 	},
 	projections.Postgres: {
@@ -67,6 +69,7 @@ var migrations = map[projections.Dialect][]string{
 )`,
 		`CREATE INDEX usage_sessions_day_idx ON {schema}.usage_sessions (started_day)`,
 		`CREATE INDEX usage_sessions_user_idx ON {schema}.usage_sessions (user_id, started_day)`,
+		`CREATE INDEX usage_sessions_domain_idx ON {schema}.usage_sessions (domain, started_day)`,
 		`CREATE INDEX usage_sessions_project_idx ON {schema}.usage_sessions (domain, project, started_day)`,
 		`CREATE TABLE {schema}.usage_kernels (
     kernel_id    uuid   PRIMARY KEY,
@@ -95,6 +98,7 @@ var migrations = map[projections.Dialect][]string{
 )`,
 		`CREATE INDEX usage_days_day_idx ON {schema}.usage_days (day)`,
 		`CREATE INDEX usage_days_user_idx ON {schema}.usage_days (user_id, day)`,
+		`CREATE INDEX usage_days_domain_idx ON {schema}.usage_days (domain, day)`,
 		`CREATE INDEX usage_days_project_idx ON {schema}.usage_days (domain, project, day)`,
 	},
 }
