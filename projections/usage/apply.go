@@ -2,17 +2,14 @@ package usage
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
-	"time"
 
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/projections"
 )
 
 // Apply implements projections.Projection.
-func (m *ReadModel) Apply(ctx context.Context, tx projections.Tx, ev projections.Event) error {
+func (m *ReadModel) Apply(_ context.Context, tx projections.Tx, ev projections.Event) error {
 	switch e := ev.Payload.(type) {
 	case domain.UserCreated:
 		tx.Queue(m.sql.insertUser, e.UserID.String(), e.Email, e.Username)
@@ -34,7 +31,9 @@ func (m *ReadModel) Apply(ctx context.Context, tx projections.Tx, ev projections
 		}
 		return nil
 	case domain.AgentReleased:
-		return m.release(ctx, tx, e)
+		// Cut into days with the batch's other releases (Flush).
+		m.held.hold(tx, e.KernelID.String(), e.At)
+		return nil
 	}
 	stream, err := domain.ParseStreamOf(domain.StreamSession, ev.Stream)
 	if err != nil {
@@ -48,24 +47,5 @@ func (m *ReadModel) Apply(ctx context.Context, tx projections.Tx, ev projections
 	default:
 		return fmt.Errorf("usage: unexpected event %s", ev.Type)
 	}
-	return nil
-}
-
-// release splits the kernel's span from its allocation to e.At into its
-// days and closes the kernel. A kernel the read model does not hold (never
-// allocated, or already released) changes nothing.
-func (m *ReadModel) release(ctx context.Context, tx projections.Tx, e domain.AgentReleased) error {
-	kernel := e.KernelID.String()
-	var allocated int64
-	switch err := tx.QueryRow(ctx, m.sql.allocatedAt, kernel).Scan(&allocated); {
-	case errors.Is(err, sql.ErrNoRows):
-		return nil
-	case err != nil:
-		return fmt.Errorf("usage: kernel %s: %w", kernel, err)
-	}
-	for _, p := range splitDays(time.UnixMilli(allocated), e.At) {
-		tx.Queue(m.sql.day, kernel, p.day, p.millis)
-	}
-	tx.Queue(m.sql.release, kernel, e.At.UnixMilli())
 	return nil
 }

@@ -21,7 +21,9 @@
 // A kernel's span is split at UTC midnights when it is released (fold
 // time): usage_days holds one row per kernel and day with the
 // milliseconds it held its allocation that day, and usage_kernel_slots
-// the allocation's amounts, once per kernel. A kernel still allocated has
+// the allocation's amounts, once per kernel. The allocation times of a
+// batch's released kernels are read in one statement when the batch ends
+// (released.go), not one per event. A kernel still allocated has
 // no day rows yet: the query splits its span up to the "now" it is
 // given, so nothing guessed is ever stored. Sums are computed by the
 // query (one statement per kind of row), in floating point: an amount of

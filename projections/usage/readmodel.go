@@ -11,11 +11,15 @@ const Name = "usage"
 // ReadModel is the usage projection and its query, bound to one
 // database. Run it with a projections.Projector over the same DB.
 type ReadModel struct {
-	db  *projections.DB
-	sql statements
+	db   *projections.DB
+	sql  statements
+	held held
 }
 
-var _ projections.Projection = (*ReadModel)(nil)
+var (
+	_ projections.Projection = (*ReadModel)(nil)
+	_ projections.Flusher    = (*ReadModel)(nil)
+)
 
 // New returns the read model on db.
 func New(db *projections.DB) *ReadModel {
@@ -45,10 +49,10 @@ func (*ReadModel) Tables() []string {
 func (*ReadModel) Migrations(d projections.Dialect) []string { return migrations[d] }
 
 type statements struct {
-	insertUser, renameUser    string
-	insertSession, started    string
-	allocate, allocateSlot    string
-	allocatedAt, day, release string
+	insertUser, renameUser     string
+	insertSession, started     string
+	allocate, allocateSlot     string
+	allocatedFmt, day, release string
 }
 
 func newStatements(db *projections.DB) statements {
@@ -70,8 +74,9 @@ SELECT $1, s.session_id, s.user_id, s.project, s.domain, $3
 ON CONFLICT (kernel_id) DO NOTHING`),
 		allocateSlot: db.SQL(`INSERT INTO {schema}.usage_kernel_slots (kernel_id, slot, amount) VALUES ($1, $2, $3)
 ON CONFLICT (kernel_id, slot) DO NOTHING`),
-		allocatedAt: db.SQL(`SELECT allocated_ms FROM {schema}.usage_kernels
- WHERE kernel_id = $1 AND released_ms IS NULL`),
+		// The open kernels among a list ("%s": its placeholders).
+		allocatedFmt: db.SQL(`SELECT CAST(kernel_id AS TEXT), allocated_ms FROM {schema}.usage_kernels
+ WHERE released_ms IS NULL AND kernel_id IN (%s)`),
 		day: db.SQL(`INSERT INTO {schema}.usage_days (kernel_id, day, user_id, project, domain, millis)
 SELECT k.kernel_id, $2, k.user_id, k.project, k.domain, $3
   FROM {schema}.usage_kernels k WHERE k.kernel_id = $1
