@@ -311,3 +311,61 @@ func TestRebuildEqualsLive(t *testing.T) {
 }
 
 var errorsAs = errors.As
+
+// TestEveryEndClosesTheKernels: however a session ends (terminated by
+// its user, ERROR, forced while terminating, its agent lost), each of its
+// kernels' allocations is closed into day rows, and nothing is left
+// counting up to now.
+func TestEveryEndClosesTheKernels(t *testing.T) {
+	projectiontest.Run(t, func(t *testing.T, b *projectiontest.Backend) {
+		e := newEnv(t, b, projections.Options{BatchSize: 3})
+		h, md := e.h, projectiontest.MD
+		for _, a := range []string{"node-1", "node-2"} {
+			out, err := h.RegisterAgent.Handle(ctx, md, commands.RegisterAgent{Spec: projectiontest.AgentSpec(a, 64)})
+			e.step(commands.Result{Position: out.Position}, err)
+		}
+		schedule := func(agent string, size int) commands.RequestSessionResult {
+			res, err := h.RequestSession.Handle(ctx, md, commands.RequestSession{Spec: projectiontest.SessionSpec("alice", "0.1", size)})
+			e.step(commands.Result{Position: res.Position}, err)
+			e.step(h.ScheduleSession.Handle(ctx, md, commands.ScheduleSession{SessionID: res.SessionID,
+				Kernels: projectiontest.Place(agent, res.KernelIDs, "GPU-0", "0.1")}))
+			return res
+		}
+		report := func(res commands.RequestSessionResult, agent string, phase domain.KernelPhase) {
+			for _, k := range res.KernelIDs {
+				e.step(h.ReportKernelStatus.Handle(ctx, md, commands.ReportKernelStatus{SessionID: res.SessionID, KernelID: k, AgentID: agent,
+					Phase: phase, ContainerID: "c-" + k.String()[:8], Reason: domain.ReasonFailedToStart}))
+			}
+		}
+		kernels := 0
+		e.clock.set(at("2025-03-01", 20, 0))
+		terminated := schedule("node-1", 2)
+		failed := schedule("node-1", 1)
+		forced := schedule("node-1", 2)
+		schedule("node-2", 3) // lost with its agent
+		kernels += 2 + 1 + 2 + 3
+		e.clock.set(at("2025-03-02", 4, 0))
+		e.step(h.TerminateSession.Handle(ctx, md, commands.TerminateSession{SessionID: terminated.SessionID}))
+		report(terminated, "node-1", domain.PhaseRemoved)
+		report(failed, "node-1", domain.PhaseFailed)
+		e.step(h.TerminateSession.Handle(ctx, md, commands.TerminateSession{SessionID: forced.SessionID}))
+		e.step(h.ForceTerminateSession.Handle(ctx, md, commands.ForceTerminateSession{SessionID: forced.SessionID}))
+		e.step(h.MarkAgentLost.Handle(ctx, md, commands.MarkAgentLost{AgentID: "node-2"}))
+		e.r.WaitFor(t, e.last)
+
+		if open := projectiontest.Dump(t, b.DB, "usage_kernels WHERE released_ms IS NULL", 7, "kernel_id"); len(open) != 0 {
+			t.Fatalf("kernels still open: %v", open)
+		}
+		if days := projectiontest.Dump(t, b.DB, "usage_days", 6, "kernel_id, day"); len(days) != 2*kernels {
+			t.Fatalf("%d day rows, want %d (every kernel over two days): %v", len(days), 2*kernels, days)
+		}
+		rows, err := e.rm.Usage(ctx, usage.Query{GroupBy: usage.ByUser, From: "2025-03-01", To: "2025-03-02", Now: at("2025-03-09", 0, 0)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(t, rows, []want{
+			{day: "2025-03-01", user: "alice", domain: "default", sessions: 4, cpu: 4 * 8, mem: 4 * 8, shares: 0.4 * 8, kernel: 4 * 8},
+			{day: "2025-03-02", user: "alice", domain: "default", cpu: 4 * 8, mem: 4 * 8, shares: 0.4 * 8, kernel: 4 * 8},
+		})
+	})
+}
