@@ -21,6 +21,7 @@ type usageAnswer struct {
 		Day            string             `json:"day"`
 		UserID         string             `json:"user_id"`
 		UserEmail      string             `json:"user_email"`
+		UserName       string             `json:"user_name"`
 		Domain         string             `json:"domain"`
 		Project        string             `json:"project"`
 		Sessions       int64              `json:"sessions"`
@@ -183,6 +184,11 @@ func TestUsageSeesWhatTheCallerMay(t *testing.T) {
 func TestUsageCSV(t *testing.T) {
 	t.Parallel()
 	e := usageWorld(t)
+	// A username a spreadsheet would run as a formula.
+	evil := "=HYPERLINK(\"http://evil.test\",\"x\")"
+	e.run(t, func(ctx context.Context, h *commands.Handlers) (commands.Result, error) {
+		return h.ModifyUser.Handle(ctx, testMD, commands.ModifyUser{Actor: system, UserID: e.users[bobToken].ID, Changes: domain.UserChanges{Username: &evil}})
+	})
 	asJSON := e.usage(t, "dadmin", "?group_by=user")
 	r := e.do(t, "GET", "/v1/usage?group_by=user&format=csv", "dadmin", "")
 	if r.status != http.StatusOK || r.header.Get("Content-Type") != "text/csv; charset=utf-8" ||
@@ -200,11 +206,21 @@ func TestUsageCSV(t *testing.T) {
 	if len(recs)-1 != len(asJSON.Items) || len(asJSON.Items) < 2 {
 		t.Fatalf("%d CSV rows, %d JSON rows", len(recs)-1, len(asJSON.Items))
 	}
+	sawBob := false
 	for i, it := range asJSON.Items {
 		rec := recs[i+1]
 		if rec[0] != it.Day || rec[1] != it.UserID || rec[2] != it.UserEmail || rec[4] != it.Domain {
 			t.Errorf("row %d: %v, JSON %+v", i, rec, it)
 		}
+		if it.UserID == e.users[bobToken].ID.String() {
+			sawBob = true
+			if it.UserName != evil || rec[3] != "'"+evil {
+				t.Errorf("bob's name: JSON %q, CSV %q; want the name, and the CSV cell quoted", it.UserName, rec[3])
+			}
+		}
+	}
+	if !sawBob {
+		t.Error("no row of bob")
 	}
 	byDomain := e.do(t, "GET", "/v1/usage?group_by=project&format=csv", "dadmin", "")
 	if first, _, _ := strings.Cut(string(byDomain.body), "\n"); first != "day,domain,project,sessions,running_seconds,cpu_hours,mem_gib_hours,gpu_hours,gpu_share_hours" {
