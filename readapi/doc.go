@@ -1,6 +1,7 @@
 // Package readapi is the query side of Cairn's HTTP API under /v1 (fiber):
 // the GET routes over the read models (sessions, agents, the audit trail
-// and its live stream, tenancy, virtual folders) and kernel logs. The
+// and its live stream, tenancy, virtual folders, usage statistics) and
+// kernel logs. The
 // command endpoints (POST, PUT, PATCH, DELETE) are the write side's HTTP
 // port, infra/commandapi, which looks objects up through this package
 // (CallerOf, the scope lookups, WaitForPosition) before a command runs.
@@ -16,7 +17,8 @@
 // One file per route group: sessions_list.go (GET /v1/sessions),
 // sessions_get.go (GET /v1/sessions/{id}), sessions_logs.go (GET
 // /v1/sessions/{id}/logs), agents_list.go (GET /v1/agents), audit_list.go
-// (GET /v1/audit and /v1/audit/stream). The wire shapes of sessions are in
+// (GET /v1/audit and /v1/audit/stream), usage_get.go (GET /v1/usage:
+// usage per day, as JSON or CSV). The wire shapes of sessions are in
 // sessions_view.go; they are this package's own types, mapped from the
 // read models, so the HTTP contract (docs/api/openapi.yaml, kept in sync
 // with the routes of both sides by a test in infra/commandapi) changes
@@ -40,7 +42,9 @@
 // Sessions: superadmins see every session, admins and monitors their
 // domain's, users their own; a session the caller may not see answers 404
 // exactly like one that does not exist (and so does a malformed id), and
-// is recorded as denied in the audit trail.
+// is recorded as denied in the audit trail. Usage follows the same rule:
+// superadmins every domain's, admins and monitors their domain's, users
+// their own; a domain or user filter the caller may not see is 404.
 //
 // # Tenancy
 //

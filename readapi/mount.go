@@ -12,6 +12,7 @@ import (
 	auditrm "github.com/cairnhq/cairn/projections/audit"
 	"github.com/cairnhq/cairn/projections/sessions"
 	"github.com/cairnhq/cairn/projections/tenancy"
+	"github.com/cairnhq/cairn/projections/usage"
 )
 
 // DefaultMaxWait bounds a wait_for_position when Deps.MaxWait is zero; it
@@ -38,6 +39,9 @@ type Deps struct {
 	// VFolders serve the virtual folder queries (vfolders.go); without
 	// them those routes are not mounted.
 	VFolders VFolderDeps
+	// Usage serves GET /v1/usage (usage per day); without it the route is
+	// not mounted.
+	Usage *usage.ReadModel
 }
 
 // Waiter blocks until the read side has reached a position (see
@@ -120,6 +124,9 @@ func (a *API) Mount(v1 fiber.Router) {
 	v1.Get("/audit/stream", a.streamAudit)
 	a.mountTenancy(v1)
 	a.mountVFolders(v1)
+	if a.Usage != nil {
+		v1.Get("/usage", a.getUsage)
+	}
 }
 
 // WaitAll returns a Waiter that waits for every one of ws (the projector

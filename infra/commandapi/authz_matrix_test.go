@@ -326,6 +326,9 @@ func (m *matrix) rows() []matrixRow {
 		matrixRow{method: "DELETE", route: "/v1/sessions/:id", path: func(own bool) string { return "/v1/sessions/" + m.session(own) },
 			want: map[string]want{"superadmin": same(acc), "admin": {acc, nf}, "user": {acc, nf}, "monitor": same(no)}},
 		matrixRow{method: "GET", route: "/v1/agents", path: fixed("/v1/agents"), want: all(ok)},
+		// Usage of a domain: its own for everyone, the other tenant's for
+		// superadmins only.
+		matrixRow{method: "GET", route: "/v1/usage", path: func(own bool) string { return "/v1/usage?domain=" + m.tenant(own) }, want: readsTenant},
 		// Agent enrollment: superadmins offer and revoke; enrolling takes
 		// no user (a wrong token is 401 for everyone).
 		matrixRow{method: "POST", route: "/v1/agents/:id/enrollment", path: func(bool) string { return "/v1/agents/" + m.unique("gpu") + "/enrollment" },

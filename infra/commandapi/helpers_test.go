@@ -38,6 +38,7 @@ import (
 	auditrm "github.com/cairnhq/cairn/projections/audit"
 	"github.com/cairnhq/cairn/projections/sessions"
 	"github.com/cairnhq/cairn/projections/tenancy"
+	"github.com/cairnhq/cairn/projections/usage"
 	"github.com/cairnhq/cairn/projections/vfolders"
 	"github.com/cairnhq/cairn/readapi"
 )
@@ -151,6 +152,7 @@ func newEnv(t testing.TB, opts envOptions) *env {
 	}
 	t.Cleanup(func() { vfs.Close() })
 	sessionsRM, agentsRM, tenancyRM, vfoldersRM, auditRM := sessions.New(db), agents.New(db), tenancy.New(db), vfolders.New(db), auditrm.New(db, store)
+	usageRM := usage.New(db)
 	vfTenancy := infravf.Tenancy{RM: tenancyRM, Hosts: []string{"local"}}
 	handlers, err := commands.NewHandlers(store, clock.Now, commands.Options{
 		PasswordHasher: password.Hasher{Params: password.CheapParams()},
@@ -163,7 +165,7 @@ func newEnv(t testing.TB, opts envOptions) *env {
 		waiters          []readapi.Waiter
 		tenancyProjector *projections.Projector
 	)
-	for _, p := range []projections.Projection{sessionsRM, agentsRM, tenancyRM, vfoldersRM, auditRM} {
+	for _, p := range []projections.Projection{sessionsRM, agentsRM, tenancyRM, vfoldersRM, auditRM, usageRM} {
 		// What the server does before it serves queries.
 		if err := projections.Setup(ctx, db, p); err != nil {
 			t.Fatal(err)
@@ -215,6 +217,7 @@ func newEnv(t testing.TB, opts envOptions) *env {
 		MaxWait:  opts.maxWait,
 		Clock:    clock.Now,
 		VFolders: readapi.VFolderDeps{Folders: vfoldersRM, Tenancy: vfTenancy, Storage: vfs},
+		Usage:    usageRM,
 	})
 	if err != nil {
 		t.Fatal(err)

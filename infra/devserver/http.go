@@ -210,6 +210,7 @@ func (s *server) app(reg prometheus.Registerer, auth *httpauth.Authenticator, ac
 			return s.busKeys.SignAgentRequest(req, agentID, time.Now())
 		}),
 		Tenancy: s.models.Tenancy,
+		Usage:   s.models.Usage,
 		MaxWait: s.cfg.MaxWait,
 		Clock:   s.cfg.Clock,
 		VFolders: readapi.VFolderDeps{

@@ -149,6 +149,9 @@ func TestRunServesAndStopsInOrder(t *testing.T) {
 	if code != http.StatusOK {
 		t.Errorf("/v1/sessions with the token: %d %s", code, body)
 	}
+	if code, body := r.get(t, "/v1/usage?format=csv", true); code != http.StatusOK || !bytes.HasPrefix(body, []byte("day,user_id,")) {
+		t.Errorf("/v1/usage: %d %s", code, body)
+	}
 	if code, _ := r.get(t, "/nowhere", true); code != http.StatusNotFound {
 		t.Errorf("unknown route: %d, want 404", code)
 	}
@@ -176,7 +179,7 @@ func TestRunServesAndStopsInOrder(t *testing.T) {
 	}
 	want := []string{
 		"HTTP API", "access log", "agent address book", "reports consumer", "forwarder", "vfolder orphans", "vfolder jobs", "session limits", "audit sequencer", "scheduler",
-		"projector occupancy", "projector audit-runs", "projector vfolders", "projector tenancy", "projector agents", "projector sessions", "bus", "bus revocations", "embedded NATS",
+		"projector usage", "projector occupancy", "projector audit-runs", "projector vfolders", "projector tenancy", "projector agents", "projector sessions", "bus", "bus revocations", "embedded NATS",
 		"vfolder storage", "read-model database", "event store",
 	}
 	if strings.Join(order, ",") != strings.Join(want, ",") {
