@@ -27,13 +27,13 @@ type agentView struct {
 	// Slots lists every slot with its capacity, occupancy, free amount and
 	// largest free block, by slot name (devices counted as in
 	// LargestFreeBlock).
-	Slots   []agentSlotView   `json:"slots"`
-	Devices      []agentDeviceView  `json:"devices"`
-	Allocations  int                `json:"allocations"`
-	RegisteredAt time.Time          `json:"registered_at"`
-	LastSeenAt   time.Time          `json:"last_seen_at"`
-	LostAt       *time.Time         `json:"lost_at,omitempty"`
-	Position     uint64             `json:"position"`
+	Slots        []agentSlotView   `json:"slots"`
+	Devices      []agentDeviceView `json:"devices"`
+	Allocations  int               `json:"allocations"`
+	RegisteredAt time.Time         `json:"registered_at"`
+	LastSeenAt   time.Time         `json:"last_seen_at"`
+	LostAt       *time.Time        `json:"lost_at,omitempty"`
+	Position     uint64            `json:"position"`
 }
 
 // agentSlotView is one slot of an agent, amounts as decimals (bytes for

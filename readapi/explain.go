@@ -104,7 +104,10 @@ func placementAgent(ag agents.Agent, room agentRoom) placement.Agent {
 		if err != nil {
 			used = domain.DeviceShareCapacity
 		}
-		p.Devices = append(p.Devices, placement.Device{ID: d.ID, Kind: d.Kind, Used: used})
+		// Named by agent too: a device id listed by two agents (which
+		// placement refuses as a malformed round) must not stop every
+		// explanation; the ids of the outcome are not used.
+		p.Devices = append(p.Devices, placement.Device{ID: ag.ID + "/" + d.ID, Kind: d.Kind, Used: used})
 	}
 	return p
 }
