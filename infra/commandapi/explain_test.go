@@ -183,10 +183,14 @@ func TestExplainFragmented(t *testing.T) {
 		}
 	}
 
-	// A session placed meanwhile has nothing to explain.
-	pos := e.schedule(t, one, "node-a", "0.5")
-	if x := e.pending(t, bobToken, one.ID, pos); x.Pending || x.Status != "SCHEDULED" || len(x.Checks) != 0 || x.Queue != nil {
-		t.Fatalf("scheduled session: %+v", x)
+	// A session that left the queue has nothing to explain, and the one
+	// behind it moves up and is tried.
+	pos := e.delete(t, bobToken, one.ID, 0, http.StatusAccepted).Position
+	if x := e.pending(t, bobToken, one.ID, pos); x.Pending || x.Status != "CANCELLED" || len(x.Checks) != 0 || x.Queue != nil {
+		t.Fatalf("cancelled session: %+v", x)
+	}
+	if x := e.pending(t, bobToken, big.ID, pos); x.Queue == nil || x.Queue.Position != 1 || !slices.Equal(codes(x.Checks), []string{"capacity-insufficient"}) {
+		t.Fatalf("the next session: %+v", x)
 	}
 }
 
@@ -280,5 +284,97 @@ func TestExplainVisibility(t *testing.T) {
 	if !slices.Equal(codes(x.Checks), []string{"capacity-exceeds-agents"}) ||
 		x.Checks[0].Message != "too large: requested 64 CPUs, more than any agent has (the largest offers 8 CPUs)" {
 		t.Fatalf("explanation %+v", x.Checks)
+	}
+}
+
+// timelineEntry is one entry of GET /v1/sessions/{id}/timeline.
+type timelineEntry struct {
+	At       string         `json:"at"`
+	Position uint64         `json:"position"`
+	Kind     string         `json:"kind"`
+	Summary  string         `json:"summary"`
+	Actor    string         `json:"actor"`
+	Details  map[string]any `json:"details"`
+}
+
+func (e *env) timeline(t *testing.T, token, id, query string) ([]timelineEntry, *string) {
+	t.Helper()
+	r := e.do(t, "GET", "/v1/sessions/"+id+"/timeline?"+query, token, "")
+	if r.status != http.StatusOK {
+		t.Fatalf("timeline: %d %s", r.status, r.body)
+	}
+	var page struct {
+		Items      []timelineEntry `json:"items"`
+		NextCursor *string         `json:"next_cursor"`
+	}
+	r.decode(t, &page)
+	return page.Items, page.NextCursor
+}
+
+// TestTimeline: a session's timeline lists, in log order, its request,
+// the API's audit entries of its creation and termination (who, what,
+// how it ended), the scheduler's decision and the status changes with
+// their reasons; it pages with a cursor.
+func TestTimeline(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{accessLog: true})
+	e.registerAgent(t, "node-a")
+	c := e.create(t, aliceToken, `{"image":"cr.io/pytorch:2.4","resources":{"cpu":1,"mem":"1g"},"env":{"SECRET":"hunter2"}}`)
+	e.schedule(t, c, "node-a", "")
+	if _, err := e.handlers.ReportKernelStatus.Handle(context.Background(), testMD, commands.ReportKernelStatus{SessionID: uuid.MustParse(c.ID),
+		KernelID: uuid.MustParse(c.KernelIDs[0]), AgentID: "node-a", Phase: domain.PhaseRunning, ContainerID: "c-1"}); err != nil {
+		t.Fatal(err)
+	}
+	pos := e.delete(t, aliceToken, c.ID, 0, http.StatusAccepted).Position
+
+	items, next := e.timeline(t, aliceToken, c.ID, fmt.Sprintf("wait_for_position=%d", pos))
+	if next != nil {
+		t.Fatalf("one page expected, next %q", *next)
+	}
+	var kinds, summaries []string
+	for i, it := range items {
+		kinds, summaries = append(kinds, it.Kind), append(summaries, it.Summary)
+		if i > 0 && it.Position <= items[i-1].Position {
+			t.Fatalf("not in log order: %+v", items)
+		}
+	}
+	t.Logf("timeline:\n%s", strings.Join(summaries, "\n"))
+	want := []string{"session.requested", "access.logged", "session.scheduled", "kernel.running", "session.status-changed",
+		"session.terminating", "access.logged"}
+	if !slices.Equal(kinds, want) {
+		t.Fatalf("kinds %v, want %v", kinds, want)
+	}
+	alice := e.users[aliceToken].ID.String()
+	for _, i := range []int{1, 6} {
+		if items[i].Actor != alice || items[i].Details["outcome"] != "success" {
+			t.Fatalf("audit entry %+v", items[i])
+		}
+	}
+	if items[1].Details["action"] == items[6].Details["action"] {
+		t.Fatalf("create and terminate have one action: %+v", items)
+	}
+	if items[2].Summary != "scheduled on node-a" || items[4].Details["status"] != "RUNNING" ||
+		items[5].Details["status"] != "TERMINATING" || items[5].Details["reason"] != "user-requested" {
+		t.Fatalf("timeline %+v", items)
+	}
+	for _, it := range items {
+		if strings.Contains(fmt.Sprint(it), "hunter2") {
+			t.Fatalf("the environment leaked: %+v", it)
+		}
+	}
+
+	page, next := e.timeline(t, aliceToken, c.ID, "limit=3")
+	if len(page) != 3 || next == nil || page[2].Kind != "session.scheduled" {
+		t.Fatalf("first page %+v", page)
+	}
+	rest, last := e.timeline(t, aliceToken, c.ID, "limit=10&cursor="+*next)
+	if len(rest) != 4 || last != nil || rest[0].Kind != "kernel.running" {
+		t.Fatalf("second page %+v", rest)
+	}
+	for _, bad := range []string{"limit=0", "cursor=-1", "cursor=x"} {
+		r := e.do(t, "GET", "/v1/sessions/"+c.ID+"/timeline?"+bad, aliceToken, "")
+		if p := r.problem(t); r.status != http.StatusBadRequest || p.Field != strings.Split(bad, "=")[0] {
+			t.Fatalf("%s: %d %s", bad, r.status, r.body)
+		}
 	}
 }
