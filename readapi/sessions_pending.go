@@ -102,7 +102,7 @@ func (r *round) fill(v *pendingView, q sessions.Queued) {
 	v.EvaluatedAt = r.now
 	v.Queue = &queueView{Position: r.rank[q.ID], Length: len(r.queue), Order: cmp.Or(r.in.Ungrouped.Order, placement.OrderFIFO)}
 	u, failed := r.failed[q.ID]
-	v.PlaceableNow = r.placed[q.ID]
+	v.PlaceableNow, v.Checks = r.placed[q.ID], []checkView{}
 	if failed {
 		v.Reason = u.Reason
 		v.Checks = r.checks(q, u)

@@ -144,7 +144,10 @@ func timelineOf(rec eventstore.RecordedEvent) (timelineEntry, error) {
 		if v.ExitCode != nil {
 			s += fmt.Sprintf(", exit code %d", *v.ExitCode)
 		}
-		with(v.At, s, "status", string(domain.StatusTerminated), "reason", v.Reason, "result", string(v.Result), "exit_code", v.ExitCode)
+		with(v.At, s, "status", string(domain.StatusTerminated), "reason", v.Reason, "result", string(v.Result))
+		if v.ExitCode != nil {
+			e.Details["exit_code"] = *v.ExitCode
+		}
 	case domain.SessionCancelled:
 		with(v.At, statusSummary(domain.StatusCancelled, v.Reason), "status", string(domain.StatusCancelled), "reason", v.Reason)
 	case domain.SessionErrored:

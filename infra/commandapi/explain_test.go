@@ -285,6 +285,13 @@ func TestExplainVisibility(t *testing.T) {
 		x.Checks[0].Message != "too large: requested 64 CPUs, more than any agent has (the largest offers 8 CPUs)" {
 		t.Fatalf("explanation %+v", x.Checks)
 	}
+	// A session that could never fit does not block the fifo queue: the
+	// one behind it fits now, and its start is the next round.
+	small := e.create(t, aliceToken, `{"image":"cr.io/pytorch:2.4","resources":{"cpu":1,"mem":"1g"}}`)
+	x = e.pending(t, aliceToken, small.ID, small.Position)
+	if !x.PlaceableNow || x.Checks == nil || len(x.Checks) != 0 || x.EstimatedStart == nil || x.Queue == nil || x.Queue.Position != 2 {
+		t.Fatalf("placeable session %+v", x)
+	}
 }
 
 // timelineEntry is one entry of GET /v1/sessions/{id}/timeline.
