@@ -40,7 +40,7 @@ func BenchmarkExplain(b *testing.B) {
 		}
 		res, err := e.handlers.RequestSession.Handle(ctx, testMD, commands.RequestSession{Spec: domain.SessionSpec{
 			Name: "bench", Owner: domain.Owner{UserID: u.ID.String(), AccessKey: u.AccessKey}, Domain: dom, Project: project,
-			ResourceGroup: "default", Type: domain.SessionBatch, Image: "cr.io/pytorch:2.4", ClusterSize: 1,
+			ResourceGroup: "default", Type: domain.SessionBatch, Image: "cr.io/pytorch:2.4", Command: "true", ClusterSize: 1,
 			Resources: domain.Slots{domain.SlotCPU: domain.Units(1), domain.SlotMem: domain.Units(1 << 30), domain.SlotCUDAShares: domain.Units(1)},
 		}})
 		if err != nil {
