@@ -8,8 +8,11 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/cairnhq/cairn/domain/placement"
+	"github.com/cairnhq/cairn/eventstore"
 	"github.com/cairnhq/cairn/projections/agents"
 	auditrm "github.com/cairnhq/cairn/projections/audit"
+	"github.com/cairnhq/cairn/projections/occupancy"
 	"github.com/cairnhq/cairn/projections/sessions"
 	"github.com/cairnhq/cairn/projections/tenancy"
 	"github.com/cairnhq/cairn/projections/usage"
@@ -42,6 +45,21 @@ type Deps struct {
 	// Usage serves GET /v1/usage (usage per day); without it the route is
 	// not mounted.
 	Usage *usage.ReadModel
+	// Occupancy is the quota occupancy read model: with it the
+	// explanations of waiting sessions are served (GET
+	// /v1/sessions/{id}/pending, GET /v1/scheduler/queue), computed with
+	// Queue, the scheduler's own queue settings (scheduler.Config.Queue).
+	Occupancy *occupancy.ReadModel
+	Queue     placement.ResourceGroup
+	// Events reads a session's stream: with it GET
+	// /v1/sessions/{id}/timeline is served.
+	Events EventReader
+}
+
+// EventReader reads one stream of the event store (eventstore.Store's
+// ReadStream): the session timeline's source.
+type EventReader interface {
+	ReadStream(ctx context.Context, stream string, opts eventstore.ReadStreamOptions) ([]eventstore.RecordedEvent, error)
 }
 
 // Waiter blocks until the read side has reached a position (see
@@ -119,6 +137,13 @@ func (a *API) Mount(v1 fiber.Router) {
 	v1.Get("/sessions", a.listSessions)
 	v1.Get("/sessions/:id", a.getSession)
 	v1.Get("/sessions/:id/logs", a.sessionLogs)
+	if a.Occupancy != nil {
+		v1.Get("/sessions/:id/pending", a.sessionPending)
+		v1.Get("/scheduler/queue", a.schedulerQueue)
+	}
+	if a.Events != nil {
+		v1.Get("/sessions/:id/timeline", a.sessionTimeline)
+	}
 	v1.Get("/agents", a.listAgents)
 	v1.Get("/audit", a.listAudit)
 	v1.Get("/audit/stream", a.streamAudit)

@@ -325,6 +325,14 @@ func (m *matrix) rows() []matrixRow {
 			want: map[string]want{"superadmin": same(conf), "admin": {conf, nf}, "user": {conf, nf}, "monitor": {conf, nf}}},
 		matrixRow{method: "DELETE", route: "/v1/sessions/:id", path: func(own bool) string { return "/v1/sessions/" + m.session(own) },
 			want: map[string]want{"superadmin": same(acc), "admin": {acc, nf}, "user": {acc, nf}, "monitor": same(no)}},
+		// Why a session waits, its timeline (as the session), the queue
+		// (admins: a domain admin sees its domain's sessions in it).
+		matrixRow{method: "GET", route: "/v1/sessions/:id/pending", path: func(own bool) string { return "/v1/sessions/" + m.session(own) + "/pending" },
+			want: readsTenant},
+		matrixRow{method: "GET", route: "/v1/sessions/:id/timeline", path: func(own bool) string { return "/v1/sessions/" + m.session(own) + "/timeline" },
+			want: readsTenant},
+		matrixRow{method: "GET", route: "/v1/scheduler/queue", path: fixed("/v1/scheduler/queue"),
+			want: map[string]want{"superadmin": same(ok), "admin": same(ok), "user": same(no), "monitor": same(no)}},
 		matrixRow{method: "GET", route: "/v1/agents", path: fixed("/v1/agents"), want: all(ok)},
 		// Usage of a domain: its own for everyone, the other tenant's for
 		// superadmins only.

@@ -22,7 +22,9 @@ import (
 
 	"github.com/cairnhq/cairn/commands"
 	"github.com/cairnhq/cairn/commands/auditseq"
+	"github.com/cairnhq/cairn/commands/scheduler"
 	"github.com/cairnhq/cairn/domain"
+	"github.com/cairnhq/cairn/domain/placement"
 	"github.com/cairnhq/cairn/eventstore"
 	"github.com/cairnhq/cairn/eventstore/sqlite"
 	"github.com/cairnhq/cairn/infra/accesslog"
@@ -36,6 +38,7 @@ import (
 	"github.com/cairnhq/cairn/projections"
 	"github.com/cairnhq/cairn/projections/agents"
 	auditrm "github.com/cairnhq/cairn/projections/audit"
+	"github.com/cairnhq/cairn/projections/occupancy"
 	"github.com/cairnhq/cairn/projections/sessions"
 	"github.com/cairnhq/cairn/projections/tenancy"
 	"github.com/cairnhq/cairn/projections/usage"
@@ -104,6 +107,8 @@ type envOptions struct {
 	passwords password.Params
 	// anyUploadSize lifts the upload limit (benchmarks).
 	anyUploadSize bool
+	// queue orders the explanations' queue (default: the scheduler's).
+	queue placement.ResourceGroup
 }
 
 // testClock is the server's clock, which a test may move.
@@ -153,6 +158,7 @@ func newEnv(t testing.TB, opts envOptions) *env {
 	t.Cleanup(func() { vfs.Close() })
 	sessionsRM, agentsRM, tenancyRM, vfoldersRM, auditRM := sessions.New(db), agents.New(db), tenancy.New(db), vfolders.New(db), auditrm.New(db, store)
 	usageRM := usage.New(db)
+	occupancyRM := occupancy.New(db)
 	vfTenancy := infravf.Tenancy{RM: tenancyRM, Hosts: []string{"local"}}
 	handlers, err := commands.NewHandlers(store, clock.Now, commands.Options{
 		PasswordHasher: password.Hasher{Params: password.CheapParams()},
@@ -165,7 +171,7 @@ func newEnv(t testing.TB, opts envOptions) *env {
 		waiters          []readapi.Waiter
 		tenancyProjector *projections.Projector
 	)
-	for _, p := range []projections.Projection{sessionsRM, agentsRM, tenancyRM, vfoldersRM, auditRM, usageRM} {
+	for _, p := range []projections.Projection{sessionsRM, agentsRM, tenancyRM, vfoldersRM, auditRM, usageRM, occupancyRM} {
 		// What the server does before it serves queries.
 		if err := projections.Setup(ctx, db, p); err != nil {
 			t.Fatal(err)
@@ -218,6 +224,11 @@ func newEnv(t testing.TB, opts envOptions) *env {
 		Clock:    clock.Now,
 		VFolders: readapi.VFolderDeps{Folders: vfoldersRM, Tenancy: vfTenancy, Storage: vfs},
 		Usage:    usageRM,
+		// As the server wires them: the scheduler's queue settings unless
+		// a test orders the queue otherwise.
+		Occupancy: occupancyRM,
+		Queue:     cmp.Or(opts.queue, scheduler.Config{}.WithDefaults().Queue),
+		Events:    store,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cairnhq/cairn/commands"
+	"github.com/cairnhq/cairn/commands/scheduler"
 	"github.com/cairnhq/cairn/infra/commandapi"
 
 	"github.com/gofiber/fiber/v2"
@@ -213,6 +214,11 @@ func (s *server) app(reg prometheus.Registerer, auth *httpauth.Authenticator, ac
 		Usage:   s.models.Usage,
 		MaxWait: s.cfg.MaxWait,
 		Clock:   s.cfg.Clock,
+		// Waiting sessions are explained with the scheduler's own queue
+		// settings; the timeline reads the session's stream.
+		Occupancy: s.models.Occupancy,
+		Queue:     scheduler.Config{}.WithDefaults().Queue,
+		Events:    s.store,
 		VFolders: readapi.VFolderDeps{
 			Folders: s.models.VFolders,
 			Tenancy: vfTenancy,

@@ -152,6 +152,10 @@ func TestRunServesAndStopsInOrder(t *testing.T) {
 	if code, body := r.get(t, "/v1/usage?format=csv", true); code != http.StatusOK || !bytes.HasPrefix(body, []byte("day,user_id,")) {
 		t.Errorf("/v1/usage: %d %s", code, body)
 	}
+	// The explanations are wired (the queue is empty).
+	if code, body := r.get(t, "/v1/scheduler/queue", true); code != http.StatusOK || !bytes.Contains(body, []byte(`"items":[]`)) {
+		t.Errorf("/v1/scheduler/queue: %d %s", code, body)
+	}
 	if code, _ := r.get(t, "/nowhere", true); code != http.StatusNotFound {
 		t.Errorf("unknown route: %d, want 404", code)
 	}
