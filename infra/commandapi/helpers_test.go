@@ -77,6 +77,10 @@ type env struct {
 	logs     *fakeLogs
 	clock    *testClock
 	vfs      *localfs.Storage
+	queries  *readapi.API
+	// url is where listen serves the app, once.
+	listenOnce sync.Once
+	url        string
 	// users by name: their ids, keypairs and bearer tokens.
 	users map[string]testUser
 	last  uint64
@@ -215,10 +219,13 @@ func newEnv(t testing.TB, opts envOptions) *env {
 		MaxWait:  opts.maxWait,
 		Clock:    clock.Now,
 		VFolders: readapi.VFolderDeps{Folders: vfoldersRM, Tenancy: vfTenancy, Storage: vfs},
+		Log:      store,
+		Logger:   discard,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	e.queries = queries
 	cmds, err := commandapi.New(commandapi.Deps{
 		Queries:   queries,
 		Commands:  handlers,
