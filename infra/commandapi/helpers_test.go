@@ -107,6 +107,9 @@ type envOptions struct {
 	passwords password.Params
 	// anyUploadSize lifts the upload limit (benchmarks).
 	anyUploadSize bool
+	// streamLifetime ends the change streams after this long (default
+	// readapi's): the matrix reads a stream whole.
+	streamLifetime time.Duration
 }
 
 // testClock is the server's clock, which a test may move.
@@ -221,6 +224,8 @@ func newEnv(t testing.TB, opts envOptions) *env {
 		VFolders: readapi.VFolderDeps{Folders: vfoldersRM, Tenancy: vfTenancy, Storage: vfs},
 		Log:      store,
 		Logger:   discard,
+
+		StreamLifetime: opts.streamLifetime,
 	})
 	if err != nil {
 		t.Fatal(err)
