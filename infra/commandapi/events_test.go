@@ -24,6 +24,8 @@ type sseEvent struct {
 	ID    string
 	Event string
 	Data  string
+	// At is when the client had read it whole.
+	At time.Time
 }
 
 // change is the data of a change event.
@@ -118,6 +120,7 @@ func (s *sseStream) read() {
 		line := sc.Text()
 		if line == "" {
 			if any {
+				ev.At = time.Now()
 				s.events <- ev
 			}
 			ev, any = sseEvent{}, false
@@ -181,6 +184,13 @@ func (s *sseStream) ready(t testing.TB) uint64 {
 // last; the changes before it first.
 func (s *sseStream) until(t testing.TB, stop func(change) bool) []change {
 	t.Helper()
+	got, _ := s.untilAt(t, stop)
+	return got
+}
+
+// untilAt is until, also returning when the last change was read.
+func (s *sseStream) untilAt(t testing.TB, stop func(change) bool) ([]change, time.Time) {
+	t.Helper()
 	var got []change
 	for {
 		ev := s.next(t)
@@ -190,7 +200,7 @@ func (s *sseStream) until(t testing.TB, stop func(change) bool) []change {
 		}
 		got = append(got, c)
 		if stop(c) {
-			return got
+			return got, ev.At
 		}
 	}
 }
