@@ -91,9 +91,16 @@ func (f *feed) run(ctx context.Context) (err error) {
 	f.running = true
 	f.mu.Unlock()
 	defer f.stop()
-	head, err := f.log.Head(ctx)
-	if err != nil {
-		return f.ended(ctx, fmt.Errorf("readapi: change feed: head: %w", err))
+	// It starts where the read models are: every event up to there has
+	// been delivered to them in order. The log's head is not such a
+	// position on PostgreSQL, where a transaction still running may
+	// commit below it; the head is the start only for a waiter that
+	// cannot tell its position.
+	head, ok := reachedPosition(f.waiter)
+	if !ok {
+		if head, err = f.log.Head(ctx); err != nil {
+			return f.ended(ctx, fmt.Errorf("readapi: change feed: head: %w", err))
+		}
 	}
 	f.mu.Lock()
 	f.pos = head
@@ -145,6 +152,28 @@ func (f *feed) run(ctx context.Context) (err error) {
 			f.publish(c, ok, ev.Position)
 		}
 	}
+}
+
+// reachedPosition is the position w has reached (a projector's Position;
+// the least of WaitAll's), or false when w cannot tell.
+func reachedPosition(w Waiter) (uint64, bool) {
+	switch w := w.(type) {
+	case interface{ Position() uint64 }:
+		return w.Position(), true
+	case waitAll:
+		least, ok := uint64(0), len(w) > 0
+		for i, m := range w {
+			p, known := reachedPosition(m)
+			if !known {
+				return 0, false
+			}
+			if i == 0 || p < least {
+				least = p
+			}
+		}
+		return least, ok
+	}
+	return 0, false
 }
 
 // ended is err, or nil when ctx has ended (the failure is the shutdown's).

@@ -110,3 +110,34 @@ func TestSeesChange(t *testing.T) {
 		}
 	}
 }
+
+type at uint64
+
+func (at) WaitFor(context.Context, uint64) error { return nil }
+func (p at) Position() uint64                    { return uint64(p) }
+
+type blind struct{}
+
+func (blind) WaitFor(context.Context, uint64) error { return nil }
+
+// The feed starts where the read models are: the least position of
+// WaitAll's projectors; a waiter that cannot tell makes it read the head.
+func TestReachedPosition(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name string
+		w    Waiter
+		pos  uint64
+		ok   bool
+	}{
+		{"a projector", at(7), 7, true},
+		{"the least of all", WaitAll(at(9), at(4), at(6)), 4, true},
+		{"one cannot tell", WaitAll(at(9), blind{}), 0, false},
+		{"none", WaitAll(), 0, false},
+		{"blind", blind{}, 0, false},
+	} {
+		if pos, ok := reachedPosition(c.w); pos != c.pos || ok != c.ok {
+			t.Errorf("%s: %d %v, want %d %v", c.name, pos, ok, c.pos, c.ok)
+		}
+	}
+}

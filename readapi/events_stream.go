@@ -139,9 +139,23 @@ type eventStream struct {
 }
 
 func (s *eventStream) run(w *bufio.Writer) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	defer s.a.changes.unsubscribe(s.sub)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel() // before unsubscribe: the stream's own end is not a drop
+	if s.conn != nil {
+		// A drop (the client fell behind, or the server stops) ends a
+		// write blocked on a client that reads nothing at once, rather
+		// than after streamWriteIdle: a shutdown does not wait for it.
+		go func() {
+			select {
+			case <-s.sub.dropped:
+				if ctx.Err() == nil {
+					s.conn.SetWriteDeadline(time.Now())
+				}
+			case <-ctx.Done():
+			}
+		}()
+	}
 	s.w = w
 	w.WriteString("retry: " + strconv.Itoa(streamRetryMillis) + "\n\n")
 	s.last = s.from
