@@ -97,7 +97,7 @@ func (a *API) classify(ctx context.Context, ev eventstore.RecordedEvent) (change
 			return change{}, false
 		}
 		c.Kind = KindVFolder
-		err = a.folderAudience(ctx, s, &c.audience)
+		err = a.folderAudience(ctx, s, ev, &c.audience)
 	case domain.StreamAgent:
 		c.Kind, c.audience.everyone = KindAgent, true
 	case domain.StreamDomain:
@@ -155,8 +155,9 @@ func (a *API) sessionAudience(ctx context.Context, s domain.Stream, out *audienc
 
 // folderAudience: the owner (a user, or a project's members), the users it
 // is shared with, and its domain's admins and monitors: the relations of
-// GET /v1/vfolders/{id}.
-func (a *API) folderAudience(ctx context.Context, s domain.Stream, out *audience) error {
+// GET /v1/vfolders/{id}. The invitee of an invitation event receives it
+// too (its GET /v1/vfolder-invitations changed).
+func (a *API) folderAudience(ctx context.Context, s domain.Stream, ev eventstore.RecordedEvent, out *audience) error {
 	id, err := s.UUID()
 	if err != nil {
 		return err
@@ -179,7 +180,39 @@ func (a *API) folderAudience(ctx context.Context, s domain.Stream, out *audience
 	case domain.VFolderOwnedByProject:
 		out.projects = []string{f.Owner.ID}
 	}
+	if invitee, ok := a.invitee(ctx, ev); ok {
+		out.users = append(out.users, invitee)
+	}
 	return nil
+}
+
+// invitee is the user an invitation event of a folder concerns.
+func (a *API) invitee(ctx context.Context, ev eventstore.RecordedEvent) (string, bool) {
+	var id uuid.UUID
+	switch ev.Type {
+	case domain.TypeVFolderInvited, domain.TypeVFolderInvitationAccepted, domain.TypeVFolderInvitationRejected, domain.TypeVFolderInvitationCancelled:
+	default:
+		return "", false
+	}
+	e, err := domain.DecodeEvent(ev.Type, ev.Version, ev.Data)
+	if err != nil {
+		return "", false
+	}
+	switch e := e.(type) {
+	case domain.VFolderInvited:
+		return e.Invitation.Invitee, e.Invitation.Invitee != ""
+	case domain.VFolderInvitationAccepted:
+		id = e.InvitationID
+	case domain.VFolderInvitationRejected:
+		id = e.InvitationID
+	case domain.VFolderInvitationCancelled:
+		id = e.InvitationID
+	}
+	inv, err := a.VFolders.Folders.GetInvitation(ctx, id)
+	if err != nil {
+		return "", false
+	}
+	return inv.Invitee, true
 }
 
 func (a *API) userAudience(ctx context.Context, s domain.Stream, out *audience) error {

@@ -261,9 +261,8 @@ func TestEventsStreamOnlyWhatTheCallerMaySee(t *testing.T) {
 	}
 }
 
-// A folder of a user reaches its owner and the users it is shared with
-// once shared; a project folder its project's members; neither another
-// domain.
+// A folder of a user reaches its owner, and an invitation to it the
+// invitee too; never another domain.
 func TestEventsStreamFoldersToTheirAudience(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{})
@@ -293,6 +292,21 @@ func TestEventsStreamFoldersToTheirAudience(t *testing.T) {
 		}
 		if seen != want {
 			t.Errorf("%s's stream: folder seen %v, want %v", who, seen, want)
+		}
+	}
+	// Invited, bob hears of it (his invitations changed); carol does not.
+	r = e.do(t, "POST", "/v1/vfolders/"+f.ID+"/invitations", vfAlice, `{"email":"bob@cairn.test","permission":"ro"}`)
+	if r.status != http.StatusCreated {
+		t.Fatalf("invite: %d %s", r.status, r.body)
+	}
+	fence = e.fence(t)
+	for who, want := range map[string]bool{vfAlice: true, vfBob: true, vfCarol: false, vfEve: false} {
+		seen := false
+		for _, c := range streams[who].until(t, isImage(fence)) {
+			seen = seen || c.Kind == "vfolder" && c.ID == f.ID && c.Type == domain.TypeVFolderInvited
+		}
+		if seen != want {
+			t.Errorf("%s's stream: invitation seen %v, want %v", who, seen, want)
 		}
 	}
 }
