@@ -66,8 +66,10 @@ type feed struct {
 	stopped bool
 	// ready is closed once Run has read the head (pos is set).
 	ready chan struct{}
-	// runs guards against a second Run.
+	// running guards against a second run.
 	running bool
+	// sessions are the audiences of recent sessions (changes_audience.go).
+	sessions sessionAudiences
 }
 
 func newFeed(log EventLog, waiter Waiter, buffer int, logger *slog.Logger, classify func(context.Context, eventstore.RecordedEvent) (change, bool)) *feed {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"slices"
+	"sync"
 
 	"github.com/google/uuid"
 
@@ -140,17 +141,50 @@ func (a *API) classify(ctx context.Context, ev eventstore.RecordedEvent) (change
 	return c, true
 }
 
+// sessionAudience: its domain's admins and monitors and its owner, which
+// never change, so they are remembered (sessionAudiences) rather than read
+// for each of the session's events.
 func (a *API) sessionAudience(ctx context.Context, s domain.Stream, out *audience) error {
 	id, err := s.UUID()
 	if err != nil {
 		return err
+	}
+	if known, ok := a.changes.sessions.get(id); ok {
+		*out = known
+		return nil
 	}
 	sess, err := a.Sessions.GetSession(ctx, id)
 	if err != nil {
 		return err
 	}
 	out.readers, out.users = sess.Domain, []string{sess.Owner.UserID}
+	a.changes.sessions.put(id, *out)
 	return nil
+}
+
+// sessionAudiences remembers the audiences of recent sessions, at most
+// maxSessionAudiences (then it starts afresh: a bound, not a cache policy).
+type sessionAudiences struct {
+	mu sync.Mutex
+	m  map[uuid.UUID]audience
+}
+
+const maxSessionAudiences = 1 << 16
+
+func (s *sessionAudiences) get(id uuid.UUID) (audience, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a, ok := s.m[id]
+	return a, ok
+}
+
+func (s *sessionAudiences) put(id uuid.UUID, a audience) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m == nil || len(s.m) >= maxSessionAudiences {
+		s.m = make(map[uuid.UUID]audience)
+	}
+	s.m[id] = a
 }
 
 // folderAudience: the owner (a user, or a project's members), the users it

@@ -72,6 +72,14 @@ func (a *api) streamEvents(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	// The stream outlives the handler: the caller's strings may be views
+	// of the request's buffers.
+	p := &who.Principal
+	p.UserID, p.Role, p.Domain, p.AccessKey = strings.Clone(p.UserID), strings.Clone(p.Role), strings.Clone(p.Domain), strings.Clone(p.AccessKey)
+	p.Projects = slices.Clone(p.Projects)
+	for i := range p.Projects {
+		p.Projects[i] = strings.Clone(p.Projects[i])
+	}
 	sees := func(ch change) bool {
 		return (kinds == nil || slices.Contains(kinds, ch.Kind)) && who.seesChange(ch)
 	}
