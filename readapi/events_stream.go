@@ -29,6 +29,10 @@ const (
 	// DefaultStreamBuffer is how many changes a stream may hold unsent
 	// before the feed drops it.
 	DefaultStreamBuffer = 256
+	// DefaultStreamCatchUp bounds the events a resumed stream reads to
+	// catch up; past it the stream sends a "reset" event instead
+	// (refetch everything) and goes on from the feed's position.
+	DefaultStreamCatchUp = 10_000
 )
 
 const (
@@ -38,10 +42,6 @@ const (
 	// nothing for this long is gone. Every write moves the deadline on,
 	// so a stream may outlast the server's write timeout.
 	streamWriteIdle = time.Minute
-	// maxCatchUp bounds the events a resumed stream reads to catch up;
-	// past it the stream sends a "reset" event instead (refetch
-	// everything) and goes on from the head.
-	maxCatchUp = 10_000
 	// catchUpPage is how many events one catch-up read takes.
 	catchUpPage = 500
 	// paramLastEventID resumes a stream when the Last-Event-ID header
@@ -219,7 +219,7 @@ func (s *eventStream) run(w *bufio.Writer) {
 
 // catchUp sends the changes the caller may see after s.after up to
 // s.from, read from the log, and reports whether the stream goes on. Past
-// maxCatchUp events it sends "reset" instead: the page refetches what it
+// StreamCatchUp events it sends "reset" instead: the page refetches what it
 // shows.
 func (s *eventStream) catchUp(ctx context.Context) bool {
 	cursor, n := s.after, 0
@@ -233,7 +233,7 @@ func (s *eventStream) catchUp(ctx context.Context) bool {
 				return s.flush()
 			}
 			cursor = ev.Position
-			if n++; n > maxCatchUp {
+			if n++; n > s.a.StreamCatchUp {
 				s.last = s.from
 				s.event("reset", strconv.FormatUint(s.from, 10), `{"position":`+strconv.FormatUint(s.from, 10)+`}`)
 				return s.flush()

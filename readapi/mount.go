@@ -47,12 +47,13 @@ type Deps struct {
 	// RecheckWait bounds that second look's wait (default
 	// DefaultRecheckWait).
 	RecheckWait time.Duration
-	// Heartbeat, StreamLifetime and StreamBuffer shape the change streams
-	// (defaults DefaultHeartbeat, DefaultStreamLifetime,
-	// DefaultStreamBuffer).
+	// Heartbeat, StreamLifetime, StreamBuffer and StreamCatchUp shape the
+	// change streams (defaults DefaultHeartbeat, DefaultStreamLifetime,
+	// DefaultStreamBuffer, DefaultStreamCatchUp).
 	Heartbeat      time.Duration
 	StreamLifetime time.Duration
 	StreamBuffer   int
+	StreamCatchUp  int
 	// Logger logs what the change feed drops (default slog's).
 	Logger *slog.Logger
 }
@@ -91,6 +92,9 @@ func (d Deps) WithDefaults() Deps {
 	if d.StreamBuffer == 0 {
 		d.StreamBuffer = DefaultStreamBuffer
 	}
+	if d.StreamCatchUp == 0 {
+		d.StreamCatchUp = DefaultStreamCatchUp
+	}
 	if d.Logger == nil {
 		d.Logger = slog.Default()
 	}
@@ -119,8 +123,8 @@ func (d Deps) Validate() error {
 	if d.MaxWait < 0 {
 		errs = append(errs, fmt.Errorf("readapi: max wait %v must not be negative", d.MaxWait))
 	}
-	if d.RecheckWait < 0 || d.Heartbeat < 0 || d.StreamLifetime < 0 || d.StreamBuffer < 0 {
-		errs = append(errs, fmt.Errorf("readapi: the recheck wait, heartbeat, stream lifetime and stream buffer must not be negative"))
+	if d.RecheckWait < 0 || d.Heartbeat < 0 || d.StreamLifetime < 0 || d.StreamBuffer < 0 || d.StreamCatchUp < 0 {
+		errs = append(errs, fmt.Errorf("readapi: the recheck wait, heartbeat and stream lifetime, buffer and catch-up must not be negative"))
 	}
 	return errors.Join(errs...)
 }

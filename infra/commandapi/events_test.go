@@ -16,6 +16,7 @@ import (
 
 	"github.com/cairnhq/cairn/commands"
 	"github.com/cairnhq/cairn/domain"
+	"github.com/cairnhq/cairn/eventstore"
 	"github.com/cairnhq/cairn/readapi"
 )
 
@@ -427,4 +428,66 @@ func TestGetAfterCreateSeesTheObject(t *testing.T) {
 	if r := e.do(t, "GET", "/v1/sessions/"+c.ID, aliceToken, ""); r.status != http.StatusNotFound {
 		t.Errorf("alice's GET of carol's session: %d, want 404", r.status)
 	}
+}
+
+// An idle stream's heartbeat is a comment, then an id-only event once
+// nothing is pending: it moves the client's Last-Event-ID past changes the
+// caller may not see, so a reconnect does not read them again.
+func TestEventsHeartbeatMovesTheIDOn(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{heartbeat: 20 * time.Millisecond})
+	s := e.openStream(t, aliceToken, "", "")
+	from := s.ready(t)
+	hidden := e.create(t, "carol", `{"image":"cr.io/pytorch:2.4","resources":{"cpu":1,"mem":"1g"},"project":"ml"}`)
+	e.wait(t, hidden.Position)
+	if hidden.Position <= from {
+		t.Fatalf("carol's session at %d, the stream from %d", hidden.Position, from)
+	}
+	timeout := time.After(waitBound)
+	for {
+		select {
+		case ev := <-s.events:
+			if ev.Event != "" {
+				t.Fatalf("alice's stream sent %+v", ev)
+			}
+			if p, err := strconv.ParseUint(ev.ID, 10, 64); err == nil && p >= hidden.Position {
+				return
+			}
+		case <-timeout:
+			t.Fatalf("no heartbeat moved the id past %d within %s", hidden.Position, waitBound)
+		}
+	}
+}
+
+// A stream resumed from further back than the catch-up bound (here 100
+// events) is told to reset (refetch) rather than read them, then goes on
+// live.
+func TestEventsResetWhenTooFarBehind(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{catchUp: 100})
+	s := e.openStream(t, aliceToken, "", "")
+	from := s.ready(t)
+	// Events of no object (a stream no GET route serves), 101 of them.
+	noise := make([]eventstore.EventData, 101)
+	for i := range noise {
+		noise[i] = eventstore.EventData{ID: eventstore.NewEventID(), Type: "test.noise", Version: 1, Data: []byte(`{}`)}
+	}
+	res, err := e.store.Append(context.Background(), "test-noise", eventstore.Any, noise...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.wait(t, res.Position)
+	fence := e.fence(t)
+	s.until(t, isImage(fence)) // the feed is past the noise
+
+	resumed := e.openStream(t, aliceToken, "", strconv.FormatUint(from, 10))
+	ev := resumed.next(t)
+	if ev.Event != "reset" {
+		t.Fatalf("first event of a stream resumed 101 events back: %+v, want reset", ev)
+	}
+	if ready := resumed.ready(t); strconv.FormatUint(ready, 10) != ev.ID || ready < res.Position {
+		t.Errorf("reset at %s, ready at %d; the noise ends at %d", ev.ID, ready, res.Position)
+	}
+	a := e.create(t, aliceToken, validBody)
+	resumed.until(t, func(c change) bool { return c.ID == a.ID })
 }

@@ -110,6 +110,10 @@ type envOptions struct {
 	// streamLifetime ends the change streams after this long (default
 	// readapi's): the matrix reads a stream whole.
 	streamLifetime time.Duration
+	// heartbeat is the idle streams' heartbeat, catchUp the events a
+	// resumed stream reads at most (default readapi's).
+	heartbeat time.Duration
+	catchUp   int
 }
 
 // testClock is the server's clock, which a test may move.
@@ -226,6 +230,8 @@ func newEnv(t testing.TB, opts envOptions) *env {
 		Logger:   discard,
 
 		StreamLifetime: opts.streamLifetime,
+		Heartbeat:      opts.heartbeat,
+		StreamCatchUp:  opts.catchUp,
 	})
 	if err != nil {
 		t.Fatal(err)
