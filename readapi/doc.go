@@ -23,7 +23,8 @@
 // /v1/scheduler/queue), which explain waiting sessions with a scheduling
 // round over the read models (explain.go, explain_checks.go, capacity.go),
 // sessions_timeline.go (GET /v1/sessions/{id}/timeline, the session's
-// stream through the EventReader port). The wire shapes of sessions are in
+// stream through the EventReader port), events_stream.go (GET /v1/events).
+// The wire shapes of sessions are in
 // sessions_view.go; they are this package's own types, mapped from the
 // read models, so the HTTP contract (docs/api/openapi.yaml, kept in sync
 // with the routes of both sides by a test in infra/commandapi) changes
@@ -38,6 +39,20 @@
 // not get there in time the answer is 503 problem+json (kind
 // "unavailable") with Retry-After: 1, never a possibly stale read: a
 // client that asked for its own write either sees it or knows it did not.
+// Without it, a GET of one object that finds nothing it would hide waits
+// (at most Deps.RecheckWait, 2s) until the read models reach the log's
+// head and looks again before answering 404 (recheck.go): a client's GET
+// right after its own 201 sees the object.
+//
+// # Live changes
+//
+// GET /v1/events (events_stream.go) is a server-sent event stream of the
+// changes the caller may see, resumable with Last-Event-ID (a log
+// position). One change feed per API (changes.go, run by RunChanges)
+// follows the log, waits for the read models, works out once per event
+// which object changed and who may see it (changes_audience.go), and
+// fans the change out to the open streams, dropping one that falls
+// behind rather than waiting for it.
 //
 // # Who sees what
 //

@@ -50,7 +50,10 @@ type matrixRow struct {
 // and checks every status. Every registered route must have a row.
 func TestAuthorizationMatrix(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, envOptions{accessLog: true})
+	// Streams of GET /v1/events end at once, so that each is read whole;
+	// listen runs the change feed they subscribe to.
+	e := newEnv(t, envOptions{accessLog: true, streamLifetime: time.Millisecond})
+	e.listen(t)
 	m := newMatrix(t, e)
 	rows := m.rows()
 
@@ -352,6 +355,9 @@ func (m *matrix) rows() []matrixRow {
 			want: map[string]want{"superadmin": same(ok), "admin": same(no), "user": same(no), "monitor": same(no)}},
 		matrixRow{method: "GET", route: "/v1/audit/stream", path: fixed("/v1/audit/stream"),
 			want: map[string]want{"superadmin": same(ok), "admin": same(no), "user": same(no), "monitor": same(no)}},
+		// Every caller may open the change stream; what each receives is
+		// its own business (events_test.go).
+		matrixRow{method: "GET", route: "/v1/events", path: fixed("/v1/events"), want: all(ok)},
 	)
 	rows = append(rows, m.vfolderRows()...)
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].route < rows[j].route })

@@ -81,6 +81,10 @@ type env struct {
 	logs     *fakeLogs
 	clock    *testClock
 	vfs      *localfs.Storage
+	queries  *readapi.API
+	// url is where listen serves the app, once.
+	listenOnce sync.Once
+	url        string
 	// users by name: their ids, keypairs and bearer tokens.
 	users map[string]testUser
 	last  uint64
@@ -109,6 +113,13 @@ type envOptions struct {
 	anyUploadSize bool
 	// queue orders the explanations' queue (default: the scheduler's).
 	queue placement.ResourceGroup
+	// streamLifetime ends the change streams after this long (default
+	// readapi's): the matrix reads a stream whole.
+	streamLifetime time.Duration
+	// heartbeat is the idle streams' heartbeat, catchUp the events a
+	// resumed stream reads at most (default readapi's).
+	heartbeat time.Duration
+	catchUp   int
 }
 
 // testClock is the server's clock, which a test may move.
@@ -229,10 +240,17 @@ func newEnv(t testing.TB, opts envOptions) *env {
 		Occupancy: occupancyRM,
 		Queue:     cmp.Or(opts.queue, scheduler.Config{}.WithDefaults().Queue),
 		Events:    store,
+		Log:      store,
+		Logger:   discard,
+
+		StreamLifetime: opts.streamLifetime,
+		Heartbeat:      opts.heartbeat,
+		StreamCatchUp:  opts.catchUp,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	e.queries = queries
 	cmds, err := commandapi.New(commandapi.Deps{
 		Queries:   queries,
 		Commands:  handlers,
