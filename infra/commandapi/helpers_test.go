@@ -240,8 +240,8 @@ func newEnv(t testing.TB, opts envOptions) *env {
 		Occupancy: occupancyRM,
 		Queue:     cmp.Or(opts.queue, scheduler.Config{}.WithDefaults().Queue),
 		Events:    store,
-		Log:      store,
-		Logger:   discard,
+		Log:       store,
+		Logger:    discard,
 
 		StreamLifetime: opts.streamLifetime,
 		Heartbeat:      opts.heartbeat,
