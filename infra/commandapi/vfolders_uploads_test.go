@@ -11,6 +11,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,6 +19,28 @@ import (
 
 	"github.com/cairnhq/cairn/infra/await"
 )
+
+// doHeaders is do with request headers (set last).
+func (e *env) doHeaders(t testing.TB, method, path, token, body string, header map[string]string) response {
+	t.Helper()
+	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+e.token(token))
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := e.app.Test(req, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return response{status: resp.StatusCode, header: resp.Header, body: raw}
+}
 
 // tusMeta encodes Upload-Metadata.
 func tusMeta(kv ...string) string {
