@@ -449,6 +449,11 @@ func (s *Storage) loadUpload(op string, root *os.Root, ref vfstorage.Ref, id str
 	if err := json.Unmarshal(raw, &info); err != nil {
 		return uploadInfo{}, nil, vfstorage.Internal(op, fmt.Errorf("upload %s: %w", id, err))
 	}
+	// The description is in the folder, where a session that mounts it
+	// can write: its path passes the same gate as a client's.
+	if clean, err := vfstorage.CleanPath(op, "path", info.Path); err != nil || clean != info.Path || clean == "." {
+		return uploadInfo{}, nil, vfstorage.Internal(op, fmt.Errorf("upload %s: its description names the path %q", id, info.Path))
+	}
 	data, err := root.Lstat(dataName(id))
 	if errors.Is(err, fs.ErrNotExist) {
 		root.Remove(infoName(id))

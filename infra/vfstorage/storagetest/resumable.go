@@ -4,8 +4,13 @@ import (
 	"bytes"
 	"crypto/sha1"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/cairnhq/cairn/domain"
@@ -23,6 +28,7 @@ var resumableTests = []suiteTest{
 	{"NoReplace", testResumableNoReplace},
 	{"Empty", testResumableEmpty},
 	{"Abort", testResumableAbort},
+	{"TamperedDescription", testResumableTamperedDescription},
 }
 
 func createUpload(t *testing.T, h Harness, ref vfstorage.Ref, p string, length int64, opts vfstorage.UploadOptions) vfstorage.UploadState {
@@ -289,4 +295,52 @@ func testResumableAbort(t *testing.T, h Harness) {
 		t.Fatalf("Stat of an aborted upload's path: %v", err)
 	}
 	wantUsage(t, h, ref)
+}
+
+// A session that mounts the folder can rewrite what the backend keeps in
+// its staging directory: an upload whose description is made to name a
+// path out of the folder (or into the staging directory) puts nothing
+// there.
+func testResumableTamperedDescription(t *testing.T, h Harness) {
+	ref := newFolder(t, h)
+	dir := mountDir(t, h, ref)
+	for _, evil := range []string{"../../escaped", "/tmp/escaped", vfstorage.ReservedName + "/x"} {
+		st := createUpload(t, h, ref, "f", 3, vfstorage.UploadOptions{})
+		var found bool
+		err := filepath.WalkDir(filepath.Join(dir, vfstorage.ReservedName), func(p string, d fs.DirEntry, err error) error {
+			if err != nil || !strings.HasSuffix(p, st.ID+".json") {
+				return err
+			}
+			found = true
+			raw, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			var desc map[string]any
+			if err := json.Unmarshal(raw, &desc); err != nil {
+				return err
+			}
+			for k, v := range desc {
+				if v == "f" {
+					desc[k] = evil
+				}
+			}
+			raw, _ = json.Marshal(desc)
+			return os.WriteFile(p, raw, 0o600)
+		})
+		if err != nil || !found {
+			t.Fatalf("no JSON description of the upload in the staging directory to tamper with (%v)", err)
+		}
+		if _, err := h.Storage.AppendUpload(t.Context(), ref, st.ID, 0, bytesReader("abc"), nil); err == nil {
+			t.Fatalf("an upload described as %q completed", evil)
+		}
+		if _, err := os.Lstat(filepath.Join(dir, "f")); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("%q: f exists: %v", evil, err)
+		}
+	}
+	for _, p := range []string{filepath.Join(dir, "..", "..", "escaped"), "/tmp/escaped"} {
+		if _, err := os.Lstat(p); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("%s exists: %v", p, err)
+		}
+	}
 }
