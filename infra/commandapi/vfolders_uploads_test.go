@@ -428,3 +428,38 @@ func TestTusManySmallFilesInParallel(t *testing.T) {
 		t.Fatalf("usage %+v, %v: want %d files and 11 directories", u, err, files)
 	}
 }
+
+// The quota scope counts resumable uploads from their creation: two
+// uploads into two folders of one owner, racing, that each fit the scope
+// alone, cannot both be created; once the one created is aborted, the
+// other fits.
+func TestTusQuotaScopeCountsReservations(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	a, _ := e.mkfolder(t, vfAlice, `{"name":"tus-race-a"}`)
+	b, _ := e.mkfolder(t, vfAlice, `{"name":"tus-race-b"}`)
+	e.setScopeQuota(t, 250_000)
+	defer e.setScopeQuota(t, 0)
+	type answer struct {
+		status   int
+		location string
+	}
+	answers := make(chan answer, 2)
+	for _, id := range []string{a, b} {
+		go func() {
+			r := e.raw(t, "POST", "/v1/vfolders/"+id+"/uploads", vfAlice, nil,
+				tusHeaders("Upload-Length", "150000", "Upload-Metadata", tusMeta("path", "big.bin")))
+			answers <- answer{r.status, r.header.Get("Location")}
+		}()
+	}
+	x, y := <-answers, <-answers
+	if x.status == http.StatusForbidden {
+		x, y = y, x
+	}
+	if x.status != http.StatusCreated || y.status != http.StatusForbidden {
+		t.Fatalf("statuses %d and %d, want one 201 and one 403", x.status, y.status)
+	}
+	if r := e.raw(t, "DELETE", x.location, vfAlice, nil, tusHeaders()); r.status != http.StatusNoContent {
+		t.Fatalf("DELETE: %d", r.status)
+	}
+	e.tusCreate(t, vfAlice, b, "big.bin", 150_000, http.StatusCreated)
+}
