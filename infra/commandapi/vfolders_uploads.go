@@ -2,6 +2,7 @@ package commandapi
 
 import (
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -104,11 +105,13 @@ func setUploadHeaders(c *fiber.Ctx, st vfstorage.UploadState) {
 func (a *api) ownUpload(c *fiber.Ctx, op string, who caller, ref vfstorage.Ref) (string, vfstorage.UploadState, error) {
 	id := strings.Clone(c.Params("upload"))
 	st, err := a.VFolders.Storage.UploadState(c.UserContext(), ref, id)
+	// One answer for an upload that is not there (any more) and for
+	// another user's, so that neither tells anything.
+	if errors.Is(err, vfstorage.ErrNotFound) || (err == nil && st.Owner != who.ID.String()) {
+		return "", vfstorage.UploadState{}, domain.Errorf(op, domain.KindNotFound, "no upload %q (finished, aborted, expired, or never made)", id)
+	}
 	if err != nil {
 		return "", vfstorage.UploadState{}, err
-	}
-	if st.Owner != who.ID.String() {
-		return "", vfstorage.UploadState{}, domain.Errorf(op, domain.KindNotFound, "no upload %q", id)
 	}
 	return id, st, nil
 }
