@@ -41,7 +41,8 @@ type matrixRow struct {
 	method, route string // route as registered, for the coverage check
 	path          func(own bool) string
 	body          func(own bool) string
-	want          map[string]want // by role; "anonymous" defaults to 401
+	header        func(own bool) map[string]string // request headers, if any
+	want          map[string]want                  // by role; "anonymous" defaults to 401
 }
 
 // TestAuthorizationMatrix sends every /v1 route as every role, on an
@@ -82,7 +83,12 @@ func TestAuthorizationMatrix(t *testing.T) {
 				if own {
 					status = w.own
 				}
-				res := e.do(t, r.method, path, role.caller, body)
+				var res response
+				if r.header != nil {
+					res = e.doHeaders(t, r.method, path, role.caller, body, r.header(own))
+				} else {
+					res = e.do(t, r.method, path, role.caller, body)
+				}
 				if res.status != status {
 					t.Errorf("%s %s as %s (own=%v): %d, want %d: %s", r.method, path, role.role, own, res.status, status, res.body)
 					continue

@@ -119,10 +119,23 @@ func (a *API) Mount(v1 fiber.Router) {
 }
 
 // StreamsBody reports whether a request is a file upload, whose body the
-// handler streams to storage (httpapi.Config.StreamRequestBody): no other
-// route reads a body beyond the server's body limit.
+// handler streams to storage (httpapi.Config.StreamRequestBody): a PUT of
+// a file, or a resumable upload's creation or chunk. No other route reads
+// a body beyond the server's body limit.
 func StreamsBody(c *fiber.Ctx) bool {
-	return c.Method() == http.MethodPut && strings.HasPrefix(c.Path(), "/v1/vfolders/") && strings.HasSuffix(c.Path(), "/files/content")
+	p := c.Path()
+	if !strings.HasPrefix(p, "/v1/vfolders/") {
+		return false
+	}
+	switch c.Method() {
+	case http.MethodPut:
+		return strings.HasSuffix(p, "/files/content")
+	case http.MethodPost:
+		return strings.HasSuffix(p, "/uploads")
+	case http.MethodPatch:
+		return strings.Contains(p, "/uploads/")
+	}
+	return false
 }
 
 // caller is the authenticated principal (readapi.CallerOf).
