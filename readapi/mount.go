@@ -38,6 +38,10 @@ type Deps struct {
 	// VFolders serve the virtual folder queries (vfolders.go); without
 	// them those routes are not mounted.
 	VFolders VFolderDeps
+	// Maintenance serves the system description and the maintenance
+	// jobs' progress (maintenance.go); without it those routes are not
+	// mounted.
+	Maintenance Maintenance
 }
 
 // Waiter blocks until the read side has reached a position (see
@@ -120,6 +124,7 @@ func (a *API) Mount(v1 fiber.Router) {
 	v1.Get("/audit/stream", a.streamAudit)
 	a.mountTenancy(v1)
 	a.mountVFolders(v1)
+	a.mountMaintenance(v1)
 }
 
 // WaitAll returns a Waiter that waits for every one of ws (the projector

@@ -336,6 +336,7 @@ func (m *matrix) rows() []matrixRow {
 		matrixRow{method: "GET", route: "/v1/audit/stream", path: fixed("/v1/audit/stream"),
 			want: map[string]want{"superadmin": same(ok), "admin": same(no), "user": same(no), "monitor": same(no)}},
 	)
+	rows = append(rows, m.maintenanceRows()...)
 	rows = append(rows, m.vfolderRows()...)
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].route < rows[j].route })
 	return rows

@@ -214,6 +214,7 @@ func (s *server) app(reg prometheus.Registerer, auth *httpauth.Authenticator, ac
 			Tenancy: vfTenancy,
 			Storage: s.vfstorage,
 		},
+		Maintenance: s.maint,
 	})
 	if err != nil {
 		return nil, err
@@ -228,7 +229,8 @@ func (s *server) app(reg prometheus.Registerer, auth *httpauth.Authenticator, ac
 
 			MaxUploadSize: limit(s.cfg.VFolderMaxUpload),
 		},
-		Bus: busauth.Signer{Keys: s.busKeys, CAFile: s.busCA},
+		Bus:         busauth.Signer{Keys: s.busKeys, CAFile: s.busCA},
+		Maintenance: s.maint,
 	})
 	if err != nil {
 		return nil, err

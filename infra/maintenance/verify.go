@@ -79,19 +79,19 @@ func (j *verification) update(fn func(v *Verification)) {
 	j.mu.Unlock()
 }
 
-const (
-	opStartVerify = "audit.verify"
-	opGetVerify   = "audit.verify.get"
-)
+const opGetVerify = "audit.verify.get"
 
 // StartVerification starts verifying the audit trail's hash chain from
-// its first record and returns the job; one runs at a time (KindConflict).
+// its first record and returns the job. One runs at a time: while one
+// runs, it is the job returned (a second reading of the whole trail would
+// tell nothing more).
 func (s *Service) StartVerification() (Verification, error) {
 	job := &verification{v: Verification{ID: uuid.Must(uuid.NewV7()).String(), State: StateRunning, StartedAt: s.cfg.Clock().UTC()}}
 	s.mu.Lock()
-	if slices.ContainsFunc(s.verifies, func(j *verification) bool { return !j.finished() }) {
+	if i := slices.IndexFunc(s.verifies, func(j *verification) bool { return !j.finished() }); i >= 0 {
+		running := s.verifies[i].snapshot()
 		s.mu.Unlock()
-		return Verification{}, domain.Errorf(opStartVerify, domain.KindConflict, "a verification of the audit trail is running already")
+		return running, nil
 	}
 	s.verifies = keep(s.verifies, job)
 	s.mu.Unlock()
