@@ -215,14 +215,14 @@ func newEnv(t testing.TB, opts envOptions) *env {
 	// endpoints, then the authenticated /v1 group with the commands and the
 	// queries.
 	queries, err := readapi.New(readapi.Deps{
-		Sessions: sessionsRM,
-		Agents:   agentsRM,
-		Audit:    auditRM,
-		Waiter:   e.waiter,
-		Logs:     e.logs,
-		Tenancy:  tenancyRM,
-		MaxWait:  opts.maxWait,
-		Clock:    clock.Now,
+		Sessions:    sessionsRM,
+		Agents:      agentsRM,
+		Audit:       auditRM,
+		Waiter:      e.waiter,
+		Logs:        e.logs,
+		Tenancy:     tenancyRM,
+		MaxWait:     opts.maxWait,
+		Clock:       clock.Now,
 		VFolders:    readapi.VFolderDeps{Folders: vfoldersRM, Tenancy: vfTenancy, Storage: vfs},
 		Maintenance: maint,
 	})
@@ -230,10 +230,10 @@ func newEnv(t testing.TB, opts envOptions) *env {
 		t.Fatal(err)
 	}
 	cmds, err := commandapi.New(commandapi.Deps{
-		Queries:   queries,
-		Commands:  handlers,
-		Passwords: cmp.Or(opts.passwords, password.CheapParams()),
-		VFolders:  commandapi.VFolderDeps{Folders: vfoldersRM, Tenancy: vfTenancy, Storage: vfs, MaxUploadSize: uploadLimit(opts)},
+		Queries:     queries,
+		Commands:    handlers,
+		Passwords:   cmp.Or(opts.passwords, password.CheapParams()),
+		VFolders:    commandapi.VFolderDeps{Folders: vfoldersRM, Tenancy: vfTenancy, Storage: vfs, MaxUploadSize: uploadLimit(opts)},
 		Bus:         busSigner(t),
 		Maintenance: maint,
 	})

@@ -36,9 +36,11 @@ func newMaintenance(t testing.TB, store *sqlite.Store, db *projections.DB, opts 
 			return readmodels.OpenShadow(ctx, store, db, name)
 		},
 		System: maintenance.SystemConfig{
-			Version:     "test",
-			StoreDSN:    opts.storeDSN,
-			Bus:         func() maintenance.Bus { return maintenance.Bus{Mode: "embedded", URL: "nats://127.0.0.1:4222", Connected: true} },
+			Version:  "test",
+			StoreDSN: opts.storeDSN,
+			Bus: func() maintenance.Bus {
+				return maintenance.Bus{Mode: "embedded", URL: "nats://127.0.0.1:4222", Connected: true}
+			},
 			Leases:      maintenance.NewLeases("file lock beside the SQLite store", nil),
 			DataDirFree: func() int64 { return 1 << 30 },
 		},
