@@ -170,7 +170,10 @@ func (s *server) authenticator(reg prometheus.Registerer) (*httpauth.Authenticat
 		StrictSigningOnly: s.cfg.AuthStrictSigningOnly, Registerer: reg}
 	for _, p := range s.projectors {
 		if p.Name() == s.models.Tenancy.Name() {
-			cfg.Freshness = httpauth.Freshness{Committed: p.Position, Changed: s.models.Tenancy.LastApplied}
+			// A rebuild's swap changes the rows without applying an event.
+			cfg.Freshness = httpauth.Freshness{Committed: p.Position, Changed: func() uint64 {
+				return max(s.models.Tenancy.LastApplied(), s.maint.Replaced(s.models.Tenancy.Name()))
+			}}
 		}
 	}
 	return httpauth.New(s.models.Tenancy, cfg)

@@ -186,6 +186,14 @@ func (s *Service) rebuild(ctx context.Context, job *rebuild, runner *Runner) (er
 		// catchUp saw the copy at live or beyond; its checkpoint says less.
 		return fmt.Errorf("maintenance: %s: the rebuilt copy is at %d, behind the live read model's %d", name, pos, live)
 	}
+	s.mu.Lock()
+	if s.replaced == nil {
+		s.replaced = map[string]uint64{}
+	}
+	// Answers were read at positions up to pos before the swap, so the
+	// change counts as after pos.
+	s.replaced[name] = pos + 1
+	s.mu.Unlock()
 	head, _ := projections.Head(ctx, s.cfg.DB)
 	job.update(func(v *Rebuild) { v.Position, v.Head = pos, max(head, pos) })
 	return nil

@@ -199,6 +199,9 @@ func TestOnlineRebuild(t *testing.T) {
 		if job.Events == 0 || job.Position < last || job.FinishedAt == nil {
 			t.Errorf("finished job %+v: want events replayed and a position at or after %d", job, last)
 		}
+		if got := r.svc.Replaced(tenancy.Name); got <= job.Position {
+			t.Errorf("Replaced(%s) = %d after a swap at %d: caches would keep answers read before it", tenancy.Name, got, job.Position)
+		}
 		if reads.Load() == 0 {
 			t.Error("no read ran during the rebuild")
 		}

@@ -63,6 +63,7 @@ type Service struct {
 
 	mu       sync.Mutex
 	runners  []*Runner
+	replaced map[string]uint64
 	rebuilds []*rebuild
 	verifies []*verification
 }
@@ -90,6 +91,17 @@ func (s *Service) Supervise(p *projections.Projector) func(context.Context) erro
 	s.runners = append(s.runners, r)
 	s.mu.Unlock()
 	return r.Run
+}
+
+// Replaced returns a position after every answer read from the read model
+// name before its rows were last replaced by a rebuild (0 if they never
+// were): a cache of its answers that keeps an answer while no change came
+// after the position it was read at (httpauth's Freshness) treats this as
+// a change, since the swap changes rows without applying an event.
+func (s *Service) Replaced(name string) uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.replaced[name]
 }
 
 // Close stops the running jobs and waits for them.
