@@ -18,9 +18,10 @@
 // /v1/sessions/{id}/logs), agents_list.go (GET /v1/agents), audit_list.go
 // (GET /v1/audit and /v1/audit/stream, NDJSON or CSV), and the superadmins'
 // maintenance queries over the Maintenance port (maintenance.go):
-// system_get.go (GET /v1/system), maintenance_rebuilds_get.go (GET
-// /v1/maintenance/rebuilds/{id}), audit_verify_get.go (GET
-// /v1/audit/verify/{id}). The wire shapes of sessions are in
+// system_get.go (GET /v1/system), maintenance_rebuilds_list.go and
+// maintenance_rebuilds_get.go (GET /v1/maintenance/rebuilds[/{id}]),
+// audit_verify_list.go and audit_verify_get.go (GET
+// /v1/audit/verify[/{id}]). The wire shapes of sessions are in
 // sessions_view.go; they are this package's own types, mapped from the
 // read models, so the HTTP contract (docs/api/openapi.yaml, kept in sync
 // with the routes of both sides by a test in infra/commandapi) changes

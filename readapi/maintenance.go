@@ -16,7 +16,9 @@ import (
 type Maintenance interface {
 	System(ctx context.Context) (maintenance.System, error)
 	GetRebuild(id string) (maintenance.Rebuild, error)
+	ListRebuilds() []maintenance.Rebuild
 	GetVerification(id string) (maintenance.Verification, error)
+	ListVerifications() []maintenance.Verification
 }
 
 // mountMaintenance registers the maintenance queries when Deps.Maintenance
@@ -26,8 +28,16 @@ func (a *API) mountMaintenance(v1 fiber.Router) {
 		return
 	}
 	v1.Get("/system", a.getSystem)
+	v1.Get("/maintenance/rebuilds", a.listRebuilds)
 	v1.Get("/maintenance/rebuilds/:id", a.getRebuild)
+	v1.Get("/audit/verify", a.listVerifications)
 	v1.Get("/audit/verify/:id", a.getVerification)
+}
+
+// jobList is the answer of the job lists: the jobs the server remembers
+// (every running one and the last finished ones), the newest first.
+type jobList[J any] struct {
+	Items []J `json:"items"`
 }
 
 // superadminOnly refuses every caller but superadmins (KindForbidden): the

@@ -21,6 +21,8 @@ func (m *matrix) maintenanceRows() []matrixRow {
 		{method: "GET", route: "/v1/system", path: fixed("/v1/system"), want: superOnly(http.StatusOK)},
 		{method: "POST", route: "/v1/maintenance/rebuilds", path: fixed("/v1/maintenance/rebuilds"),
 			body: text(`{"read_model":"no-such-read-model"}`), want: superOnly(http.StatusBadRequest)},
+		{method: "GET", route: "/v1/maintenance/rebuilds", path: fixed("/v1/maintenance/rebuilds"), want: superOnly(http.StatusOK)},
+		{method: "GET", route: "/v1/audit/verify", path: fixed("/v1/audit/verify"), want: superOnly(http.StatusOK)},
 		{method: "GET", route: "/v1/maintenance/rebuilds/:id", path: fixed("/v1/maintenance/rebuilds/0195a0c0-0000-7000-8000-00000000dead"),
 			want: superOnly(http.StatusNotFound)},
 		{method: "POST", route: "/v1/audit/verify", path: fixed("/v1/audit/verify"), want: superOnly(http.StatusAccepted)},

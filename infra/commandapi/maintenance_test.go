@@ -109,6 +109,11 @@ func TestRebuildThroughTheAPI(t *testing.T) {
 	if got := e.getRebuild(t, job.ID); got.State != maintenance.StateRunning {
 		t.Fatalf("job %+v while it is held", got)
 	}
+	var list struct{ Items []maintenance.Rebuild }
+	e.do(t, "GET", "/v1/maintenance/rebuilds", adminToken, "").decode(t, &list)
+	if len(list.Items) != 1 || list.Items[0].ID != job.ID {
+		t.Fatalf("GET /v1/maintenance/rebuilds: %+v", list)
+	}
 	// The system says which read model is being rebuilt.
 	var sys maintenance.System
 	e.do(t, "GET", "/v1/system", adminToken, "").decode(t, &sys)
@@ -188,6 +193,11 @@ func TestAuditVerifyThroughTheAPI(t *testing.T) {
 	}
 	if job.Broken.Problem != "altered" || job.Broken.Seq != 1 || job.Broken.Index != 0 {
 		t.Fatalf("broken %+v, want record 1 altered", *job.Broken)
+	}
+	var list struct{ Items []maintenance.Verification }
+	e.do(t, "GET", "/v1/audit/verify", adminToken, "").decode(t, &list)
+	if len(list.Items) != 2 || list.Items[0].ID != job.ID || list.Items[1].State != maintenance.StateDone {
+		t.Fatalf("GET /v1/audit/verify, the newest first: %+v", list)
 	}
 }
 

@@ -119,6 +119,18 @@ func (s *Service) GetRebuild(id string) (Rebuild, error) {
 	return Rebuild{}, domain.NotFound(opGetRebuild, "rebuild")
 }
 
+// ListRebuilds returns the rebuilds remembered (every running one and the
+// last finished ones), the newest first.
+func (s *Service) ListRebuilds() []Rebuild {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Rebuild, 0, len(s.rebuilds))
+	for i := len(s.rebuilds) - 1; i >= 0; i-- {
+		out = append(out, s.rebuilds[i].snapshot())
+	}
+	return out
+}
+
 // rebuilding reports whether the read model name is being rebuilt.
 func (s *Service) rebuilding(name string) bool {
 	s.mu.Lock()

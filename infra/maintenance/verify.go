@@ -137,6 +137,19 @@ func (s *Service) GetVerification(id string) (Verification, error) {
 	return Verification{}, domain.NotFound(opGetVerify, "verification")
 }
 
+// ListVerifications returns the verifications remembered (the running
+// one and the last finished ones), the newest first: the first done one
+// holds the last verified head.
+func (s *Service) ListVerifications() []Verification {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Verification, 0, len(s.verifies))
+	for i := len(s.verifies) - 1; i >= 0; i-- {
+		out = append(out, s.verifies[i].snapshot())
+	}
+	return out
+}
+
 // VerifyAudit verifies the audit trail in store from its first record
 // (audit.Verifier: every hash, every link, the dense sequence) and returns
 // the verified head and its record's time (nil for an empty trail), or
