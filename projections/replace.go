@@ -89,7 +89,7 @@ func Replace(ctx context.Context, live, shadow *DB, p Projection) (uint64, error
 // copyTable inserts every row of table in shadow into table in live,
 // inside tx. On PostgreSQL both are schemas of one database: one INSERT ...
 // SELECT. On SQLite they are files of their own: the rows are read from
-// shadow and inserted one by one (the statement is prepared once).
+// shadow and inserted many per statement.
 func copyTable(ctx context.Context, tx txn, live, shadow *DB, table string) error {
 	if live.dialect == Postgres {
 		_, err := tx.Exec(ctx, "INSERT INTO "+live.prefix+table+" SELECT * FROM "+shadow.prefix+table)
@@ -106,30 +106,71 @@ func copyTable(ctx context.Context, tx txn, live, shadow *DB, table string) erro
 		return fmt.Errorf("the rebuilt database has no table %s", table)
 	}
 	quoted := make([]string, len(cols))
-	marks := make([]string, len(cols))
 	for i, c := range cols {
 		quoted[i] = `"` + strings.ReplaceAll(c, `"`, `""`) + `"`
-		marks[i] = fmt.Sprintf("$%d", i+1)
 	}
 	list := strings.Join(quoted, ", ")
-	insert := "INSERT INTO " + table + " (" + list + ") VALUES (" + strings.Join(marks, ", ") + ")"
+	// Rows go in copyRows at a time: one statement per row costs about as
+	// much as the row's insert itself.
+	per := max(1, copyParams/len(cols))
+	insert := func(n int) string {
+		var b strings.Builder
+		b.WriteString("INSERT INTO " + table + " (" + list + ") VALUES ")
+		for r := range n {
+			if r > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteByte('(')
+			for c := range cols {
+				if c > 0 {
+					b.WriteString(", ")
+				}
+				fmt.Fprintf(&b, "$%d", r*len(cols)+c+1)
+			}
+			b.WriteByte(')')
+		}
+		return b.String()
+	}
+	full := insert(per)
 	rows, err := shadow.Query(ctx, "SELECT "+list+" FROM "+table)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
-	vals := make([]any, len(cols))
+	vals := make([]any, 0, per*len(cols))
+	flush := func() error {
+		if len(vals) == 0 {
+			return nil
+		}
+		stmt := full
+		if n := len(vals) / len(cols); n < per {
+			stmt = insert(n)
+		}
+		_, err := tx.Exec(ctx, stmt, vals...)
+		vals = vals[:0]
+		return err
+	}
+	row := make([]any, len(cols))
 	ptrs := make([]any, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
+	for i := range row {
+		ptrs[i] = &row[i]
 	}
 	for rows.Next() {
 		if err := rows.Scan(ptrs...); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, insert, vals...); err != nil {
-			return err
+		vals = append(vals, row...)
+		if len(vals) == per*len(cols) {
+			if err := flush(); err != nil {
+				return err
+			}
 		}
 	}
-	return rows.Err()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	return flush()
 }
+
+// copyParams bounds the parameters of one INSERT of copyTable on SQLite.
+const copyParams = 512

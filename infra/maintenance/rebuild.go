@@ -32,12 +32,16 @@ type Rebuild struct {
 	Head     uint64 `json:"head"`
 	// Events counts the events replayed; Total those in the log when the
 	// rebuild started (raised if more came).
-	Events          uint64     `json:"events"`
-	Total           uint64     `json:"total"`
-	EventsPerSecond float64    `json:"events_per_second"`
-	StartedAt       time.Time  `json:"started_at"`
-	FinishedAt      *time.Time `json:"finished_at"`
-	Error           string     `json:"error,omitempty"`
+	Events          uint64  `json:"events"`
+	Total           uint64  `json:"total"`
+	EventsPerSecond float64 `json:"events_per_second"`
+	// HeldSeconds is how long the live projector was held (the catch-up
+	// and the swap): while it is, a wait_for_position beyond its position
+	// answers 503.
+	HeldSeconds float64    `json:"held_seconds"`
+	StartedAt   time.Time  `json:"started_at"`
+	FinishedAt  *time.Time `json:"finished_at"`
+	Error       string     `json:"error,omitempty"`
 }
 
 // rebuild is a job's state, guarded by its mutex.
@@ -180,11 +184,16 @@ func (s *Service) rebuild(ctx context.Context, job *rebuild, runner *Runner) (er
 	}
 
 	job.update(func(v *Rebuild) { v.Phase = "catching-up" })
+	heldAt := s.cfg.Clock()
 	release, err := runner.Hold(ctx)
 	if err != nil {
 		return err
 	}
-	defer release()
+	defer func() {
+		release()
+		held := s.cfg.Clock().Sub(heldAt).Seconds()
+		job.update(func(v *Rebuild) { v.HeldSeconds = held })
+	}()
 	live := runner.p.Position()
 	if err := s.catchUp(ctx, sp, live); err != nil {
 		return err

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -37,7 +39,7 @@ type rig struct {
 	domains    atomic.Int64
 }
 
-func newRig(t *testing.T, b *projectiontest.Backend) *rig {
+func newRig(t testing.TB, b *projectiontest.Backend) *rig {
 	t.Helper()
 	r := &rig{b: b, h: projectiontest.Handlers(t, b), shadowGate: make(chan struct{})}
 	svc, err := maintenance.New(maintenance.Config{
@@ -102,7 +104,7 @@ func (r *rig) countDomains(ctx context.Context) (int64, error) {
 	return n, err
 }
 
-func (r *rig) await(t *testing.T, id string) maintenance.Rebuild {
+func (r *rig) await(t testing.TB, id string) maintenance.Rebuild {
 	t.Helper()
 	var job maintenance.Rebuild
 	await.Until(t, waitBound, "the rebuild to end", func() bool {
@@ -287,4 +289,39 @@ func TestUnknownJobsAreNotFound(t *testing.T) {
 			t.Errorf("GetVerification(%q): %v, want not found", id, err)
 		}
 	}
+}
+
+// BenchmarkOnlineRebuild rebuilds the tenancy read model of a log of
+// CAIRN_BENCH_DOMAINS domains (default 2000) online, on SQLite, and
+// reports the replay's rate and how long the live projector was held.
+func BenchmarkOnlineRebuild(b *testing.B) {
+	n := 2000
+	if v, err := strconv.Atoi(os.Getenv("CAIRN_BENCH_DOMAINS")); err == nil && v > 0 {
+		n = v
+	}
+	be := projectiontest.SQLite(b)
+	r := newRig(b, be)
+	close(r.shadowGate)
+	var last uint64
+	for range n {
+		last = r.addDomain(b)
+	}
+	if err := r.live.WaitFor(context.Background(), last); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	var rate, held float64
+	for range b.N {
+		job, err := r.svc.StartRebuild(tenancy.Name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		job = r.await(b, job.ID)
+		if job.State != maintenance.StateDone {
+			b.Fatalf("rebuild %+v", job)
+		}
+		rate, held = job.EventsPerSecond, job.HeldSeconds
+	}
+	b.ReportMetric(rate, "events/s")
+	b.ReportMetric(held*1000, "held-ms")
 }
