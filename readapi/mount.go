@@ -72,6 +72,10 @@ type Deps struct {
 	StreamCatchUp  int
 	// Logger logs what the change feed drops (default slog's).
 	Logger *slog.Logger
+	// Maintenance serves the system description and the maintenance
+	// jobs' progress (maintenance.go); without it those routes are not
+	// mounted.
+	Maintenance Maintenance
 }
 
 // EventReader reads one stream of the event store (eventstore.Store's
@@ -203,6 +207,7 @@ func (a *API) Mount(v1 fiber.Router) {
 	if a.Usage != nil {
 		v1.Get("/usage", a.getUsage)
 	}
+	a.mountMaintenance(v1)
 }
 
 // WaitAll returns a Waiter that waits for every one of ws (the projector

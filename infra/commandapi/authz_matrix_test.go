@@ -365,6 +365,7 @@ func (m *matrix) rows() []matrixRow {
 		// its own business (events_test.go).
 		matrixRow{method: "GET", route: "/v1/events", path: fixed("/v1/events"), want: all(ok)},
 	)
+	rows = append(rows, m.maintenanceRows()...)
 	rows = append(rows, m.vfolderRows()...)
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].route < rows[j].route })
 	return rows
