@@ -10,6 +10,8 @@ import { StartPage } from './pages/start.jsx';
 import { SessionsPage } from './pages/sessions.jsx';
 import { SessionPage } from './pages/session.jsx';
 import { UsersPage } from './pages/users.jsx';
+import { DataPage } from './pages/data.jsx';
+import { FilesPage } from './pages/files.jsx';
 
 /**
  * routes map page paths to [pattern, page, title, roles]; the first match
@@ -20,6 +22,8 @@ const routes = [
   ['/', StartPage, 'Start'],
   ['/sessions', SessionsPage, 'Sessions'],
   ['/sessions/:id', SessionPage, 'Session'],
+  ['/data', DataPage, 'Data'],
+  ['/data/:id', FilesPage, 'Folder'],
   ['/admin/users', UsersPage, 'Users', adminRoles],
 ];
 
