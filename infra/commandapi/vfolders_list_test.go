@@ -70,3 +70,44 @@ func TestVFolderListPagesOverHTTP(t *testing.T) {
 	}
 	wantProblem(t, e.do(t, "GET", "/v1/vfolders?limit=1&cursor=nope", vfAlice, ""), http.StatusBadRequest, "invalid", "cursor")
 }
+
+// An administrator who is also a member of a project sees who a project
+// folder is shared with (its per-user permissions); the members do not.
+func TestVFolderUsersForAdminsWhoAreMembers(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{})
+	id, _ := e.mkfolder(t, adminToken, `{"name":"team","project":"default"}`)
+	r := e.do(t, "POST", "/v1/vfolders/"+id+"/share", adminToken, `{"email":"bob@cairn.test","permission":"ro"}`)
+	if r.status != http.StatusOK {
+		t.Fatalf("share: %d %s", r.status, r.body)
+	}
+	var shared struct{ Position uint64 }
+	r.decode(t, &shared)
+	type detail struct {
+		Relation string `json:"relation"`
+		Users    []struct {
+			UserID     string `json:"user_id"`
+			Kind       string `json:"kind"`
+			Permission string `json:"permission"`
+		} `json:"users"`
+	}
+	get := func(token string) detail {
+		t.Helper()
+		r := e.do(t, "GET", fmt.Sprintf("/v1/vfolders/%s?wait_for_position=%d", id, shared.Position), token, "")
+		if r.status != http.StatusOK {
+			t.Fatalf("%s: GET %d %s", token, r.status, r.body)
+		}
+		var d detail
+		r.decode(t, &d)
+		return d
+	}
+	d := get(adminToken)
+	if d.Relation != "project" || len(d.Users) != 1 || d.Users[0].UserID != e.users[vfBob].ID.String() || d.Users[0].Kind != "override" || d.Users[0].Permission != "ro" {
+		t.Errorf("the admin member sees %+v", d)
+	}
+	for _, token := range []string{vfAlice, vfBob} {
+		if d := get(token); len(d.Users) != 0 {
+			t.Errorf("%s sees the users %+v", token, d.Users)
+		}
+	}
+}
