@@ -329,6 +329,71 @@ test('share by invitation: the invitee accepts and sees it shared with them; an 
   await Promise.all([page.close(), page2.close(), page3.close()]);
 });
 
+test('a project folder: an admin makes it, sets a member read-only, then unshares', async () => {
+  const problems = [];
+  const member = await newUser({ project: 'default' });
+  const page = await newPage(browser, problems);
+  await login(page, admin.email, admin.password);
+  await page.goto(`${base}/data`);
+  await page.getByRole('button', { name: 'New folder' }).click();
+  const create = page.getByRole('dialog', { name: 'New folder' });
+  const name = unique('proj');
+  await create.getByLabel('Name', { exact: true }).fill(name);
+  await create.getByRole('combobox', { name: /^Type/ }).selectOption('project');
+  await create.getByLabel('Project', { exact: true }).fill('default');
+  await create.getByRole('button', { name: 'Create' }).click();
+  await create.waitFor({ state: 'detached' });
+  await page.getByRole('button', { name: 'Project', exact: true }).click();
+  await page.getByRole('button', { name: `Share ${name}` }).click();
+  const dialog = page.getByRole('dialog', { name: `Share “${name}”` });
+  await dialog.getByLabel('User’s e-mail address').fill(member.email);
+  await dialog.getByRole('combobox', { name: /^Permission/ }).selectOption('ro');
+  await dialog.getByRole('button', { name: 'Share' }).click();
+  await dialog.getByRole('button', { name: `Unshare ${member.id}` }).waitFor();
+
+  // The member sees it under Project, read-only.
+  const page2 = await newPage(browser, problems);
+  await login(page2, member.email, member.password);
+  await page2.goto(`${base}/data?view=project`);
+  await row(page2, name).getByRole('cell', { name: 'ro', exact: true }).waitFor();
+  // Unshared, the member has the folder's own permission again.
+  await dialog.getByRole('button', { name: `Unshare ${member.id}` }).click();
+  await dialog.getByText('No per-user permissions').waitFor();
+  await page2.getByRole('button', { name: 'Refresh', exact: true }).click();
+  await row(page2, name).getByRole('cell', { name: 'rw', exact: true }).waitFor();
+  assert.deepEqual(problems, []);
+  await Promise.all([page.close(), page2.close()]);
+});
+
+test('a user with many folders pages through them, 50 at a time', async () => {
+  const problems = [];
+  const domainName = unique('dom');
+  await api('POST', '/v1/domains', { name: domainName });
+  await api('PATCH', `/v1/domains/${domainName}`, { allowed_vfolder_hosts: { local: ['create-vfolder'] } });
+  const user = await newUser({ domain: domainName });
+  const token = await loginAs(user);
+  const names = Array.from({ length: 120 }, (_, i) => `many-${String(i).padStart(3, '0')}`);
+  for (let i = 0; i < names.length; i += 8) await Promise.all(names.slice(i, i + 8).map((n) => newFolder(token, { name: n })));
+  const page = await newPage(browser, problems);
+  await login(page, user.email, user.password);
+  await page.goto(`${base}/data?view=mine`);
+  const shown = async () => page.locator('table.folders tbody tr td:first-child').allTextContents();
+  await page.getByRole('link', { name: 'many-049', exact: true }).waitFor();
+  assert.deepEqual(await shown(), names.slice(0, 50));
+  await page.getByRole('button', { name: 'Next →' }).click();
+  await page.getByRole('link', { name: 'many-099', exact: true }).waitFor();
+  assert.deepEqual(await shown(), names.slice(50, 100));
+  await page.getByRole('button', { name: 'Next →' }).click();
+  await page.getByRole('link', { name: 'many-119', exact: true }).waitFor();
+  assert.deepEqual(await shown(), names.slice(100));
+  assert.ok(await page.getByRole('button', { name: 'Next →' }).isDisabled());
+  await page.getByRole('button', { name: '← Previous' }).click();
+  await page.getByRole('link', { name: 'many-050', exact: true }).waitFor();
+  await page.getByText('of at most').or(page.getByText('Your folders: 120')).first().waitFor();
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
 test('markup in folder and file names is shown as text, never run', async () => {
   const problems = [];
   const page = await newPage(browser, problems);
