@@ -67,6 +67,13 @@ async function finished(page, timeout = 60_000) {
   return summary.textContent();
 }
 
+/**
+ * closeAll closes the pages' contexts and waits for it (closing a page
+ * alone leaves its context closing while the next test, or the browser's
+ * close, runs).
+ */
+const closeAll = (...pages) => Promise.all(pages.map((p) => p.context().close()));
+
 const row = (page, name) => page.locator('tbody tr').filter({ has: page.getByText(name, { exact: true }) });
 
 test('create a folder, upload a file and download it byte for byte', async () => {
@@ -95,7 +102,7 @@ test('create a folder, upload a file and download it byte for byte', async () =>
   // The folder's quota is shown, as the API has it.
   await page.locator('.page-head').getByText('of 64.0 MiB').waitFor();
   assert.deepEqual(problems, []);
-  await page.close();
+  await closeAll(page);
 });
 
 test('upload a folder with nested files, and files and a folder dropped', async () => {
@@ -136,7 +143,7 @@ test('upload a folder with nested files, and files and a folder dropped', async 
   const names = (await files(folder.id, 'top')).map((f) => f.name).sort();
   assert.deepEqual(names, ['a.txt', 'dropped-1.txt', 'dropped-2.txt', 'sub']);
   assert.deepEqual(problems, []);
-  await page.close();
+  await closeAll(page);
 });
 
 test('300 files upload in one batch and all land', async () => {
@@ -155,7 +162,7 @@ test('300 files upload in one batch and all land', async () => {
   const bar = page.getByRole('progressbar', { name: 'upload progress' });
   assert.equal(await bar.getAttribute('value'), await bar.getAttribute('max'));
   assert.deepEqual(problems, []);
-  await page.close();
+  await closeAll(page);
 });
 
 test('mkdir, move and rename, delete', async () => {
@@ -200,7 +207,7 @@ test('mkdir, move and rename, delete', async () => {
   await page.getByText('This directory is empty.').waitFor();
   assert.deepEqual(await files(folder.id), []);
   assert.deepEqual(problems, []);
-  await page.close();
+  await closeAll(page);
 });
 
 test('errors are shown per file: over the quota', async () => {
@@ -221,7 +228,7 @@ test('errors are shown per file: over the quota', async () => {
   await row(page, 'small.txt').waitFor();
   assert.deepEqual((await files(folder.id)).map((f) => f.name), ['small.txt']);
   assert.deepEqual(problems, []);
-  await page.close();
+  await closeAll(page);
 });
 
 test('rename, trash, restore and delete forever', async () => {
@@ -268,7 +275,7 @@ test('rename, trash, restore and delete forever', async () => {
   await page.getByRole('button', { name: `Remove from the list ${renamed}` }).click();
   await row(page, renamed).waitFor({ state: 'detached' });
   assert.deepEqual(problems, []);
-  await page.close();
+  await closeAll(page);
 });
 
 test('share by invitation: the invitee accepts and sees it shared with them; an invitation is cancelled', async () => {
@@ -326,7 +333,7 @@ test('share by invitation: the invitee accepts and sees it shared with them; an 
   await page2.goto(`${base}/data?view=shared`);
   await page2.getByText('No folders here.').waitFor();
   assert.deepEqual(problems, []);
-  await Promise.all([page.close(), page2.close(), page3.close()]);
+  await closeAll(page, page2, page3);
 });
 
 test('a project folder: an admin makes it, sets a member read-only, then unshares', async () => {
@@ -362,7 +369,7 @@ test('a project folder: an admin makes it, sets a member read-only, then unshare
   await page2.getByRole('button', { name: 'Refresh', exact: true }).click();
   await row(page2, name).getByRole('cell', { name: 'rw', exact: true }).waitFor();
   assert.deepEqual(problems, []);
-  await Promise.all([page.close(), page2.close()]);
+  await closeAll(page, page2);
 });
 
 test('a user with many folders pages through them, 50 at a time', async () => {
@@ -391,7 +398,7 @@ test('a user with many folders pages through them, 50 at a time', async () => {
   await page.getByRole('link', { name: 'many-050', exact: true }).waitFor();
   await page.getByText('of at most').or(page.getByText('Your folders: 120')).first().waitFor();
   assert.deepEqual(problems, []);
-  await page.close();
+  await closeAll(page);
 });
 
 test('markup in folder and file names is shown as text, never run', async () => {
@@ -408,7 +415,7 @@ test('markup in folder and file names is shown as text, never run', async () => 
   await row(page, evil).waitFor();
   assert.equal(await page.locator('img[src="x"]').count(), 0, 'no element was made from the markup');
   assert.deepEqual(problems, []);
-  await page.close();
+  await closeAll(page);
 });
 
 test('the Data pages work at phone width and by keyboard', async () => {
@@ -436,5 +443,5 @@ test('the Data pages work at phone width and by keyboard', async () => {
   await page.keyboard.press('Escape');
   await page.getByRole('dialog', { name: 'New directory' }).waitFor({ state: 'detached' });
   assert.deepEqual(problems, []);
-  await page.close();
+  await closeAll(page);
 });

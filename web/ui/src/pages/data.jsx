@@ -189,11 +189,11 @@ function FolderActions({ folder: f, act, open }) {
     }
     if (f.relation === 'shared') buttons.push(['Leave', () => act(() => post(`/v1/vfolders/${id}/leave`, {}))]);
   }
-  if (f.status === 'delete-pending' || f.status === 'delete-error') {
+  if (manage && (f.status === 'delete-pending' || f.status === 'delete-error')) {
     if (f.status === 'delete-pending') buttons.push(['Restore', () => act(() => post(`/v1/vfolders/${id}/restore`))]);
     buttons.push(['Delete forever', () => open('forget'), 'danger']);
   }
-  if (f.status === 'delete-complete') buttons.push(['Remove from the list', () => act(() => post(`/v1/vfolders/${id}/purge`))]);
+  if (manage && f.status === 'delete-complete') buttons.push(['Remove from the list', () => act(() => post(`/v1/vfolders/${id}/purge`))]);
   if (!buttons.length) return <span class="muted">—</span>;
   return (
     <span class="buttons">

@@ -6,7 +6,7 @@
 // and each file's state and error (upload.js sends them).
 import { useRef, useState } from 'preact/hooks';
 import { del, get, post } from '../api.js';
-import { Link, navigate, queryParam } from '../router.jsx';
+import { Link, queryParam } from '../router.jsx';
 import { dropSource, filesFromInput, joinPath, uploadBatch } from '../upload.js';
 import { Dialog, Empty, ErrorBox, Field, Loading, Pager, Time, bytes, useApi, useSubmit } from '../ui.jsx';
 import { folderPath } from './data.jsx';
