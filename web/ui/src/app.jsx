@@ -15,6 +15,8 @@ import { AgentsPage } from './pages/agents.jsx';
 import { ResourcesPage } from './pages/resources.jsx';
 import { PoliciesPage } from './pages/policies.jsx';
 import { AuditPage } from './pages/audit.jsx';
+import { DataPage } from './pages/data.jsx';
+import { FilesPage } from './pages/files.jsx';
 
 /**
  * routes map page paths to [pattern, page, title, roles]; the first match
@@ -27,6 +29,8 @@ const routes = [
   ['/sessions/:id', SessionPage, 'Session'],
   ['/environments', EnvironmentsPage, 'Environments'],
   ['/agents', AgentsPage, 'Agent Summary'],
+  ['/data', DataPage, 'Data'],
+  ['/data/:id', FilesPage, 'Folder'],
   ['/admin/users', UsersPage, 'Users', adminRoles],
   ['/admin/resources', ResourcesPage, 'Resources', adminRoles],
   ['/admin/policies', PoliciesPage, 'Resource Policy', adminRoles],
