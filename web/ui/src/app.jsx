@@ -3,6 +3,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { del, get, onUnauthorized, setCSRFToken } from './api.js';
 import { adminRoles, visibleMenu } from './menu.js';
+import { closeLive } from './live.js';
 import { Link, match, navigate, useLocation } from './router.jsx';
 import { ErrorBox, Loading } from './ui.jsx';
 import { LoginPage } from './pages/login.jsx';
@@ -70,6 +71,7 @@ export function App() {
       (e) => (e.status === 401 ? setMe(null) : setError(e)),
     );
     return onUnauthorized(() => {
+      closeLive();
       setNotice('Your login has expired or was ended. Log in again.');
       setMe(null);
     });
@@ -104,6 +106,7 @@ export function App() {
         return;
       }
     }
+    closeLive();
     setCSRFToken('');
     setNotice('You have logged out.');
     setMe(null);
