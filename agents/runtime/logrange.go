@@ -100,10 +100,11 @@ func (rw *RangeWriter) Full() bool { return rw.limit > 0 && rw.wrote >= rw.limit
 
 // Result reports what was written; ended tells that the log had ended
 // before its bytes were given (the container had exited), so Complete is
-// set when they were all written.
+// set when they were all written. A range cut by its limit is never
+// complete: the writer cannot tell whether more would have followed.
 func (rw *RangeWriter) Result(ended bool) LogRead {
 	next := rw.start + rw.wrote
-	return LogRead{Start: rw.start, Next: next, Complete: ended && next >= rw.pos}
+	return LogRead{Start: rw.start, Next: next, Complete: ended && next >= rw.pos && !rw.Full()}
 }
 
 // StartNoter is a writer that is told, before its first byte, the log

@@ -77,61 +77,73 @@ func (t *tailBuffer) bytes() []byte {
 	return t.buf
 }
 
-// followPoll is how often a follow looks whether a created container has
-// started: Podman ends a follow of a container that never ran at once.
-const followPoll = 250 * time.Millisecond
+// How often a follow reads the log again: followPoll after new output,
+// doubling while none comes, up to followPollMax.
+const (
+	followPoll    = 200 * time.Millisecond
+	followPollMax = 2 * time.Second
+)
 
-// StreamLogs writes the part of the container's log lr selects to w. The
-// log is the frames of Podman's logs API, stdout's and stderr's through
-// one channel in the order the service sends them (conmon's k8s-file
-// order); each frame is a record's bytes with the newline that ended it,
-// so the concatenation is the container's output, byte for byte. Each
-// read starts from the log's first byte and skips to the offset: the API
-// has no byte offsets.
-func (r *Runtime) StreamLogs(ctx context.Context, id string, lr runtime.LogRange, w io.Writer) (runtime.LogRead, error) {
+// streamAPI is StreamLogs through Podman's logs API, for a log file this
+// process cannot open (Podman on another host). The log is the API's
+// frames, stdout's and stderr's through one channel in the order the
+// service sends them (the file's order): each frame is a record's bytes
+// with the newline that ended it, the same bytes the file gives. The API
+// has no byte offsets: each read starts from the log's first byte and
+// skips to the offset, which costs Podman about as much as the log is
+// long.
+//
+// A follow polls such reads rather than use the API's own follow, which
+// drops records of a fast writer (Podman 4.3). While the container runs,
+// the last record read is held back until a later read: it may have been
+// read while conmon was still writing it.
+func (r *Runtime) streamAPI(ctx context.Context, id string, lr runtime.LogRange, w io.Writer) (runtime.LogRead, error) {
 	if err := lr.Validate(); err != nil {
 		return runtime.LogRead{}, err
 	}
 	res := runtime.LogRead{Start: lr.Offset, Next: lr.Offset}
+	wait := followPoll
 	for {
 		c, err := r.Inspect(ctx, id)
 		if err != nil {
 			return res, err
 		}
 		ended := c.State == runtime.StateExited
-		if lr.Follow && c.State == runtime.StateCreated {
-			select {
-			case <-ctx.Done():
-				return res, translate(ctx, "logs "+id, ctx.Err())
-			case <-time.After(followPoll):
-				continue
+		if !lr.Follow || c.State != runtime.StateCreated {
+			part := runtime.LogRange{Offset: res.Next}
+			if lr.Limit > 0 {
+				part.Limit = lr.Limit - (res.Next - lr.Offset)
+			}
+			rw := runtime.NewRangeWriter(w, part, 0)
+			err = r.copyLogs(ctx, c.ID, !ended, rw)
+			got := rw.Result(ended)
+			if got.Next > res.Next {
+				wait = followPoll
+			} else {
+				wait = min(2*wait, followPollMax)
+			}
+			res.Next, res.Complete = got.Next, got.Complete
+			switch {
+			case err != nil:
+				return res, err
+			case !lr.Follow || ended || rw.Full():
+				return res, nil
 			}
 		}
-		part := runtime.LogRange{Offset: res.Next}
-		if lr.Limit > 0 {
-			part.Limit = lr.Limit - (res.Next - lr.Offset)
+		select {
+		case <-ctx.Done():
+			return res, translate(ctx, "logs "+id, ctx.Err())
+		case <-time.After(wait):
 		}
-		rw := runtime.NewRangeWriter(w, part, 0)
-		err = r.copyLogs(ctx, c.ID, lr.Follow && !ended, rw)
-		got := rw.Result(ended)
-		res.Next, res.Complete = got.Next, got.Complete
-		switch {
-		case err != nil:
-			return res, err
-		case !lr.Follow || ended || rw.Full():
-			return res, nil
-		}
-		// Podman ended the follow because the container exited (or
-		// restarted): look again, and read what came after.
 	}
 }
 
 // copyLogs writes the container's log frames to rw until the service has
-// sent them all (follow: until the container exits) or rw is full.
-func (r *Runtime) copyLogs(ctx context.Context, id string, follow bool, rw *runtime.RangeWriter) error {
+// sent them all or rw is full; holdLast keeps the last frame back.
+func (r *Runtime) copyLogs(ctx context.Context, id string, holdLast bool, rw *runtime.RangeWriter) error {
 	callCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	lo := &containers.LogOptions{Stdout: ptr(true), Stderr: ptr(true), Follow: ptr(follow)}
+	lo := &containers.LogOptions{Stdout: ptr(true), Stderr: ptr(true), Follow: ptr(false)}
 	frames := make(chan string, 64)
 	done := make(chan error, 1)
 	go func() { done <- containers.Logs(r.call(callCtx), id, lo, frames, frames) }()
@@ -139,14 +151,24 @@ func (r *Runtime) copyLogs(ctx context.Context, id string, follow bool, rw *runt
 	// Every frame is received, even after a write failed or rw is full,
 	// until the bindings return: they send without a select and would
 	// block forever otherwise.
-	var werr error
-	take := func(f string) {
+	var (
+		werr    error
+		last    string
+		holding bool
+	)
+	write := func(f string) {
 		if werr != nil || rw.Full() {
 			return
 		}
 		if _, werr = io.WriteString(rw, f); werr != nil || rw.Full() {
 			cancel()
 		}
+	}
+	take := func(f string) {
+		if holding {
+			write(last)
+		}
+		last, holding = f, true
 	}
 	for {
 		select {
@@ -167,8 +189,13 @@ func (r *Runtime) copyLogs(ctx context.Context, id string, follow bool, rw *runt
 				return werr
 			case rw.Full():
 				return nil
+			case err != nil:
+				return translate(ctx, "logs "+id, err)
 			}
-			return translate(ctx, "logs "+id, err)
+			if holding && !holdLast {
+				write(last)
+			}
+			return werr
 		}
 	}
 }
