@@ -14,8 +14,9 @@ import (
 
 // serveLogRange answers GET /kernels/{id}/logs?offset=: the byte range of
 // the kernel's log StreamLogs writes, flushed as it comes. The status and
-// the start header go out with the first byte (or at the end when there
-// is none), so an error found before any byte is still a problem answer.
+// the start header go out once the log is found (or at the end), so an
+// error found before is still a problem answer, and a follower learns at
+// once that its kernel has a log.
 func (a *Agent) serveLogRange(w http.ResponseWriter, r *http.Request, id uuid.UUID) {
 	const op = "agent.logs"
 	q := r.URL.Query()
@@ -59,8 +60,9 @@ func (a *Agent) serveLogRange(w http.ResponseWriter, r *http.Request, id uuid.UU
 	}
 }
 
-// rangeAnswer sends the answer's head before its first byte and flushes
-// every write, so a follower sees output as the kernel writes it.
+// rangeAnswer sends the answer's head as soon as the log's start is known
+// and flushes every write, so a follower sees output as the kernel writes
+// it.
 type rangeAnswer struct {
 	w       http.ResponseWriter
 	flusher http.Flusher
@@ -79,6 +81,9 @@ func (o *rangeAnswer) NoteLogStart(start int64) {
 	h.Set(protocol.LogStartHeader, strconv.FormatInt(start, 10))
 	h.Set("Trailer", protocol.LogNextHeader+", "+protocol.LogCompleteHeader+", "+protocol.LogErrorTrailer)
 	o.w.WriteHeader(http.StatusOK)
+	if o.flusher != nil {
+		o.flusher.Flush()
+	}
 }
 
 func (o *rangeAnswer) Write(p []byte) (int, error) {

@@ -67,7 +67,11 @@ type RangeWriter struct {
 // offset base on (0: the whole log). When base is past r.Offset the bytes
 // before base are lost: writing starts at base.
 func NewRangeWriter(w io.Writer, r LogRange, base int64) *RangeWriter {
-	return &RangeWriter{w: w, limit: r.Limit, pos: base, start: max(r.Offset, base)}
+	rw := &RangeWriter{w: w, limit: r.Limit, pos: base, start: max(r.Offset, base)}
+	if s, ok := w.(StartNoter); ok {
+		s.NoteLogStart(rw.start)
+	}
+	return rw
 }
 
 // Write takes the next bytes of the log and writes those in the range;
@@ -81,11 +85,6 @@ func (rw *RangeWriter) Write(p []byte) (int, error) {
 	rw.pos += int64(len(p))
 	if lo >= hi {
 		return len(p), nil
-	}
-	if rw.wrote == 0 {
-		if s, ok := rw.w.(StartNoter); ok {
-			s.NoteLogStart(rw.start)
-		}
 	}
 	n, err := rw.w.Write(p[lo:hi])
 	rw.wrote += int64(n)
@@ -107,9 +106,11 @@ func (rw *RangeWriter) Result(ended bool) LogRead {
 	return LogRead{Start: rw.start, Next: next, Complete: ended && next >= rw.pos && !rw.Full()}
 }
 
-// StartNoter is a writer that is told, before its first byte, the log
-// offset of that byte (LogRead.Start): an HTTP answer that must send it
-// in a header before the body. RangeWriter tells it.
+// StartNoter is a writer that is told the log offset of its first byte
+// (LogRead.Start) as soon as it is known, once the log was found: an
+// HTTP answer that sends it in a header, before the body. A RangeWriter
+// tells its writer when it is made; a reader may make several, and only
+// the first call counts.
 type StartNoter interface {
 	NoteLogStart(start int64)
 }
