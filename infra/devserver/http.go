@@ -98,6 +98,11 @@ func (s *server) startHTTP(ctx context.Context) error {
 		return err
 	}
 	s.auth = auth
+	// Log streams end when the API stops: a follow would otherwise hold
+	// the shutdown until its kernel ends.
+	var stopStreams context.CancelFunc
+	s.streams, stopStreams = context.WithCancel(context.Background())
+	s.parts.onClose("log streams", func() error { stopStreams(); return nil })
 	app, err := s.app(reg, auth, access)
 	if err != nil {
 		ln.Close()
@@ -108,7 +113,10 @@ func (s *server) startHTTP(ctx context.Context) error {
 		ln.Close()
 		return err
 	}
-	s.parts.goRun("HTTP API", func(ctx context.Context) error { return serve(ctx, app, lln) })
+	s.parts.goRun("HTTP API", func(ctx context.Context) error {
+		context.AfterFunc(ctx, stopStreams)
+		return serve(ctx, app, lln)
+	})
 	s.log.Info("HTTP API serving", "url", s.apiURL, "images", s.images)
 	return nil
 }
@@ -206,6 +214,7 @@ func (s *server) app(reg prometheus.Registerer, auth *httpauth.Authenticator, ac
 		Logs: agentlogs.NewSource(local, s.addresses, nil, func(req *http.Request, agentID string) error {
 			return s.busKeys.SignAgentRequest(req, agentID, time.Now())
 		}),
+		Streams: s.streams,
 		Tenancy: s.models.Tenancy,
 		MaxWait: s.cfg.MaxWait,
 		Clock:   s.cfg.Clock,

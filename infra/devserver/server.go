@@ -117,6 +117,7 @@ type server struct {
 	reg        *prometheus.Registry
 	addresses  *agentlogs.AddressBook
 	agent      *node.Agent
+	streams    context.Context // the API's log streams; ends at its shutdown
 	access     *accesslog.Writer
 	auth       *httpauth.Authenticator
 	images     []string
