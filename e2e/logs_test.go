@@ -60,7 +60,7 @@ func checkLogsFollow(d *devServer) {
 	// Not placed yet: 409 until it is.
 	var resp *http.Response
 	await.Until(t, waitTimeout, "the log to be followable", func() bool {
-		resp = d.logsGet(path + "?follow=true")
+		resp = d.logsGet(fmt.Sprintf("%s?follow=true&wait_for_position=%d", path, c.Position))
 		if resp.StatusCode == http.StatusConflict || resp.StatusCode == http.StatusServiceUnavailable {
 			resp.Body.Close()
 			return false

@@ -6,6 +6,7 @@ import (
 	"io"
 	"mime"
 	"strconv"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
@@ -23,6 +24,13 @@ const (
 	defaultLogLimit = 1 << 20
 	maxLogLimit     = 8 << 20
 )
+
+// streamWriteWindow bounds one write of a log stream: a client that
+// reads nothing for that long is cut off.
+const streamWriteWindow = time.Minute
+
+// kernelPoll is how often a follow asks again for a starting kernel's log.
+const kernelPoll = 250 * time.Millisecond
 
 // Headers of a log answer: the offset of the body's first byte, where the
 // next read resumes (start plus the body's length), and whether the log is
@@ -195,11 +203,24 @@ func (a *api) logChunk(c *fiber.Ctx, k sessions.Kernel, r LogRange) error {
 func (a *api) logStream(c *fiber.Ctx, k sessions.Kernel, r LogRange) error {
 	ctx, cancel := context.WithCancel(a.streams())
 	st, err := a.Logs.OpenKernelLog(ctx, k.AgentID, k.ID.String(), r)
+	// A kernel still starting may not have reached its agent yet: a
+	// follow waits for it, at most MaxWait.
+	for end := a.Clock().Add(a.MaxWait); r.Follow && k.Status.IsStarting() &&
+		domain.KindOf(err) == domain.KindNotFound && a.Clock().Before(end); {
+		select {
+		case <-ctx.Done():
+			cancel()
+			return err
+		case <-time.After(kernelPoll):
+		}
+		st, err = a.Logs.OpenKernelLog(ctx, k.AgentID, k.ID.String(), r)
+	}
 	if err != nil {
 		cancel()
 		return err
 	}
 	c.Set(HeaderLogStart, strconv.FormatInt(st.Start(), 10))
+	conn := c.Context().Conn()
 	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
 		defer cancel()
 		defer st.Close()
@@ -207,6 +228,10 @@ func (a *api) logStream(c *fiber.Ctx, k sessions.Kernel, r LogRange) error {
 		for {
 			n, err := st.Read(buf)
 			if n > 0 {
+				// The server's write timeout bounds a whole answer; a
+				// follow lasts as long as its kernel, so each write gets
+				// a window of its own instead.
+				_ = conn.SetWriteDeadline(time.Now().Add(streamWriteWindow))
 				if _, werr := w.Write(buf[:n]); werr != nil || w.Flush() != nil {
 					return
 				}

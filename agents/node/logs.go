@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -69,6 +70,17 @@ func runtimeError(op string, err error) error {
 	return &domain.Error{Op: op, Kind: kind, Err: err}
 }
 
+// containerPoll is how often a follow looks for a container being created.
+const containerPoll = 250 * time.Millisecond
+
+// supervises tells whether the agent supervises the kernel now.
+func (a *Agent) supervises(id uuid.UUID) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	_, ok := a.kernels[id]
+	return ok
+}
+
 // StreamLogs writes the part of a kernel's log r selects to w (see
 // runtime.LogRange: one byte sequence, stdout and stderr interleaved as
 // conmon stored them, addressed by byte offset), from its container while
@@ -76,7 +88,8 @@ func runtimeError(op string, err error) error {
 // last Config.LogArchiveBytes, for Config.RecordTTL: bytes before those
 // are lost, and the read starts after them, as LogRead.Start tells). A
 // follow ends when the kernel's container has exited and its log is
-// written, or when ctx ends; a container removed during a follow is
+// written, or when ctx ends; a follow of a kernel whose container is not
+// created yet waits for it, and a container removed during a follow is
 // finished from what was kept of it.
 //
 // Nothing is written before the kernel is found, so an error that comes
@@ -94,13 +107,30 @@ func (a *Agent) StreamLogs(ctx context.Context, kernelID uuid.UUID, r runtime.Lo
 	name := runtime.ContainerName(kernelID.String())
 	c, err := rt.Inspect(ctx, name)
 	res := runtime.LogRead{Start: r.Offset, Next: r.Offset}
+	// A kernel this agent supervises may not have its container yet: a
+	// follow waits for it, its start known already.
+	for r.Follow && errors.Is(err, runtime.ErrNotFound) && a.supervises(kernelID) {
+		if n, ok := w.(runtime.StartNoter); ok {
+			n.NoteLogStart(r.Offset)
+		}
+		select {
+		case <-ctx.Done():
+			return res, runtimeError(op, ctx.Err())
+		case <-time.After(containerPoll):
+		}
+		c, err = rt.Inspect(ctx, name)
+	}
 	if err == nil && c.AgentID == a.cfg.AgentID {
 		res, err = rt.StreamLogs(ctx, c.ID, r, w)
 		if err == nil {
 			return res, nil
 		}
 		if !errors.Is(err, runtime.ErrNotFound) {
-			return res, runtimeError(op, err)
+			// Podman may answer a container being removed with another
+			// error than not found: look again.
+			if _, ierr := rt.Inspect(ctx, name); !errors.Is(ierr, runtime.ErrNotFound) {
+				return res, runtimeError(op, err)
+			}
 		}
 		// Removed meanwhile: its logs were kept first; go on from there.
 	} else if err != nil && !errors.Is(err, runtime.ErrNotFound) {

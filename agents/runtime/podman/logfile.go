@@ -36,6 +36,12 @@ func (r *Runtime) StreamLogs(ctx context.Context, id string, lr runtime.LogRange
 	if err != nil {
 		return runtime.LogRead{Start: lr.Offset, Next: lr.Offset}, err
 	}
+	if lr.Follow {
+		// conmon makes the file when the container starts.
+		if err := r.awaitStart(ctx, id); err != nil {
+			return runtime.LogRead{Start: lr.Offset, Next: lr.Offset}, err
+		}
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return r.streamAPI(ctx, id, lr, w)
@@ -67,6 +73,21 @@ func (r *Runtime) StreamLogs(ctx context.Context, id string, lr runtime.LogRange
 		case <-ctx.Done():
 			return rw.Result(false), translate(ctx, "logs "+id, ctx.Err())
 		case <-time.After(wait):
+		}
+	}
+}
+
+// awaitStart waits while the container is created and not started.
+func (r *Runtime) awaitStart(ctx context.Context, id string) error {
+	for {
+		c, err := r.Inspect(ctx, id)
+		if err != nil || c.State != runtime.StateCreated {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return translate(ctx, "logs "+id, ctx.Err())
+		case <-time.After(followPoll):
 		}
 	}
 }
