@@ -100,9 +100,7 @@ func (s *server) startHTTP(ctx context.Context) error {
 	s.auth = auth
 	// Log streams end when the API stops: a follow would otherwise hold
 	// the shutdown until its kernel ends.
-	var stopStreams context.CancelFunc
-	s.streams, stopStreams = context.WithCancel(context.Background())
-	s.parts.onClose("log streams", func() error { stopStreams(); return nil })
+	s.streams, s.stopStreams = context.WithCancel(context.Background())
 	app, err := s.app(reg, auth, access)
 	if err != nil {
 		ln.Close()
@@ -114,7 +112,7 @@ func (s *server) startHTTP(ctx context.Context) error {
 		return err
 	}
 	s.parts.goRun("HTTP API", func(ctx context.Context) error {
-		context.AfterFunc(ctx, stopStreams)
+		context.AfterFunc(ctx, s.stopStreams)
 		return serve(ctx, app, lln)
 	})
 	s.log.Info("HTTP API serving", "url", s.apiURL, "images", s.images)

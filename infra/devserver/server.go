@@ -117,7 +117,6 @@ type server struct {
 	reg        *prometheus.Registry
 	addresses  *agentlogs.AddressBook
 	agent      *node.Agent
-	streams    context.Context // the API's log streams; ends at its shutdown
 	access     *accesslog.Writer
 	auth       *httpauth.Authenticator
 	images     []string
@@ -126,6 +125,11 @@ type server struct {
 	apiURL      string
 	credentials bootstrap.Credentials
 	created     bool
+
+	// streams bounds the API's log streams: stopStreams ends them when
+	// the API stops.
+	streams     context.Context
+	stopStreams context.CancelFunc
 }
 
 // start starts every part in order; what started is stopped by Run.
