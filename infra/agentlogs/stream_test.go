@@ -115,3 +115,50 @@ func TestOpenKernelLogFromARemoteAgent(t *testing.T) {
 		t.Errorf("an agent that stopped early: %v", err)
 	}
 }
+
+// waiter is an in-process agent following a kernel that writes nothing
+// more: its read ends only with its context.
+type waiter struct{ ended chan error }
+
+func (waiter) Logs(context.Context, uuid.UUID, runtime.LogOptions) ([]byte, error) { return nil, nil }
+
+func (w waiter) StreamLogs(ctx context.Context, _ uuid.UUID, r runtime.LogRange, out io.Writer) (runtime.LogRead, error) {
+	rw := runtime.NewRangeWriter(out, r, 0)
+	_, _ = io.WriteString(rw, "so far\n")
+	<-ctx.Done()
+	w.ended <- ctx.Err()
+	return rw.Result(false), ctx.Err()
+}
+
+// Closing a follow, or ending its context (the server's shutdown), ends
+// the agent's read.
+func TestOpenKernelLogFollowEnds(t *testing.T) {
+	t.Parallel()
+	for _, how := range []string{"close", "context"} {
+		a := waiter{ended: make(chan error, 1)}
+		s := NewSource(map[string]LocalAgent{"here": a}, nil, nil, nil)
+		ctx, cancel := context.WithCancel(context.Background())
+		st, err := s.OpenKernelLog(ctx, "here", uuid.NewString(), readapi.LogRange{Follow: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, 7)
+		if _, err := io.ReadFull(st, buf); err != nil || string(buf) != "so far\n" {
+			t.Fatalf("%s: read %q, %v", how, buf, err)
+		}
+		if how == "close" {
+			st.Close()
+		} else {
+			cancel()
+		}
+		if err := <-a.ended; err == nil {
+			t.Errorf("%s: the agent's read ended without its context ending", how)
+		}
+		if how == "context" {
+			if _, err := io.ReadAll(st); err == nil {
+				t.Errorf("a follow whose context ended read to a clean end")
+			}
+		}
+		cancel()
+	}
+}
