@@ -332,6 +332,13 @@ func (m *matrix) rows() []matrixRow {
 		matrixRow{method: "GET", route: "/v1/sessions/:id", path: func(own bool) string { return "/v1/sessions/" + m.session(own) }, want: readsTenant},
 		matrixRow{method: "GET", route: "/v1/sessions/:id/logs", path: func(own bool) string { return "/v1/sessions/" + m.session(own) + "/logs" },
 			want: map[string]want{"superadmin": same(conf), "admin": {conf, nf}, "user": {conf, nf}, "monitor": {conf, nf}}},
+		// The log by offset, followed, downloaded: the same visibility.
+		matrixRow{method: "GET", route: "/v1/sessions/:id/logs", path: func(own bool) string { return "/v1/sessions/" + m.session(own) + "/logs?offset=0" },
+			want: map[string]want{"superadmin": same(conf), "admin": {conf, nf}, "user": {conf, nf}, "monitor": {conf, nf}}},
+		matrixRow{method: "GET", route: "/v1/sessions/:id/logs", path: func(own bool) string { return "/v1/sessions/" + m.session(own) + "/logs?follow=true" },
+			want: map[string]want{"superadmin": same(conf), "admin": {conf, nf}, "user": {conf, nf}, "monitor": {conf, nf}}},
+		matrixRow{method: "GET", route: "/v1/sessions/:id/logs", path: func(own bool) string { return "/v1/sessions/" + m.session(own) + "/logs?download=true" },
+			want: map[string]want{"superadmin": same(conf), "admin": {conf, nf}, "user": {conf, nf}, "monitor": {conf, nf}}},
 		matrixRow{method: "DELETE", route: "/v1/sessions/:id", path: func(own bool) string { return "/v1/sessions/" + m.session(own) },
 			want: map[string]want{"superadmin": same(acc), "admin": {acc, nf}, "user": {acc, nf}, "monitor": same(no)}},
 		// Why a session waits, its timeline (as the session), the queue

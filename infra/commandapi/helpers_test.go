@@ -581,6 +581,33 @@ func (f *fakeLogs) KernelLogs(_ context.Context, agentID, kernelID string, tail 
 	return []byte("hello from " + kernelID + "\n"), nil
 }
 
+func (f *fakeLogs) OpenKernelLog(_ context.Context, agentID, kernelID string, r readapi.LogRange) (readapi.LogStream, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, fmt.Sprintf("%s/%s/%+v", agentID, kernelID, r))
+	if agentID == "" || kernelID == "" {
+		return nil, domain.Errorf("fake.logs", domain.KindNotFound, "no such kernel")
+	}
+	log := "hello from " + kernelID + "\n"
+	from := min(r.Offset, int64(len(log)))
+	to := int64(len(log))
+	if r.Limit > 0 {
+		to = min(to, from+r.Limit)
+	}
+	return &cannedLog{Reader: strings.NewReader(log[from:to]), start: from, next: to, complete: to == int64(len(log))}, nil
+}
+
+// cannedLog is a log stream over fixed bytes.
+type cannedLog struct {
+	*strings.Reader
+	start, next int64
+	complete    bool
+}
+
+func (l *cannedLog) Start() int64       { return l.start }
+func (l *cannedLog) End() (int64, bool) { return l.next, l.complete }
+func (l *cannedLog) Close() error       { return nil }
+
 func (f *fakeLogs) lastCall() string {
 	f.mu.Lock()
 	defer f.mu.Unlock()

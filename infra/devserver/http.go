@@ -102,6 +102,9 @@ func (s *server) startHTTP(ctx context.Context) error {
 		return err
 	}
 	s.auth = auth
+	// Log streams end when the API stops: a follow would otherwise hold
+	// the shutdown until its kernel ends.
+	s.streams, s.stopStreams = context.WithCancel(context.Background())
 	app, queries, err := s.app(reg, auth, access)
 	if err != nil {
 		ln.Close()
@@ -112,7 +115,10 @@ func (s *server) startHTTP(ctx context.Context) error {
 		ln.Close()
 		return err
 	}
-	s.parts.goRun("HTTP API", func(ctx context.Context) error { return serve(ctx, app, lln, queries.RunChanges) })
+	s.parts.goRun("HTTP API", func(ctx context.Context) error {
+		context.AfterFunc(ctx, s.stopStreams)
+		return serve(ctx, app, lln, queries.RunChanges)
+	})
 	s.log.Info("HTTP API serving", "url", s.apiURL, "images", s.images)
 	return nil
 }
@@ -235,6 +241,7 @@ func (s *server) app(reg prometheus.Registerer, auth *httpauth.Authenticator, ac
 		Logs: agentlogs.NewSource(local, s.addresses, nil, func(req *http.Request, agentID string) error {
 			return s.busKeys.SignAgentRequest(req, agentID, time.Now())
 		}),
+		Streams: s.streams,
 		Tenancy: s.models.Tenancy,
 		Usage:   s.models.Usage,
 		MaxWait: s.cfg.MaxWait,

@@ -128,6 +128,11 @@ type server struct {
 	apiURL      string
 	credentials bootstrap.Credentials
 	created     bool
+
+	// streams bounds the API's log streams: stopStreams ends them when
+	// the API stops.
+	streams     context.Context
+	stopStreams context.CancelFunc
 }
 
 // start starts every part in order; what started is stopped by Run.
