@@ -145,3 +145,25 @@ test('a waiting session says why in words, with its queue position and its timel
   assert.deepEqual(problems, []);
   await page.close();
 });
+
+test('logs follow live as the container writes, and end identical to the download', async () => {
+  const problems = [];
+  const name = unique('logs');
+  // Lines over a few seconds on stdout and stderr, markup and UTF-8 included.
+  const command = `sh -c 'for i in $(seq 1 40); do echo "line $i <b>é</b>"; echo "err $i" >&2; sleep 0.1; done; echo done'`;
+  const s = await api('POST', '/v1/sessions', { image: 'localhost/cairn/base:latest', name, type: 'batch', resources: { cpu: 1, mem: '64m' }, command });
+  const page = await newPage(browser, problems);
+  await login(page, admin.email, admin.password);
+  await page.goto(`${base}/sessions/${s.id}`);
+  const logs = page.locator('pre.logs');
+  await logs.getByText('line 5 <b>é</b>').waitFor({ timeout: 90_000 });
+  await page.getByText('· complete').waitFor({ timeout: 90_000 });
+  const shown = await logs.textContent();
+  const res = await fetch(`${base}/v1/sessions/${s.id}/logs?download=true`, { headers: { Authorization: `Bearer ${admin.token}` } });
+  const downloaded = await res.text();
+  assert.ok(downloaded.endsWith('done\n') && downloaded.includes('err 40'), downloaded.slice(-200));
+  assert.equal(shown, downloaded, 'the page shows the download byte for byte');
+  assert.equal(await page.locator('pre.logs b').count(), 0, 'markup in the log is text');
+  assert.deepEqual(problems, []);
+  await page.close();
+});

@@ -1,7 +1,7 @@
 // session.jsx — one session: its state (following it while it changes),
 // why it waits, its kernels and agents, its logs; terminate.
 import { useEffect, useState } from 'preact/hooks';
-import { del, get } from '../api.js';
+import { del, get, request } from '../api.js';
 import { useLiveReload } from '../live.js';
 import { ended } from '../statuses.js';
 import { ErrorBox, Loading, Slots, Status, Time, useApi } from '../ui.jsx';
@@ -121,22 +121,69 @@ export function SessionPage({ params }) {
           </tbody>
         </table>
       </div>
-      <Logs id={id} placed={x.kernels.some((k) => k.agent_id)} status={x.status} />
+      <Logs id={id} placed={x.kernels.some((k) => k.agent_id)} />
       <Timeline id={id} tick={tick} />
     </section>
   );
 }
 
-function Logs({ id, placed, status }) {
+// Logs follows the main kernel's log live (GET .../logs?follow=true, a
+// stream of its bytes as the container writes them). The page keeps the
+// byte offset it has reached: when a stream ends before the log is complete
+// (the server ends streams at shutdown; the network drops), it asks again
+// from that offset, so no byte is missed or shown twice and the text is
+// exactly the download's.
+function Logs({ id, placed }) {
   const [text, setText] = useState(null);
   const [error, setError] = useState(null);
+  const [done, setDone] = useState(false);
   const url = `/v1/sessions/${encodeURIComponent(id)}/logs`;
   useEffect(() => {
     if (!placed) return undefined;
     const ctl = new AbortController();
-    get(url, {}, { signal: ctl.signal }).then(setText, (e) => e.name !== 'AbortError' && setError(e));
-    return () => ctl.abort();
-  }, [placed, status]);
+    const decoder = new TextDecoder();
+    let acc = '';
+    let offset = 0;
+    let frame = 0;
+    const show = () => {
+      if (!frame) {
+        frame = requestAnimationFrame(() => {
+          frame = 0;
+          setText(acc);
+        });
+      }
+    };
+    (async () => {
+      for (let attempt = 0; !ctl.signal.aborted; attempt++) {
+        const res = await request('GET', url, { query: { follow: 'true', offset }, raw: true, signal: ctl.signal, headers: { Accept: 'text/plain' } });
+        const start = Number(res.headers.get('Cairn-Log-Start') || offset);
+        if (start > offset) {
+          acc += `[… ${start - offset} earlier bytes are no longer kept …]\n`;
+          offset = start;
+        }
+        const reader = res.body.getReader();
+        for (;;) {
+          const { done: end, value } = await reader.read();
+          if (end) break;
+          offset += value.length;
+          acc += decoder.decode(value, { stream: true });
+          show();
+        }
+        show();
+        // The stream ended: the log is complete, or it is to be resumed.
+        const check = await request('GET', url, { query: { offset, limit: 1 }, raw: true, signal: ctl.signal, headers: { Accept: 'text/plain' } });
+        if (check.headers.get('Cairn-Log-Complete') === 'true' && Number(check.headers.get('Cairn-Log-Offset')) === offset) {
+          setDone(true);
+          return;
+        }
+        await new Promise((r) => setTimeout(r, Math.min(5000, 500 * (attempt + 1))));
+      }
+    })().catch((e) => e.name !== 'AbortError' && setError(e));
+    return () => {
+      ctl.abort();
+      cancelAnimationFrame(frame);
+    };
+  }, [id, placed]);
   return (
     <>
       <h2>Logs</h2>
@@ -144,9 +191,10 @@ function Logs({ id, placed, status }) {
       <ErrorBox error={error} />
       {placed && (
         <p>
-          <a href={url} download={`session-${id}.log`}>
+          <a href={`${url}?download=true`} download={`session-${id}.log`}>
             Download the log
-          </a>
+          </a>{' '}
+          <span class="muted">{done ? '· complete' : '· following'}</span>
         </p>
       )}
       {text !== null && <pre class="logs">{text}</pre>}
