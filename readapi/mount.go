@@ -203,6 +203,7 @@ func (a *API) Mount(v1 fiber.Router) {
 	if a.Occupancy != nil {
 		v1.Get("/sessions/:id/pending", a.sessionPending)
 		v1.Get("/scheduler/queue", a.schedulerQueue)
+		v1.Get("/quotas/mine", a.myQuotas)
 	}
 	if a.Events != nil {
 		v1.Get("/sessions/:id/timeline", a.sessionTimeline)

@@ -349,6 +349,8 @@ func (m *matrix) rows() []matrixRow {
 			want: readsTenant},
 		matrixRow{method: "GET", route: "/v1/scheduler/queue", path: fixed("/v1/scheduler/queue"),
 			want: map[string]want{"superadmin": same(ok), "admin": same(ok), "user": same(no), "monitor": same(no)}},
+		// One's own quota standing: everyone's own.
+		matrixRow{method: "GET", route: "/v1/quotas/mine", path: fixed("/v1/quotas/mine"), want: all(ok)},
 		matrixRow{method: "GET", route: "/v1/agents", path: fixed("/v1/agents"), want: all(ok)},
 		// Usage of a domain: its own for everyone, the other tenant's for
 		// superadmins only.
