@@ -8,6 +8,7 @@ import { Link, match, navigate, useLocation } from './router.jsx';
 import { ErrorBox, Loading } from './ui.jsx';
 import { LoginPage } from './pages/login.jsx';
 import { StartPage } from './pages/start.jsx';
+import { DashboardPage } from './pages/dashboard.jsx';
 import { SessionsPage } from './pages/sessions.jsx';
 import { SessionPage } from './pages/session.jsx';
 import { UsersPage } from './pages/users.jsx';
@@ -26,6 +27,7 @@ import { FilesPage } from './pages/files.jsx';
  */
 const routes = [
   ['/', StartPage, 'Start'],
+  ['/dashboard', DashboardPage, 'Dashboard'],
   ['/sessions', SessionsPage, 'Sessions'],
   ['/sessions/:id', SessionPage, 'Session'],
   ['/environments', EnvironmentsPage, 'Environments'],
