@@ -2,6 +2,7 @@ package commands
 
 import (
 	"context"
+	"errors"
 
 	"github.com/cairnhq/cairn/domain"
 )
@@ -36,14 +37,22 @@ func (h changeSettingsHandler) Handle(ctx context.Context, md Metadata, cmd Chan
 	if err := authorizeGlobal(op, cmd.Actor); err != nil {
 		return Result{}, err
 	}
+	// A default policy that does not exist is reported with the other
+	// bad keys, so a request learns every problem at once.
+	var missing error
 	if name := cmd.Changes[domain.SettingKeypairDefaultPolicy]; name != "" && domain.CheckName(op, string(domain.SettingKeypairDefaultPolicy), name) == nil {
-		if err := requirePolicy(ctx, h.keypairPolicies, op, string(domain.SettingKeypairDefaultPolicy), domain.KeypairPolicyStream(name), name); err != nil {
-			return Result{}, err
+		missing = requirePolicy(ctx, h.keypairPolicies, op, string(domain.SettingKeypairDefaultPolicy), domain.KeypairPolicyStream(name), name)
+		if missing != nil && !errors.Is(missing, domain.ErrInvalid) {
+			return Result{}, missing
 		}
 	}
 	at := h.now()
 	_, pos, err := h.settings.repo.update(ctx, domain.SettingsStream(), md, func(s *domain.Settings) ([]domain.Event, error) {
-		return s.Change(cmd.Changes, h.settings.defaults, cmd.Actor.UserID.String(), at)
+		events, err := s.Change(cmd.Changes, h.settings.defaults, cmd.Actor.UserID.String(), at)
+		if err != nil || missing != nil {
+			return nil, errors.Join(err, missing)
+		}
+		return events, nil
 	})
 	return result(pos, err)
 }

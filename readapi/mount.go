@@ -38,6 +38,9 @@ type Deps struct {
 	// VFolders serve the virtual folder queries (vfolders.go); without
 	// them those routes are not mounted.
 	VFolders VFolderDeps
+	// Settings serve the run-time settings (settings_read.go); without
+	// them those routes are not mounted.
+	Settings SettingsDeps
 }
 
 // Waiter blocks until the read side has reached a position (see
@@ -120,6 +123,7 @@ func (a *API) Mount(v1 fiber.Router) {
 	v1.Get("/audit/stream", a.streamAudit)
 	a.mountTenancy(v1)
 	a.mountVFolders(v1)
+	a.mountSettings(v1)
 }
 
 // WaitAll returns a Waiter that waits for every one of ws (the projector

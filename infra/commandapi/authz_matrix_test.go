@@ -335,6 +335,11 @@ func (m *matrix) rows() []matrixRow {
 			want: map[string]want{"superadmin": same(ok), "admin": same(no), "user": same(no), "monitor": same(no)}},
 		matrixRow{method: "GET", route: "/v1/audit/stream", path: fixed("/v1/audit/stream"),
 			want: map[string]want{"superadmin": same(ok), "admin": same(no), "user": same(no), "monitor": same(no)}},
+		// The run-time settings are cluster-wide: superadmins only.
+		matrixRow{method: "GET", route: "/v1/settings", path: fixed("/v1/settings"), want: superOnly(ok)},
+		matrixRow{method: "GET", route: "/v1/settings/history", path: fixed("/v1/settings/history"), want: superOnly(ok)},
+		matrixRow{method: "PATCH", route: "/v1/settings", path: fixed("/v1/settings"),
+			body: func(bool) string { return fmt.Sprintf(`{"session.default_idle_timeout":%d}`, m.seq.Add(1)) }, want: superOnly(ok)},
 	)
 	rows = append(rows, m.vfolderRows()...)
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].route < rows[j].route })

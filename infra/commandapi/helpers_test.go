@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -37,6 +38,7 @@ import (
 	"github.com/cairnhq/cairn/projections/agents"
 	auditrm "github.com/cairnhq/cairn/projections/audit"
 	"github.com/cairnhq/cairn/projections/sessions"
+	settingsrm "github.com/cairnhq/cairn/projections/settings"
 	"github.com/cairnhq/cairn/projections/tenancy"
 	"github.com/cairnhq/cairn/projections/vfolders"
 	"github.com/cairnhq/cairn/readapi"
@@ -151,10 +153,15 @@ func newEnv(t testing.TB, opts envOptions) *env {
 	}
 	t.Cleanup(func() { vfs.Close() })
 	sessionsRM, agentsRM, tenancyRM, vfoldersRM, auditRM := sessions.New(db), agents.New(db), tenancy.New(db), vfolders.New(db), auditrm.New(db, store)
+	// The upload limit is the run-time setting, seeded as the server's
+	// flag seeds it.
+	settingsDeps := readapi.SettingsDeps{Changes: settingsrm.New(db),
+		Defaults: domain.SettingDefaults{domain.SettingVFolderMaxUpload: strconv.FormatInt(uploadLimit(opts), 10)}}
 	vfTenancy := infravf.Tenancy{RM: tenancyRM, Hosts: []string{"local"}}
 	handlers, err := commands.NewHandlers(store, clock.Now, commands.Options{
 		PasswordHasher: password.Hasher{Params: password.CheapParams()},
 		VFolders:       commands.VFolderPorts{Tenancy: vfTenancy, Storage: infravf.Storage{S: vfs}, Directory: vfoldersRM},
+		Settings:       settingsDeps.Defaults,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -163,7 +170,7 @@ func newEnv(t testing.TB, opts envOptions) *env {
 		waiters          []readapi.Waiter
 		tenancyProjector *projections.Projector
 	)
-	for _, p := range []projections.Projection{sessionsRM, agentsRM, tenancyRM, vfoldersRM, auditRM} {
+	for _, p := range []projections.Projection{sessionsRM, agentsRM, tenancyRM, vfoldersRM, auditRM, settingsDeps.Changes} {
 		// What the server does before it serves queries.
 		if err := projections.Setup(ctx, db, p); err != nil {
 			t.Fatal(err)
@@ -215,6 +222,7 @@ func newEnv(t testing.TB, opts envOptions) *env {
 		MaxWait:  opts.maxWait,
 		Clock:    clock.Now,
 		VFolders: readapi.VFolderDeps{Folders: vfoldersRM, Tenancy: vfTenancy, Storage: vfs},
+		Settings: settingsDeps,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -223,8 +231,10 @@ func newEnv(t testing.TB, opts envOptions) *env {
 		Queries:   queries,
 		Commands:  handlers,
 		Passwords: cmp.Or(opts.passwords, password.CheapParams()),
-		VFolders:  commandapi.VFolderDeps{Folders: vfoldersRM, Tenancy: vfTenancy, Storage: vfs, MaxUploadSize: uploadLimit(opts)},
-		Bus:       busSigner(t),
+		VFolders: commandapi.VFolderDeps{Folders: vfoldersRM, Tenancy: vfTenancy, Storage: vfs, MaxUploadSize: func(ctx context.Context) (int64, error) {
+			return settingsDeps.Int(ctx, domain.SettingVFolderMaxUpload)
+		}},
+		Bus: busSigner(t),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -114,6 +114,7 @@ func (a *API) Mount(v1 fiber.Router) {
 	v1.Post("/agents/:id/lost", a.markAgentLost)
 	a.mountTenancy(v1)
 	a.mountVFolders(v1)
+	v1.Patch("/settings", a.changeSettings)
 }
 
 // StreamsBody reports whether a request is a file upload, whose body the

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cairnhq/cairn/commands"
+	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/infra/commandapi"
 
 	"github.com/gofiber/fiber/v2"
@@ -214,6 +215,7 @@ func (s *server) app(reg prometheus.Registerer, auth *httpauth.Authenticator, ac
 			Tenancy: vfTenancy,
 			Storage: s.vfstorage,
 		},
+		Settings: s.settings(),
 	})
 	if err != nil {
 		return nil, err
@@ -226,7 +228,9 @@ func (s *server) app(reg prometheus.Registerer, auth *httpauth.Authenticator, ac
 			Tenancy: vfTenancy,
 			Storage: s.vfstorage,
 
-			MaxUploadSize: limit(s.cfg.VFolderMaxUpload),
+			MaxUploadSize: func(ctx context.Context) (int64, error) {
+				return s.settings().Int(ctx, domain.SettingVFolderMaxUpload)
+			},
 		},
 		Bus: busauth.Signer{Keys: s.busKeys, CAFile: s.busCA},
 	})
@@ -293,3 +297,9 @@ var (
 	_ readapi.VFolderTenancy  = vfolders.Tenancy{}
 	_ commands.VFolderTenancy = vfolders.Tenancy{}
 )
+
+// settings are the run-time settings as the API and the server's parts
+// read them: the read model, with the flags' values as defaults.
+func (s *server) settings() readapi.SettingsDeps {
+	return readapi.SettingsDeps{Changes: s.models.Settings, Defaults: s.cfg.settingDefaults()}
+}

@@ -173,6 +173,7 @@ func (s *server) startStore(ctx context.Context) error {
 		VFolders:       s.vfolderPorts(),
 
 		DefaultVFolderQuota: limit(s.cfg.VFolderDefaultQuota),
+		Settings:            s.cfg.settingDefaults(),
 	})
 	return err
 }
