@@ -342,7 +342,7 @@ func (s *server) startManagers(context.Context) error {
 	if err != nil {
 		return err
 	}
-	limits, err := sessionlimits.New(sessionlimits.Config{Clock: s.cfg.Clock, Logger: s.log}, s.store, s.handlers.TerminateSession)
+	limits, err := sessionlimits.New(sessionlimits.Config{Clock: s.cfg.Clock, Logger: s.log, Settings: s.cfg.settingDefaults()}, s.store, s.handlers.TerminateSession)
 	if err != nil {
 		return err
 	}
