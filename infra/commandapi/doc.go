@@ -22,8 +22,9 @@
 // agents_mark_lost.go (POST /v1/agents/{id}/lost), the tenancy commands
 // (domains_*.go, projects_*.go, users_*.go, keypairs_*.go,
 // keypair_policies_*.go, storage_policies_*.go, resource_groups_*.go,
-// images_*.go, auth_*.go) and the virtual folder commands and file
-// routes (vfolders_*.go). File operations are not events: each asks
+// images_*.go, auth_*.go), the run-time settings (settings_change.go,
+// PATCH /v1/settings) and the virtual folder commands and file routes
+// (vfolders_*.go). File operations are not events: each asks
 // commands.AuthorizeVFolderFiles first, then calls the storage port, so
 // reads of files (GET .../files, .../files/content) are here too.
 //
