@@ -176,7 +176,7 @@ func TestRunServesAndStopsInOrder(t *testing.T) {
 	}
 	want := []string{
 		"HTTP API", "access log", "agent address book", "reports consumer", "forwarder", "vfolder orphans", "vfolder jobs", "session limits", "audit sequencer", "scheduler",
-		"projector occupancy", "projector audit-runs", "projector vfolders", "projector tenancy", "projector agents", "projector sessions", "bus", "bus revocations", "embedded NATS",
+		"projector settings", "projector occupancy", "projector audit-runs", "projector vfolders", "projector tenancy", "projector agents", "projector sessions", "bus", "bus revocations", "embedded NATS",
 		"vfolder storage", "read-model database", "event store",
 	}
 	if strings.Join(order, ",") != strings.Join(want, ",") {
