@@ -26,6 +26,14 @@ const (
 	SettingSessionIdleTimeout SettingKey = "session.default_idle_timeout"
 )
 
+// Field is how an error names the key: the key itself, or "(empty key)".
+func (k SettingKey) Field() string {
+	if k == "" {
+		return "(empty key)"
+	}
+	return string(k)
+}
+
 // SettingKind says what a setting's value is, and so how its text is
 // read and shown.
 type SettingKind string
@@ -140,7 +148,7 @@ func (ds SettingDefaults) Check(op string) error {
 	for _, k := range sortedKeys(ds) {
 		d, ok := LookupSetting(k)
 		if !ok {
-			p.bad(string(k), "no such setting")
+			p.bad(k.Field(), "no such setting")
 			continue
 		}
 		before := len(p.errs)
@@ -227,7 +235,7 @@ func (s *Settings) Change(changes map[SettingKey]string, defaults SettingDefault
 	for _, k := range sortedKeys(changes) {
 		d, ok := LookupSetting(k)
 		if !ok {
-			p.bad(string(k), "no such setting")
+			p.bad(k.Field(), "no such setting")
 			continue
 		}
 		next[k] = d.parse(p, changes[k])

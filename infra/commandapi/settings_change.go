@@ -87,7 +87,7 @@ func settingChanges(body map[string]json.RawMessage) (map[domain.SettingKey]stri
 			continue
 		}
 		if def, known := domain.LookupSetting(key); !known {
-			errs = append(errs, domain.Invalid(opChangeSettings, k, "no such setting"))
+			errs = append(errs, domain.Invalid(opChangeSettings, key.Field(), "no such setting"))
 		} else if _, err := def.Parse(opChangeSettings, v); err != nil {
 			errs = append(errs, err)
 		}
