@@ -55,11 +55,20 @@ fuzz: ## run every fuzz test (each func FuzzX in a _test.go file) for FUZZTIME e
 	    $(GO) test -run='^$$' -fuzz="^$$fn$$" -fuzztime=$${FUZZTIME:-30s} "$$pkg/" </dev/null; \
 	  done
 
+.PHONY: webui
+webui: ## rebuild the Web-UI's embedded assets (web/dist) from web/ui/src with the pinned esbuild (needs Node; commit web/dist)
+	scripts/install-browser.sh --node-only
+	cd web/ui && node build.mjs
+
+.PHONY: screenshots
+screenshots: build ## a PNG of every Web-UI page into docs/screenshots (starts a throwaway cairn dev)
+	scripts/screenshots.sh
+
 .PHONY: lint
 lint: ## go vet, staticcheck (pinned in go.mod as a tool) and a gofmt check
 	$(GO) vet ./...
 	$(GO) tool staticcheck ./...
-	@out=$$(gofmt -l $$(find . -name '*.go' -not -path './.git/*' -not -path './data/*')); \
+	@out=$$(gofmt -l $$(find . -name '*.go' -not -path './.git/*' -not -path './data/*' -not -path '*/node_modules/*')); \
 	  if [[ -n "$$out" ]]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 .PHONY: clean

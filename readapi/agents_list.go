@@ -19,12 +19,31 @@ type agentView struct {
 	Capacity     domain.Slots       `json:"capacity"`
 	Occupied     domain.Slots       `json:"occupied"`
 	Free         domain.Slots       `json:"free"`
-	Devices      []agentDeviceView  `json:"devices"`
-	Allocations  int                `json:"allocations"`
-	RegisteredAt time.Time          `json:"registered_at"`
-	LastSeenAt   time.Time          `json:"last_seen_at"`
-	LostAt       *time.Time         `json:"lost_at,omitempty"`
-	Position     uint64             `json:"position"`
+	// LargestFreeBlock is, per slot, the most one kernel could be given on
+	// the agent now: the largest free share of one GPU for cuda.shares,
+	// the entirely free devices for a device slot (cuda.device, a MIG
+	// profile), capacity − occupied otherwise.
+	LargestFreeBlock domain.Slots `json:"largest_free_block"`
+	// Slots lists every slot with its capacity, occupancy, free amount and
+	// largest free block, by slot name (devices counted as in
+	// LargestFreeBlock).
+	Slots        []agentSlotView   `json:"slots"`
+	Devices      []agentDeviceView `json:"devices"`
+	Allocations  int               `json:"allocations"`
+	RegisteredAt time.Time         `json:"registered_at"`
+	LastSeenAt   time.Time         `json:"last_seen_at"`
+	LostAt       *time.Time        `json:"lost_at,omitempty"`
+	Position     uint64            `json:"position"`
+}
+
+// agentSlotView is one slot of an agent, amounts as decimals (bytes for
+// memory), as in slots objects.
+type agentSlotView struct {
+	Slot             domain.SlotName `json:"slot"`
+	Capacity         string          `json:"capacity"`
+	Occupied         string          `json:"occupied"`
+	Free             string          `json:"free"`
+	LargestFreeBlock string          `json:"largest_free_block"`
 }
 
 // agentDeviceView is one accelerator of an agent and its allocated share.
@@ -62,6 +81,13 @@ func (a *api) listAgents(c *fiber.Ctx) error {
 			Devices: make([]agentDeviceView, len(ag.Devices)), Allocations: ag.Allocations,
 			RegisteredAt: ag.RegisteredAt, LastSeenAt: ag.LastSeenAt, LostAt: ag.LostAt, Position: ag.Position,
 		}
+		room := roomOf(ag)
+		v.LargestFreeBlock = room.blocks()
+		for _, slot := range v.LargestFreeBlock.Names() {
+			v.Slots = append(v.Slots, agentSlotView{Slot: slot, Capacity: ag.Capacity[slot].String(),
+				Occupied: ag.Occupied[slot].String(), Free: ag.Free[slot].String(), LargestFreeBlock: v.LargestFreeBlock[slot].String()})
+		}
+		v.Slots = nonNil(v.Slots)
 		for j, d := range ag.Devices {
 			v.Devices[j] = agentDeviceView{ID: d.ID, Kind: d.Kind, Model: d.Model, Memory: d.Memory, Occupied: d.Occupied}
 		}

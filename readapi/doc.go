@@ -1,6 +1,7 @@
 // Package readapi is the query side of Cairn's HTTP API under /v1 (fiber):
 // the GET routes over the read models (sessions, agents, the audit trail
-// and its live stream, tenancy, virtual folders) and kernel logs. The
+// and its live stream, tenancy, virtual folders, usage statistics) and
+// kernel logs. The
 // command endpoints (POST, PUT, PATCH, DELETE) are the write side's HTTP
 // port, infra/commandapi, which looks objects up through this package
 // (CallerOf, the scope lookups, WaitForPosition) before a command runs.
@@ -16,7 +17,14 @@
 // One file per route group: sessions_list.go (GET /v1/sessions),
 // sessions_get.go (GET /v1/sessions/{id}), sessions_logs.go (GET
 // /v1/sessions/{id}/logs), agents_list.go (GET /v1/agents), audit_list.go
-// (GET /v1/audit and /v1/audit/stream). The wire shapes of sessions are in
+// (GET /v1/audit and /v1/audit/stream), usage_get.go (GET /v1/usage:
+// usage per day, as JSON or CSV), sessions_pending.go (GET
+// /v1/sessions/{id}/pending) and scheduler_queue.go (GET
+// /v1/scheduler/queue), which explain waiting sessions with a scheduling
+// round over the read models (explain.go, explain_checks.go, capacity.go),
+// sessions_timeline.go (GET /v1/sessions/{id}/timeline, the session's
+// stream through the EventReader port), events_stream.go (GET /v1/events).
+// The wire shapes of sessions are in
 // sessions_view.go; they are this package's own types, mapped from the
 // read models, so the HTTP contract (docs/api/openapi.yaml, kept in sync
 // with the routes of both sides by a test in infra/commandapi) changes
@@ -31,6 +39,20 @@
 // not get there in time the answer is 503 problem+json (kind
 // "unavailable") with Retry-After: 1, never a possibly stale read: a
 // client that asked for its own write either sees it or knows it did not.
+// Without it, a GET of one object that finds nothing it would hide waits
+// (at most Deps.RecheckWait, 2s) until the read models reach the log's
+// head and looks again before answering 404 (recheck.go): a client's GET
+// right after its own 201 sees the object.
+//
+// # Live changes
+//
+// GET /v1/events (events_stream.go) is a server-sent event stream of the
+// changes the caller may see, resumable with Last-Event-ID (a log
+// position). One change feed per API (changes.go, run by RunChanges)
+// follows the log, waits for the read models, works out once per event
+// which object changed and who may see it (changes_audience.go), and
+// fans the change out to the open streams, dropping one that falls
+// behind rather than waiting for it.
 //
 // # Who sees what
 //
@@ -40,7 +62,9 @@
 // Sessions: superadmins see every session, admins and monitors their
 // domain's, users their own; a session the caller may not see answers 404
 // exactly like one that does not exist (and so does a malformed id), and
-// is recorded as denied in the audit trail.
+// is recorded as denied in the audit trail. Usage follows the same rule:
+// superadmins every domain's, admins and monitors their domain's, users
+// their own; a domain or user filter the caller may not see is 404.
 //
 // # Tenancy
 //

@@ -4,14 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/cairnhq/cairn/domain/placement"
+	"github.com/cairnhq/cairn/eventstore"
 	"github.com/cairnhq/cairn/projections/agents"
 	auditrm "github.com/cairnhq/cairn/projections/audit"
+	"github.com/cairnhq/cairn/projections/occupancy"
 	"github.com/cairnhq/cairn/projections/sessions"
 	"github.com/cairnhq/cairn/projections/tenancy"
+	"github.com/cairnhq/cairn/projections/usage"
 )
 
 // DefaultMaxWait bounds a wait_for_position when Deps.MaxWait is zero; it
@@ -38,9 +43,44 @@ type Deps struct {
 	// VFolders serve the virtual folder queries (vfolders.go); without
 	// them those routes are not mounted.
 	VFolders VFolderDeps
+	// Usage serves GET /v1/usage (usage per day); without it the route is
+	// not mounted.
+	Usage *usage.ReadModel
+	// Occupancy is the quota occupancy read model: with it the
+	// explanations of waiting sessions are served (GET
+	// /v1/sessions/{id}/pending, GET /v1/scheduler/queue), computed with
+	// Queue, the scheduler's own queue settings (scheduler.Config.Queue).
+	Occupancy *occupancy.ReadModel
+	Queue     placement.ResourceGroup
+	// Events reads a session's stream: with it GET
+	// /v1/sessions/{id}/timeline is served.
+	Events EventReader
+
+	// Log is the event store: its head and its tail, for the change
+	// streams (GET /v1/events) and the second look of a lookup that found
+	// nothing (recheck.go).
+	Log EventLog
+	// RecheckWait bounds that second look's wait (default
+	// DefaultRecheckWait).
+	RecheckWait time.Duration
+	// Heartbeat, StreamLifetime, StreamBuffer and StreamCatchUp shape the
+	// change streams (defaults DefaultHeartbeat, DefaultStreamLifetime,
+	// DefaultStreamBuffer, DefaultStreamCatchUp).
+	Heartbeat      time.Duration
+	StreamLifetime time.Duration
+	StreamBuffer   int
+	StreamCatchUp  int
+	// Logger logs what the change feed drops (default slog's).
+	Logger *slog.Logger
 	// Settings serve the run-time settings (settings_read.go); without
 	// them those routes are not mounted.
 	Settings SettingsDeps
+}
+
+// EventReader reads one stream of the event store (eventstore.Store's
+// ReadStream): the session timeline's source.
+type EventReader interface {
+	ReadStream(ctx context.Context, stream string, opts eventstore.ReadStreamOptions) ([]eventstore.RecordedEvent, error)
 }
 
 // Waiter blocks until the read side has reached a position (see
@@ -65,6 +105,24 @@ func (d Deps) WithDefaults() Deps {
 	if d.Clock == nil {
 		d.Clock = time.Now
 	}
+	if d.RecheckWait == 0 {
+		d.RecheckWait = DefaultRecheckWait
+	}
+	if d.Heartbeat == 0 {
+		d.Heartbeat = DefaultHeartbeat
+	}
+	if d.StreamLifetime == 0 {
+		d.StreamLifetime = DefaultStreamLifetime
+	}
+	if d.StreamBuffer == 0 {
+		d.StreamBuffer = DefaultStreamBuffer
+	}
+	if d.StreamCatchUp == 0 {
+		d.StreamCatchUp = DefaultStreamCatchUp
+	}
+	if d.Logger == nil {
+		d.Logger = slog.Default()
+	}
 	return d
 }
 
@@ -81,6 +139,7 @@ func (d Deps) Validate() error {
 		{"Waiter", d.Waiter == nil},
 		{"Logs", d.Logs == nil},
 		{"Tenancy", d.Tenancy == nil},
+		{"Log", d.Log == nil},
 	} {
 		if dep.missing {
 			errs = append(errs, fmt.Errorf("readapi: no %s", dep.name))
@@ -88,6 +147,9 @@ func (d Deps) Validate() error {
 	}
 	if d.MaxWait < 0 {
 		errs = append(errs, fmt.Errorf("readapi: max wait %v must not be negative", d.MaxWait))
+	}
+	if d.RecheckWait < 0 || d.Heartbeat < 0 || d.StreamLifetime < 0 || d.StreamBuffer < 0 || d.StreamCatchUp < 0 {
+		errs = append(errs, fmt.Errorf("readapi: the recheck wait, heartbeat and stream lifetime, buffer and catch-up must not be negative"))
 	}
 	return errors.Join(errs...)
 }
@@ -97,6 +159,8 @@ func (d Deps) Validate() error {
 // caller may see, wait_for_position) before a command runs.
 type API struct {
 	Deps
+	// changes is the change feed of the streams (RunChanges runs it).
+	changes *feed
 }
 
 // api is the short name the handlers use.
@@ -108,21 +172,40 @@ func New(d Deps) (*API, error) {
 	if err := d.Validate(); err != nil {
 		return nil, err
 	}
-	return &API{Deps: d}, nil
+	a := &API{Deps: d}
+	a.changes = newFeed(d.Log, d.Waiter, d.StreamBuffer, d.Logger, a.classify)
+	return a, nil
 }
+
+// RunChanges runs the change feed of GET /v1/events until ctx ends (nil)
+// or the log or the read models fail; the open streams end when it
+// returns. Run it beside the HTTP server and stop it first at shutdown,
+// so that the server does not wait for the streams.
+func (a *API) RunChanges(ctx context.Context) error { return a.changes.run(ctx) }
 
 // Mount registers the query routes on v1, the /v1 group behind the
 // authentication middleware (app.Group("/v1", auth)). Mount the command
 // endpoints (infra/commandapi) on the same group.
 func (a *API) Mount(v1 fiber.Router) {
 	v1.Get("/sessions", a.listSessions)
-	v1.Get("/sessions/:id", a.getSession)
+	v1.Get("/sessions/:id", a.recheck(a.getSession))
 	v1.Get("/sessions/:id/logs", a.sessionLogs)
+	if a.Occupancy != nil {
+		v1.Get("/sessions/:id/pending", a.sessionPending)
+		v1.Get("/scheduler/queue", a.schedulerQueue)
+	}
+	if a.Events != nil {
+		v1.Get("/sessions/:id/timeline", a.sessionTimeline)
+	}
 	v1.Get("/agents", a.listAgents)
 	v1.Get("/audit", a.listAudit)
 	v1.Get("/audit/stream", a.streamAudit)
+	v1.Get("/events", a.streamEvents)
 	a.mountTenancy(v1)
 	a.mountVFolders(v1)
+	if a.Usage != nil {
+		v1.Get("/usage", a.getUsage)
+	}
 	a.mountSettings(v1)
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/cairnhq/cairn/domain"
+	"github.com/cairnhq/cairn/eventstore"
 	"github.com/cairnhq/cairn/infra/vfstorage/localfs"
 	"github.com/cairnhq/cairn/projections/agents"
 	auditrm "github.com/cairnhq/cairn/projections/audit"
@@ -32,6 +33,17 @@ func (noWait) WaitFor(context.Context, uint64) error { return nil }
 type noLogs struct{}
 
 func (noLogs) KernelLogs(context.Context, string, string, int) ([]byte, error) { return nil, nil }
+
+// noLog is an empty event log.
+type noLog struct{}
+
+func (noLog) Head(context.Context) (uint64, error) { return 0, nil }
+func (noLog) ReadAll(context.Context, uint64, int) ([]eventstore.RecordedEvent, error) {
+	return nil, nil
+}
+func (noLog) Subscribe(context.Context, uint64) (eventstore.Subscription, error) {
+	return nil, errors.New("no log")
+}
 
 type noTenancy struct{}
 
@@ -53,7 +65,7 @@ func TestMountRegistersQueriesOnly(t *testing.T) {
 	}
 	api, err := readapi.New(readapi.Deps{
 		Sessions: &sessions.ReadModel{}, Agents: &agents.ReadModel{}, Audit: &auditrm.ReadModel{},
-		Waiter: noWait{}, Logs: noLogs{}, Tenancy: &tenancy.ReadModel{},
+		Waiter: noWait{}, Logs: noLogs{}, Tenancy: &tenancy.ReadModel{}, Log: noLog{},
 		VFolders: readapi.VFolderDeps{Folders: &vfolders.ReadModel{}, Tenancy: noTenancy{}, Storage: storage},
 	})
 	if err != nil {
@@ -71,7 +83,7 @@ func TestMountRegistersQueriesOnly(t *testing.T) {
 			t.Errorf("%s %s: the query side registers only GET routes", r.Method, r.Path)
 		}
 	}
-	for _, want := range []string{"/v1/sessions/:id", "/v1/audit/stream", "/v1/users/:id", "/v1/vfolders/quota-scope", "/v1/vfolder-invitations"} {
+	for _, want := range []string{"/v1/sessions/:id", "/v1/audit/stream", "/v1/users/:id", "/v1/vfolders/quota-scope", "/v1/vfolder-invitations", "/v1/events"} {
 		if !slices.Contains(paths, want) {
 			t.Errorf("GET %s is not registered (have %q)", want, paths)
 		}
@@ -89,8 +101,9 @@ func TestNewReportsEveryMissingDependency(t *testing.T) {
 	if !errors.As(err, &joined) {
 		t.Fatalf("New's error %v is not a list of problems", err)
 	}
-	// Sessions, Agents, Audit, Waiter, Logs, Tenancy and the negative wait.
-	if n := len(joined.Unwrap()); n != 7 {
-		t.Errorf("New reported %d problems, want 7: %v", n, err)
+	// Sessions, Agents, Audit, Waiter, Logs, Tenancy, Log and the negative
+	// wait.
+	if n := len(joined.Unwrap()); n != 8 {
+		t.Errorf("New reported %d problems, want 8: %v", n, err)
 	}
 }

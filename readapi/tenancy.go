@@ -11,30 +11,30 @@ func (a *api) mountTenancy(v1 fiber.Router) {
 	v1.Get("/auth/tokens", a.listTokens)
 
 	v1.Get("/domains", a.listDomains)
-	v1.Get("/domains/:id", a.getDomain)
+	v1.Get("/domains/:id", a.recheck(a.getDomain))
 
 	v1.Get("/projects", a.listProjects)
-	v1.Get("/projects/:id", a.getProject)
+	v1.Get("/projects/:id", a.recheck(a.getProject))
 	v1.Get("/projects/:id/members", a.listProjectMembers)
 
 	v1.Get("/users", a.listUsers)
-	v1.Get("/users/:id", a.getUser)
+	v1.Get("/users/:id", a.recheck(a.getUser))
 
 	v1.Get("/keypairs", a.listKeypairs)
-	v1.Get("/keypairs/:id", a.getKeypair)
+	v1.Get("/keypairs/:id", a.recheck(a.getKeypair))
 
 	v1.Get("/keypair-policies", a.listKeypairPolicies)
-	v1.Get("/keypair-policies/:id", a.getKeypairPolicy)
+	v1.Get("/keypair-policies/:id", a.recheck(a.getKeypairPolicy))
 	for _, scope := range []storagePolicyScope{userPolicies, projectPolicies} {
 		v1.Get("/"+scope.path, a.listStoragePolicies(scope))
-		v1.Get("/"+scope.path+"/:id", a.getStoragePolicy(scope))
+		v1.Get("/"+scope.path+"/:id", a.recheck(a.getStoragePolicy(scope)))
 	}
 
 	v1.Get("/resource-groups", a.listResourceGroups)
-	v1.Get("/resource-groups/:id", a.getResourceGroup)
+	v1.Get("/resource-groups/:id", a.recheck(a.getResourceGroup))
 
 	v1.Get("/images", a.listImages)
-	v1.Get("/images/:id", a.getImage)
+	v1.Get("/images/:id", a.recheck(a.getImage))
 }
 
 // items is the answer of a list.

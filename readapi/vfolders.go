@@ -51,7 +51,7 @@ func (a *api) mountVFolders(v1 fiber.Router) {
 	// Static paths first: /v1/vfolders/{id} would take them.
 	v1.Get("/vfolders/quota-scope", a.vfolderQuotaScope)
 	v1.Get("/vfolders", a.listVFolders)
-	v1.Get("/vfolders/:id", a.getVFolder)
+	v1.Get("/vfolders/:id", a.recheck(a.getVFolder))
 	v1.Get("/vfolder-invitations", a.listVFolderInvitations)
 }
 

@@ -18,6 +18,15 @@ elif ! scripts/install-podman.sh; then
   echo "test.sh: WARNING: Podman is not ready; the Podman suites will not run" >&2
 fi
 
+# Node's packages and Chromium for the Web-UI's build check and browser
+# tests (as root this installs what is missing; otherwise those suites skip
+# loudly, and fail with CI=true).
+if [[ $(id -u) -eq 0 || "${CI:-}" == "true" ]]; then
+  scripts/install-browser.sh
+elif ! scripts/install-browser.sh; then
+  echo "test.sh: WARNING: the browser tests cannot run (see above)" >&2
+fi
+
 report=$(mktemp /tmp/cairn-skips.XXXXXX)
 trap 'rm -f "$report"' EXIT
 export CAIRN_TEST_SKIP_REPORT=$report

@@ -158,3 +158,27 @@ func TestConcentratedPacksShares(t *testing.T) {
 		t.Fatalf("placed on %v", got)
 	}
 }
+
+// TestResultOrder: Result.Order lists every session once, in the order
+// the round decided them (the queue an explanation reports positions in).
+func TestResultOrder(t *testing.T) {
+	t.Parallel()
+	small := func(n int) placement.Session { return sess(n, cpuMem(2, 1), 1) }
+	agent := gpuAgent("a1", 8, 64)
+	for _, c := range []struct {
+		name  string
+		group placement.ResourceGroup
+		want  []uuid.UUID
+	}{
+		{"fifo", placement.ResourceGroup{}, []uuid.UUID{sid(4), sid(1), sid(2), sid(3)}},
+		{"lifo", placement.ResourceGroup{Order: placement.OrderLIFO}, []uuid.UUID{sid(4), sid(3), sid(2), sid(1)}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			r := place(t, grouped(c.group, []placement.Session{small(3), small(1), withPriority(small(4), 50), small(2)}, agent))
+			if !slices.Equal(r.Order, c.want) {
+				t.Fatalf("order %v, want %v", r.Order, c.want)
+			}
+		})
+	}
+}

@@ -14,6 +14,12 @@ type Result struct {
 	// selector, where its next round starts (ResourceGroup.RoundRobinNext).
 	// Ungrouped rounds use the key Input.Ungrouped.Name.
 	RoundRobinNext map[string]int
+	// Order is every session of the input in the order the round decided
+	// it: sessions no group takes first, then priority levels from the
+	// highest, each group's sessions of a level in the group's order (for
+	// drf, as the dominant shares moved during the round). It is the
+	// queue as the scheduler walks it, for explanations.
+	Order []uuid.UUID
 }
 
 // Placement is where every kernel of one session goes: the agent and

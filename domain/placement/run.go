@@ -90,6 +90,7 @@ func (st *state) consider(g *group, r *request) bool {
 	kernels, ok := st.placeRequest(g, r, passed)
 	if ok && passed {
 		st.out.Placed = append(st.out.Placed, Placement{SessionID: r.s.ID, Kernels: kernels})
+		st.out.Order = append(st.out.Order, r.s.ID)
 		st.quota.charge(r)
 		return true
 	}
@@ -107,6 +108,7 @@ func (st *state) consider(g *group, r *request) bool {
 
 func (st *state) unplace(r *request, tried bool) {
 	st.out.Unplaced = append(st.out.Unplaced, Unplaced{SessionID: r.s.ID, Reason: r.reason(), Failures: r.failures, Tried: tried})
+	st.out.Order = append(st.out.Order, r.s.ID)
 }
 
 // placeRequest finds agents for every demand of r. With commit it takes

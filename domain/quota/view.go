@@ -17,7 +17,7 @@ import (
 //   - users (by id: their main keypair's policy), projects (by
 //     domain.ProjectKey, the key placement.Session.Project must carry) and
 //     domains that have a limit; the others are left out (not limited).
-func View(limits *Limits, occ Snapshot, sessions []Session) placement.Quotas {
+func View(limits LimitSource, occ Snapshot, sessions []Session) placement.Quotas {
 	q := placement.Quotas{
 		Keypairs: map[string]placement.KeypairUsage{}, Users: map[string]placement.Usage{},
 		Projects: map[string]placement.Usage{}, Domains: map[string]placement.Usage{},
@@ -48,6 +48,17 @@ func View(limits *Limits, occ Snapshot, sessions []Session) placement.Quotas {
 	}
 	return q
 }
+
+// LimitSource is where View reads the limits: Limits (folded from the
+// log, for the scheduler) or the tenancy read model (for explanations).
+type LimitSource interface {
+	// KeypairPolicy returns the policy of the keypair with the access key.
+	KeypairPolicy(accessKey string) (domain.KeypairPolicySpec, bool)
+	// Of returns a subject's slot limit, false when it has none.
+	Of(scope Scope, key string) (Limit, bool)
+}
+
+var _ LimitSource = (*Limits)(nil)
 
 func usage(l Limit, occupied domain.Slots) placement.Usage {
 	u := placement.Usage{Limits: l.Slots.Clone(), Occupied: occupied.Clone(), Unspecified: placement.UnspecifiedUnlimited}

@@ -45,6 +45,13 @@ func ExpectStatus(c *fiber.Ctx, status int) { c.Locals(expectKey, status) }
 // answered like a missing object (404, no existence leak).
 func Deny(c *fiber.Ctx) { c.Locals(deniedKey, true) }
 
+// Denied reports whether Deny marked the request: its 404 hides an object
+// rather than reporting a missing one.
+func Denied(c *fiber.Ctx) bool {
+	denied, _ := c.Locals(deniedKey).(bool)
+	return denied
+}
+
 // ClaimAccessKey records the access key a request claimed before it was
 // authenticated, so a refused request's record still names it.
 func ClaimAccessKey(c *fiber.Ctx, accessKey string) {

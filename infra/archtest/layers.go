@@ -9,7 +9,7 @@ import (
 // Layer is where a package sits in the rule, from the innermost out.
 type Layer int
 
-// The layers: domain ← commands / projections ← readapi / agents / infra ←
+// The layers: domain ← commands / projections ← readapi / agents / infra / web ←
 // cmd, with eventstore a port (and its backends) beside the domain.
 const (
 	Unknown Layer = iota
@@ -17,7 +17,7 @@ const (
 	EventStore
 	Commands
 	Projections
-	Adapters // readapi, agents, infra
+	Adapters // readapi, agents, infra, web (the Web-UI's assets)
 	Cmd      // cmd, and the end-to-end tests that drive its binary
 )
 
@@ -44,7 +44,7 @@ func LayerOf(rel string) Layer {
 		return Commands
 	case "projections":
 		return Projections
-	case "readapi", "agents", "infra":
+	case "readapi", "agents", "infra", "web":
 		return Adapters
 	case "cmd", "e2e":
 		return Cmd

@@ -26,7 +26,14 @@ func TestListAgents(t *testing.T) {
 			Model    string `json:"model"`
 			Occupied string `json:"occupied"`
 		} `json:"devices"`
-		Allocations int `json:"allocations"`
+		Allocations      int               `json:"allocations"`
+		LargestFreeBlock map[string]string `json:"largest_free_block"`
+		Slots            []struct {
+			Slot             string `json:"slot"`
+			Capacity         string `json:"capacity"`
+			Free             string `json:"free"`
+			LargestFreeBlock string `json:"largest_free_block"`
+		} `json:"slots"`
 	}
 	list := func(token, query string) []agent {
 		t.Helper()
@@ -50,6 +57,15 @@ func TestListAgents(t *testing.T) {
 	}
 	if len(n1.Devices) != 2 || n1.Devices[0].ID != "GPU-0" || n1.Devices[0].Occupied != "0.25" || n1.Devices[1].Occupied != "0" {
 		t.Fatalf("node-1 devices %+v", n1.Devices)
+	}
+	// The largest single-kernel request that fits now: 1 whole GPU left
+	// (GPU-1), 1 share on one device (GPU-1 again), 6 CPUs.
+	if b := n1.LargestFreeBlock; b["cuda.device"] != "1" || b["cuda.shares"] != "1" || b["cpu"] != "6" || b["mem"] != fmt.Sprint(63<<30) {
+		t.Fatalf("node-1 largest free block %+v", b)
+	}
+	if len(n1.Slots) != 4 || n1.Slots[0].Slot != "cpu" || n1.Slots[0].Capacity != "8" || n1.Slots[0].Free != "6" || n1.Slots[0].LargestFreeBlock != "6" ||
+		n1.Slots[2].Slot != "cuda.shares" || n1.Slots[2].Free != "1.75" || n1.Slots[2].LargestFreeBlock != "1" {
+		t.Fatalf("node-1 slots %+v", n1.Slots)
 	}
 	if lost := list(adminToken, "status=lost"); len(lost) != 0 {
 		t.Fatalf("lost agents %+v", lost)

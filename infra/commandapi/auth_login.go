@@ -15,6 +15,7 @@ import (
 	"github.com/cairnhq/cairn/infra/auth/password"
 	"github.com/cairnhq/cairn/infra/auth/token"
 	"github.com/cairnhq/cairn/infra/httpapi"
+	"github.com/cairnhq/cairn/projections/tenancy"
 )
 
 const opLogin = "auth.login"
@@ -52,41 +53,66 @@ var errBadLogin = &domain.Error{Op: opLogin, Kind: domain.KindUnauthenticated, M
 // (ModifyUser) once the password is known to be right. The answer waits
 // until the token is usable.
 func (a *api) login(c *fiber.Ctx) error {
+	l, err := a.logIn(c, opLogin)
+	if err != nil {
+		return err
+	}
+	return c.Status(http.StatusOK).JSON(l.response())
+}
+
+// loggedIn is a successful login: the user, the token's secret and when
+// it expires.
+type loggedIn struct {
+	user     tenancy.Login
+	secret   string
+	tokenID  uuid.UUID
+	expires  time.Time
+	position uint64
+}
+
+func (l loggedIn) response() loginResponse {
+	return loginResponse{Token: l.secret, TokenID: l.tokenID, ExpiresAt: l.expires,
+		UserID: l.user.ID, Email: l.user.Email, Role: string(l.user.Role), Domain: l.user.Domain, Position: l.position}
+}
+
+// logIn reads {email, password} from the body, checks them and issues a
+// login token (see login).
+func (a *api) logIn(c *fiber.Ctx, op string) (loggedIn, error) {
 	var req loginRequest
 	if err := decode(c, &req); err != nil {
-		return err
+		return loggedIn{}, err
 	}
 	var errs []error
 	if strings.TrimSpace(req.Email) == "" {
-		errs = append(errs, domain.Invalid(opLogin, "email", "required"))
+		errs = append(errs, domain.Invalid(op, "email", "required"))
 	}
 	if req.Password == "" {
-		errs = append(errs, domain.Invalid(opLogin, "password", "required"))
+		errs = append(errs, domain.Invalid(op, "password", "required"))
 	}
 	if len(req.Password) > commands.MaxPasswordLength {
-		errs = append(errs, domain.Invalid(opLogin, "password", "longer than %d bytes", commands.MaxPasswordLength))
+		errs = append(errs, domain.Invalid(op, "password", "longer than %d bytes", commands.MaxPasswordLength))
 	}
 	if err := errors.Join(errs...); err != nil {
-		return err
+		return loggedIn{}, err
 	}
 	ctx := c.UserContext()
 	l, err := a.Tenancy.Login(ctx, req.Email)
 	if errors.Is(err, domain.ErrNotFound) {
 		password.VerifyMissing(req.Password, a.Passwords)
-		return errBadLogin
+		return loggedIn{}, errBadLogin
 	}
 	if err != nil {
-		return err
+		return loggedIn{}, err
 	}
 	ok, err := password.Verify(req.Password, l.PasswordHash)
 	if err != nil {
-		return &domain.Error{Op: opLogin, Kind: domain.KindInternal, Message: "the stored password hash is unusable", Err: err}
+		return loggedIn{}, &domain.Error{Op: op, Kind: domain.KindInternal, Message: "the stored password hash is unusable", Err: err}
 	}
 	if !ok {
-		return errBadLogin
+		return loggedIn{}, errBadLogin
 	}
 	if l.Status != domain.UserActive {
-		return &domain.Error{Op: opLogin, Kind: domain.KindUnauthenticated, Message: "the account is " + string(l.Status)}
+		return loggedIn{}, &domain.Error{Op: op, Kind: domain.KindUnauthenticated, Message: "the account is " + string(l.Status)}
 	}
 	// The user is known now: the audit record and the events name it.
 	who := caller{Principal: httpapi.Principal{UserID: l.ID.String(), Email: l.Email, AccessKey: l.MainAccessKey,
@@ -96,20 +122,19 @@ func (a *api) login(c *fiber.Ctx) error {
 
 	secret, tok, err := token.Issue(token.Login, a.Clock(), a.LoginTTL)
 	if err != nil {
-		return err
+		return loggedIn{}, err
 	}
 	res, err := a.Commands.IssueToken.Handle(ctx, metadata(c, who), commands.IssueToken{Actor: actor(who), UserID: l.ID,
 		Kind: domain.TokenLogin, Digest: tok.Digest.String(), Description: "login", ExpiresAt: tok.ExpiresAt})
 	if err != nil {
-		return err
+		return loggedIn{}, err
 	}
 	pos := res.Position
 	if password.NeedsRehash(l.PasswordHash, a.Passwords) {
 		pos = max(pos, a.rehash(c, who, req.Password))
 	}
 	a.settle(c, pos)
-	return c.Status(http.StatusOK).JSON(loginResponse{Token: secret, TokenID: res.TokenID, ExpiresAt: tok.ExpiresAt,
-		UserID: l.ID, Email: l.Email, Role: string(l.Role), Domain: l.Domain, Position: pos})
+	return loggedIn{user: l, secret: secret, tokenID: res.TokenID, expires: tok.ExpiresAt, position: pos}, nil
 }
 
 // rehashActor changes a password hash on the user's behalf at login: the

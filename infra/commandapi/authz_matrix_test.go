@@ -41,7 +41,8 @@ type matrixRow struct {
 	method, route string // route as registered, for the coverage check
 	path          func(own bool) string
 	body          func(own bool) string
-	want          map[string]want // by role; "anonymous" defaults to 401
+	header        func(own bool) map[string]string // request headers, if any
+	want          map[string]want                  // by role; "anonymous" defaults to 401
 }
 
 // TestAuthorizationMatrix sends every /v1 route as every role, on an
@@ -50,7 +51,10 @@ type matrixRow struct {
 // and checks every status. Every registered route must have a row.
 func TestAuthorizationMatrix(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, envOptions{accessLog: true})
+	// Streams of GET /v1/events end at once, so that each is read whole;
+	// listen runs the change feed they subscribe to.
+	e := newEnv(t, envOptions{accessLog: true, streamLifetime: time.Millisecond})
+	e.listen(t)
 	m := newMatrix(t, e)
 	rows := m.rows()
 
@@ -79,7 +83,12 @@ func TestAuthorizationMatrix(t *testing.T) {
 				if own {
 					status = w.own
 				}
-				res := e.do(t, r.method, path, role.caller, body)
+				var res response
+				if r.header != nil {
+					res = e.doHeaders(t, r.method, path, role.caller, body, r.header(own))
+				} else {
+					res = e.do(t, r.method, path, role.caller, body)
+				}
 				if res.status != status {
 					t.Errorf("%s %s as %s (own=%v): %d, want %d: %s", r.method, path, role.role, own, res.status, status, res.body)
 					continue
@@ -222,6 +231,12 @@ func (m *matrix) rows() []matrixRow {
 		{method: "POST", route: "/v1/auth/login", path: fixed("/v1/auth/login"),
 			body: text(`{"email":"` + alice.Email + `","password":"` + alice.Password + `"}`),
 			want: map[string]want{"superadmin": same(ok), "admin": same(ok), "user": same(ok), "monitor": same(ok), "anonymous": same(ok)}},
+		{method: "POST", route: "/v1/auth/session", path: fixed("/v1/auth/session"),
+			body: text(`{"email":"` + alice.Email + `","password":"` + alice.Password + `"}`),
+			want: map[string]want{"superadmin": same(ok), "admin": same(ok), "user": same(ok), "monitor": same(ok), "anonymous": same(ok)}},
+		// The matrix's callers hold scripts' tokens, not logins: log out
+		// has nothing to end (TestWebSessionCookieAndCSRF logs out a login).
+		{method: "DELETE", route: "/v1/auth/session", path: fixed("/v1/auth/session"), want: all(conf)},
 		{method: "GET", route: "/v1/auth/whoami", path: fixed("/v1/auth/whoami"), want: all(ok)},
 		{method: "POST", route: "/v1/auth/tokens", path: fixed("/v1/auth/tokens"), body: text(`{"ttl":600}`), want: all(created)},
 		{method: "GET", route: "/v1/auth/tokens", path: fixed("/v1/auth/tokens"), want: all(ok)},
@@ -319,7 +334,18 @@ func (m *matrix) rows() []matrixRow {
 			want: map[string]want{"superadmin": same(conf), "admin": {conf, nf}, "user": {conf, nf}, "monitor": {conf, nf}}},
 		matrixRow{method: "DELETE", route: "/v1/sessions/:id", path: func(own bool) string { return "/v1/sessions/" + m.session(own) },
 			want: map[string]want{"superadmin": same(acc), "admin": {acc, nf}, "user": {acc, nf}, "monitor": same(no)}},
+		// Why a session waits, its timeline (as the session), the queue
+		// (admins: a domain admin sees its domain's sessions in it).
+		matrixRow{method: "GET", route: "/v1/sessions/:id/pending", path: func(own bool) string { return "/v1/sessions/" + m.session(own) + "/pending" },
+			want: readsTenant},
+		matrixRow{method: "GET", route: "/v1/sessions/:id/timeline", path: func(own bool) string { return "/v1/sessions/" + m.session(own) + "/timeline" },
+			want: readsTenant},
+		matrixRow{method: "GET", route: "/v1/scheduler/queue", path: fixed("/v1/scheduler/queue"),
+			want: map[string]want{"superadmin": same(ok), "admin": same(ok), "user": same(no), "monitor": same(no)}},
 		matrixRow{method: "GET", route: "/v1/agents", path: fixed("/v1/agents"), want: all(ok)},
+		// Usage of a domain: its own for everyone, the other tenant's for
+		// superadmins only.
+		matrixRow{method: "GET", route: "/v1/usage", path: func(own bool) string { return "/v1/usage?domain=" + m.tenant(own) }, want: readsTenant},
 		// Agent enrollment: superadmins offer and revoke; enrolling takes
 		// no user (a wrong token is 401 for everyone).
 		matrixRow{method: "POST", route: "/v1/agents/:id/enrollment", path: func(bool) string { return "/v1/agents/" + m.unique("gpu") + "/enrollment" },
@@ -335,6 +361,9 @@ func (m *matrix) rows() []matrixRow {
 			want: map[string]want{"superadmin": same(ok), "admin": same(no), "user": same(no), "monitor": same(no)}},
 		matrixRow{method: "GET", route: "/v1/audit/stream", path: fixed("/v1/audit/stream"),
 			want: map[string]want{"superadmin": same(ok), "admin": same(no), "user": same(no), "monitor": same(no)}},
+		// Every caller may open the change stream; what each receives is
+		// its own business (events_test.go).
+		matrixRow{method: "GET", route: "/v1/events", path: fixed("/v1/events"), want: all(ok)},
 		// The run-time settings are cluster-wide: superadmins only.
 		matrixRow{method: "GET", route: "/v1/settings", path: fixed("/v1/settings"), want: superOnly(ok)},
 		matrixRow{method: "GET", route: "/v1/settings/history", path: fixed("/v1/settings/history"), want: superOnly(ok)},

@@ -341,5 +341,44 @@ func (m *matrix) vfolderRows() []matrixRow {
 			body: text(`{"from":"` + testFile + `","to":"g.txt"}`), want: manages(ok)},
 		{method: "DELETE", route: "/v1/vfolders/:id/files", path: at(m.userFolder, "/files?path="+testFile), want: manages(ok)},
 		{method: "DELETE", route: "/v1/vfolders/:id/files", path: at(m.projectFolder, "/files?path="+testFile), want: administers(ok)},
+
+		// Resumable uploads (tus) are folder writes. An upload is its
+		// creator's (the user role's caller on the own side, carol on the
+		// other): anyone else, admins included, finds no such upload.
+		{method: "OPTIONS", route: "/v1/vfolders/:id/uploads", path: at(m.userFolder, "/uploads"), want: manages(http.StatusNoContent)},
+		{method: "POST", route: "/v1/vfolders/:id/uploads", path: at(m.userFolder, "/uploads"), header: tusCreateHeader, want: manages(created)},
+		{method: "POST", route: "/v1/vfolders/:id/uploads", path: at(m.bobsFolder, "/uploads"), header: tusCreateHeader, want: strangers(created, no)},
+		{method: "PATCH", route: "/v1/vfolders/:id/uploads/:upload", path: m.upload, body: text("data"),
+			header: tusChunkHeader, want: uploader(http.StatusNoContent)},
+		{method: "DELETE", route: "/v1/vfolders/:id/uploads/:upload", path: m.upload,
+			header: func(bool) map[string]string { return tusHeaders() }, want: uploader(http.StatusNoContent)},
 	}
+}
+
+// uploader: a resumable upload of the user role's caller; monitors write
+// nothing.
+func uploader(s int) map[string]want {
+	nf := http.StatusNotFound
+	return map[string]want{"superadmin": same(nf), "admin": same(nf), "user": {s, nf}, "monitor": {http.StatusForbidden, nf}}
+}
+
+func tusCreateHeader(bool) map[string]string {
+	return tusHeaders("Upload-Length", "4", "Upload-Metadata", tusMeta("path", "up"))
+}
+
+func tusChunkHeader(bool) map[string]string {
+	return tusHeaders("Upload-Offset", "0", "Content-Type", "application/offset+octet-stream")
+}
+
+// upload is a fresh 4-byte resumable upload in a fresh folder of alice
+// (own) or carol (other), created by the folder's owner.
+func (m *matrix) upload(own bool) string {
+	m.t.Helper()
+	id := m.userFolder(own)
+	st, err := m.e.vfs.CreateUpload(context.Background(), vfstorage.Ref{Host: "local", ID: id},
+		vfstorage.UploadSpec{Path: "up", Length: 4, Owner: m.e.users[pick(own, aliceToken, "carol")].ID.String()})
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	return "/v1/vfolders/" + id.String() + "/uploads/" + st.ID
 }

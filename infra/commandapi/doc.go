@@ -27,6 +27,8 @@
 // (vfolders_*.go). File operations are not events: each asks
 // commands.AuthorizeVFolderFiles first, then calls the storage port, so
 // reads of files (GET .../files, .../files/content) are here too.
+// Resumable uploads (the tus protocol on /v1/vfolders/{id}/uploads,
+// vfolders_uploads_*.go) are file writes of the same kind.
 //
 // Every answer of a command carries the global position of the events it
 // appended ("position"); wait_for_position on a later GET (readapi) reads

@@ -23,7 +23,9 @@ import (
 
 	"github.com/cairnhq/cairn/commands"
 	"github.com/cairnhq/cairn/commands/auditseq"
+	"github.com/cairnhq/cairn/commands/scheduler"
 	"github.com/cairnhq/cairn/domain"
+	"github.com/cairnhq/cairn/domain/placement"
 	"github.com/cairnhq/cairn/eventstore"
 	"github.com/cairnhq/cairn/eventstore/sqlite"
 	"github.com/cairnhq/cairn/infra/accesslog"
@@ -37,9 +39,11 @@ import (
 	"github.com/cairnhq/cairn/projections"
 	"github.com/cairnhq/cairn/projections/agents"
 	auditrm "github.com/cairnhq/cairn/projections/audit"
+	"github.com/cairnhq/cairn/projections/occupancy"
 	"github.com/cairnhq/cairn/projections/sessions"
 	settingsrm "github.com/cairnhq/cairn/projections/settings"
 	"github.com/cairnhq/cairn/projections/tenancy"
+	"github.com/cairnhq/cairn/projections/usage"
 	"github.com/cairnhq/cairn/projections/vfolders"
 	"github.com/cairnhq/cairn/readapi"
 )
@@ -79,6 +83,10 @@ type env struct {
 	logs     *fakeLogs
 	clock    *testClock
 	vfs      *localfs.Storage
+	queries  *readapi.API
+	// url is where listen serves the app, once.
+	listenOnce sync.Once
+	url        string
 	// users by name: their ids, keypairs and bearer tokens.
 	users map[string]testUser
 	last  uint64
@@ -105,6 +113,15 @@ type envOptions struct {
 	passwords password.Params
 	// anyUploadSize lifts the upload limit (benchmarks).
 	anyUploadSize bool
+	// queue orders the explanations' queue (default: the scheduler's).
+	queue placement.ResourceGroup
+	// streamLifetime ends the change streams after this long (default
+	// readapi's): the matrix reads a stream whole.
+	streamLifetime time.Duration
+	// heartbeat is the idle streams' heartbeat, catchUp the events a
+	// resumed stream reads at most (default readapi's).
+	heartbeat time.Duration
+	catchUp   int
 }
 
 // testClock is the server's clock, which a test may move.
@@ -153,6 +170,8 @@ func newEnv(t testing.TB, opts envOptions) *env {
 	}
 	t.Cleanup(func() { vfs.Close() })
 	sessionsRM, agentsRM, tenancyRM, vfoldersRM, auditRM := sessions.New(db), agents.New(db), tenancy.New(db), vfolders.New(db), auditrm.New(db, store)
+	usageRM := usage.New(db)
+	occupancyRM := occupancy.New(db)
 	// The upload limit is the run-time setting, seeded as the server's
 	// flag seeds it.
 	settingsDeps := readapi.SettingsDeps{Changes: settingsrm.New(db),
@@ -170,7 +189,7 @@ func newEnv(t testing.TB, opts envOptions) *env {
 		waiters          []readapi.Waiter
 		tenancyProjector *projections.Projector
 	)
-	for _, p := range []projections.Projection{sessionsRM, agentsRM, tenancyRM, vfoldersRM, auditRM, settingsDeps.Changes} {
+	for _, p := range []projections.Projection{sessionsRM, agentsRM, tenancyRM, vfoldersRM, auditRM, usageRM, occupancyRM, settingsDeps.Changes} {
 		// What the server does before it serves queries.
 		if err := projections.Setup(ctx, db, p); err != nil {
 			t.Fatal(err)
@@ -222,11 +241,24 @@ func newEnv(t testing.TB, opts envOptions) *env {
 		MaxWait:  opts.maxWait,
 		Clock:    clock.Now,
 		VFolders: readapi.VFolderDeps{Folders: vfoldersRM, Tenancy: vfTenancy, Storage: vfs},
-		Settings: settingsDeps,
+		Usage:    usageRM,
+		// As the server wires them: the scheduler's queue settings unless
+		// a test orders the queue otherwise.
+		Occupancy: occupancyRM,
+		Queue:     cmp.Or(opts.queue, scheduler.Config{}.WithDefaults().Queue),
+		Events:    store,
+		Log:       store,
+		Logger:    discard,
+
+		StreamLifetime: opts.streamLifetime,
+		Heartbeat:      opts.heartbeat,
+		StreamCatchUp:  opts.catchUp,
+		Settings:       settingsDeps,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	e.queries = queries
 	cmds, err := commandapi.New(commandapi.Deps{
 		Queries:   queries,
 		Commands:  handlers,

@@ -100,6 +100,7 @@ func New(d Deps) (*API, error) {
 // handlers in the order they were registered.
 func (a *API) MountPublic(app *fiber.App) {
 	app.Post("/v1/auth/login", a.login)
+	app.Post("/v1/auth/session", a.createWebSession)
 	app.Post("/v1/agent-enrollments", a.enrollAgent)
 }
 
@@ -107,6 +108,7 @@ func (a *API) MountPublic(app *fiber.App) {
 // the authentication middleware (app.Group("/v1", auth)); readapi's
 // queries go on the same group.
 func (a *API) Mount(v1 fiber.Router) {
+	v1.Delete("/auth/session", a.deleteWebSession)
 	v1.Post("/sessions", a.createSession)
 	v1.Delete("/sessions/:id", a.deleteSession)
 	v1.Post("/agents/:id/enrollment", a.offerEnrollment)
@@ -118,10 +120,23 @@ func (a *API) Mount(v1 fiber.Router) {
 }
 
 // StreamsBody reports whether a request is a file upload, whose body the
-// handler streams to storage (httpapi.Config.StreamRequestBody): no other
-// route reads a body beyond the server's body limit.
+// handler streams to storage (httpapi.Config.StreamRequestBody): a PUT of
+// a file, or a resumable upload's creation or chunk. No other route reads
+// a body beyond the server's body limit.
 func StreamsBody(c *fiber.Ctx) bool {
-	return c.Method() == http.MethodPut && strings.HasPrefix(c.Path(), "/v1/vfolders/") && strings.HasSuffix(c.Path(), "/files/content")
+	p := c.Path()
+	if !strings.HasPrefix(p, "/v1/vfolders/") {
+		return false
+	}
+	switch c.Method() {
+	case http.MethodPut:
+		return strings.HasSuffix(p, "/files/content")
+	case http.MethodPost:
+		return strings.HasSuffix(p, "/uploads")
+	case http.MethodPatch:
+		return strings.Contains(p, "/uploads/")
+	}
+	return false
 }
 
 // caller is the authenticated principal (readapi.CallerOf).

@@ -46,10 +46,18 @@ func TestOpenAPIListsEveryRoute(t *testing.T) {
 
 	e := newEnv(t, envOptions{})
 	registered := map[string]bool{}
-	for _, r := range e.app.GetRoutes(true) {
-		// HEAD is registered with every GET (the document says so once);
-		// the catch-all NotFound is not a route.
-		if !strings.HasPrefix(r.Path, "/v1/") || r.Method == "HEAD" {
+	routes := e.app.GetRoutes(true)
+	gets := map[string]bool{}
+	for _, r := range routes {
+		if r.Method == "GET" {
+			gets[r.Path] = true
+		}
+	}
+	for _, r := range routes {
+		// HEAD is registered with every GET (the document says so once),
+		// and documented where it is a route of its own (tus); the
+		// catch-all NotFound is not a route.
+		if !strings.HasPrefix(r.Path, "/v1/") || (r.Method == "HEAD" && gets[r.Path]) {
 			continue
 		}
 		registered[r.Method+" "+fiberParam.ReplaceAllString(r.Path, "{$1}")] = true

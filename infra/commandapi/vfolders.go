@@ -74,6 +74,11 @@ func (a *api) mountVFolders(v1 fiber.Router) {
 	v1.Post("/vfolders/:id/files/move", a.moveVFolderFile)
 	v1.Put("/vfolders/:id/files/content", a.uploadVFolderFile)
 	v1.Get("/vfolders/:id/files/content", a.downloadVFolderFile)
+	v1.Options("/vfolders/:id/uploads", a.optionsUploads)
+	v1.Post("/vfolders/:id/uploads", a.createUpload)
+	v1.Head("/vfolders/:id/uploads/:upload", a.headUpload)
+	v1.Patch("/vfolders/:id/uploads/:upload", a.appendUpload)
+	v1.Delete("/vfolders/:id/uploads/:upload", a.abortUpload)
 }
 
 // decodeBody decodes a JSON body strictly, naming the route's op.

@@ -72,6 +72,7 @@ func printBanner(w io.Writer, b banner) {
 		fmt.Fprintf(&sb, "  %-12s %s\n", label, fmt.Sprintf(format, args...))
 	}
 	fmt.Fprintf(&sb, "\nCairn is up (cairn dev %s)\n", b.version)
+	line("web-ui", "%s/   (log in with the superadmin's e-mail address and the password in the credentials file)", b.apiURL)
 	line("api", "%s   (/healthz, /metrics; /v1 needs the token)", b.apiURL)
 	line("superadmin", "%s", b.email)
 	line("token", "%s", b.token)

@@ -52,11 +52,15 @@ const (
 	// DefaultVFolderQuota is the quota of a folder created without one:
 	// one ordinary user must not be able to fill a storage host.
 	DefaultVFolderQuota = 10 << 30
-	// DefaultVFolderMaxUpload bounds one uploaded file (one request).
+	// DefaultVFolderMaxUpload bounds one uploaded file (a PUT or a
+	// resumable upload).
 	DefaultVFolderMaxUpload = 64 << 30
 	// DefaultVFolderOrphanGrace is how old a folder directory no folder
 	// owns must be before the collector sets it aside.
 	DefaultVFolderOrphanGrace = vfolderorphans.DefaultGrace
+	// DefaultVFolderUploadTTL is how long a resumable upload lives
+	// without a byte.
+	DefaultVFolderUploadTTL = localfs.DefaultUploadTTL
 	// NoLimit, as a size limit of Config, disables it.
 	NoLimit = -1
 )
@@ -111,6 +115,10 @@ type Config struct {
 	// collector moves it to its host's .cairn-lost+found (default 1h).
 	// The collector runs at start and then every 12 hours.
 	VFolderOrphanGrace time.Duration
+	// VFolderUploadTTL is how long a resumable (tus) upload lives without
+	// a byte before it expires and its reservation of the folder's quota
+	// is released (default localfs.DefaultUploadTTL, 24h).
+	VFolderUploadTTL time.Duration
 	// MaxWait bounds how long a query waits for the read models to reach a
 	// position it was asked to read at (default 30s).
 	MaxWait time.Duration
@@ -269,6 +277,9 @@ func (c Config) WithDefaults() Config {
 	if c.VFolderOrphanGrace == 0 {
 		c.VFolderOrphanGrace = DefaultVFolderOrphanGrace
 	}
+	if c.VFolderUploadTTL == 0 {
+		c.VFolderUploadTTL = DefaultVFolderUploadTTL
+	}
 	if len(c.VFolderHosts) == 0 {
 		dir, err := filepath.Abs(filepath.Join(c.DataDir, vfolderDir))
 		if err != nil {
@@ -281,7 +292,7 @@ func (c Config) WithDefaults() Config {
 
 // vfolderConfig is the storage configuration of the virtual folders.
 func (c Config) vfolderConfig() localfs.Config {
-	return localfs.Config{Hosts: c.VFolderHosts, CreateHostDirs: true}
+	return localfs.Config{Hosts: c.VFolderHosts, UploadTTL: c.VFolderUploadTTL, CreateHostDirs: true}
 }
 
 // Validate reports every problem at once. Zero fields are valid (they take
@@ -331,6 +342,7 @@ func (c Config) Validate() error {
 		name string
 		d    time.Duration
 	}{{"max wait", c.MaxWait}, {"shutdown timeout", c.ShutdownTimeout}, {"ready timeout", c.ReadyTimeout}, {"vfolder orphan grace", c.VFolderOrphanGrace},
+		{"vfolder upload ttl", c.VFolderUploadTTL},
 		{"http read timeout", c.HTTPReadTimeout}, {"http idle timeout", c.HTTPIdleTimeout}, {"upload idle timeout", c.UploadIdleTimeout},
 		{"audit full wait", c.AuditFullWait}, {"nats recover interval", c.NATSRecoverInterval}} {
 		if v.d < 0 {
@@ -392,6 +404,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Int64("vfolder_default_quota", c.VFolderDefaultQuota),
 		slog.Int64("vfolder_max_upload", c.VFolderMaxUpload),
 		slog.Duration("vfolder_orphan_grace", c.VFolderOrphanGrace),
+		slog.Duration("vfolder_upload_ttl", c.VFolderUploadTTL),
 		slog.Duration("max_wait", c.MaxWait),
 		slog.Int("auth_replay_cache_size", c.AuthReplayCacheSize),
 		slog.Bool("auth_strict_signing_only", c.AuthStrictSigningOnly),

@@ -11,7 +11,10 @@ import (
 	"time"
 
 	"github.com/cairnhq/cairn/commands"
+	"github.com/cairnhq/cairn/commands/scheduler"
 	"github.com/cairnhq/cairn/domain"
+	"github.com/cairnhq/cairn/eventstore/postgres"
+	"github.com/cairnhq/cairn/eventstore/sqlite"
 	"github.com/cairnhq/cairn/infra/commandapi"
 
 	"github.com/gofiber/fiber/v2"
@@ -29,6 +32,7 @@ import (
 	"github.com/cairnhq/cairn/infra/images"
 	"github.com/cairnhq/cairn/infra/vfolders"
 	"github.com/cairnhq/cairn/readapi"
+	"github.com/cairnhq/cairn/web"
 )
 
 // httpShutdownTimeout bounds the wait for requests in flight at shutdown;
@@ -99,7 +103,7 @@ func (s *server) startHTTP(ctx context.Context) error {
 		return err
 	}
 	s.auth = auth
-	app, err := s.app(reg, auth, access)
+	app, queries, err := s.app(reg, auth, access)
 	if err != nil {
 		ln.Close()
 		return err
@@ -109,7 +113,7 @@ func (s *server) startHTTP(ctx context.Context) error {
 		ln.Close()
 		return err
 	}
-	s.parts.goRun("HTTP API", func(ctx context.Context) error { return serve(ctx, app, lln) })
+	s.parts.goRun("HTTP API", func(ctx context.Context) error { return serve(ctx, app, lln, queries.RunChanges) })
 	s.log.Info("HTTP API serving", "url", s.apiURL, "images", s.images)
 	return nil
 }
@@ -119,7 +123,7 @@ func (s *server) startHTTP(ctx context.Context) error {
 func (s *server) serveWithoutAudit(ctx context.Context, ln net.Listener) error {
 	// Its HTTP metrics go to a registry of their own (the same work per
 	// request), not into the server's.
-	app, err := s.app(prometheus.NewRegistry(), s.auth, nil)
+	app, queries, err := s.app(prometheus.NewRegistry(), s.auth, nil)
 	if err != nil {
 		ln.Close()
 		return err
@@ -130,20 +134,36 @@ func (s *server) serveWithoutAudit(ctx context.Context, ln net.Listener) error {
 		return err
 	}
 	s.log.Warn("serving the API WITHOUT the audit trail (Endpoints.ServeWithoutAudit, for benchmarks only)", "url", "http://"+localAddr(ln.Addr()))
-	return serve(ctx, app, lln)
+	return serve(ctx, app, lln, queries.RunChanges)
 }
 
-// serve runs app on ln until ctx ends, then shuts it down.
-func serve(ctx context.Context, app *fiber.App, ln net.Listener) error {
+// serve runs app on ln, and changes (the change feed of its event
+// streams) beside it, until ctx ends or the feed fails, then shuts it down:
+// the feed first, which ends the open streams, so that the shutdown does
+// not wait for them.
+func serve(ctx context.Context, app *fiber.App, ln net.Listener, changes func(context.Context) error) error {
 	url := "http://" + localAddr(ln.Addr())
+	feedCtx, stopFeed := context.WithCancel(ctx)
+	defer stopFeed()
+	fed := make(chan error, 1)
+	go func() { fed <- changes(feedCtx) }()
 	served := make(chan error, 1)
 	go func() { served <- app.Listener(ln) }()
+	var feedErr error
 	select {
 	case err := <-served:
-		return fmt.Errorf("serve %s: %w", url, err)
+		stopFeed()
+		return errors.Join(fmt.Errorf("serve %s: %w", url, err), <-fed)
+	case feedErr = <-fed:
+		if feedErr == nil {
+			feedErr = errors.New("the change feed stopped on its own")
+		}
+		feedErr = fmt.Errorf("serve %s: %w", url, feedErr)
 	case <-ctx.Done():
+		stopFeed()
+		feedErr = <-fed
 	}
-	err := app.ShutdownWithTimeout(httpShutdownTimeout)
+	err := errors.Join(feedErr, app.ShutdownWithTimeout(httpShutdownTimeout))
 	// A shutdown that comes before the server has started serving
 	// finds nothing to close: closing the listener stops a Serve
 	// that starts late.
@@ -177,22 +197,28 @@ func (s *server) authenticator(reg prometheus.Registerer) (*httpauth.Authenticat
 	return httpauth.New(s.models.Tenancy, cfg)
 }
 
-// app builds a fiber app: /healthz and /metrics without authentication,
+// app builds a fiber app: /healthz, /metrics and the Web-UI (package web:
+// the page and its assets; what it shows comes from the API) without
+// authentication,
 // the /v1 routes (infra/commandapi's commands, readapi's queries) behind
 // signed requests and tokens (auth), every /v1 request recorded by access
 // (none when nil: ServeWithoutAudit).
-func (s *server) app(reg prometheus.Registerer, auth *httpauth.Authenticator, access *accesslog.Writer) (*fiber.App, error) {
+func (s *server) app(reg prometheus.Registerer, auth *httpauth.Authenticator, access *accesslog.Writer) (*fiber.App, *readapi.API, error) {
 	app, err := httpapi.New(httpapi.Config{
 		Logger: s.log, Registerer: reg, StreamRequestBody: commandapi.StreamsBody,
 		ReadTimeout: s.cfg.HTTPReadTimeout, IdleTimeout: s.cfg.HTTPIdleTimeout, BodyIdleTimeout: s.cfg.UploadIdleTimeout,
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	app.Get("/healthz", s.healthz)
 	app.Get("/metrics", adaptor.HTTPHandler(promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{Registry: reg})))
 	if access != nil {
 		app.Use("/v1", accesslog.Middleware(access, s.cfg.Clock))
+	}
+	log, ok := s.store.(readapi.EventLog)
+	if !ok {
+		return nil, nil, fmt.Errorf("the event store %T cannot serve the change streams (no Head)", s.store)
 	}
 	vfTenancy := vfolders.Tenancy{RM: s.models.Tenancy, Hosts: vfolders.Storage{S: s.vfstorage}.HostNames()}
 	local := map[string]agentlogs.LocalAgent{}
@@ -208,17 +234,25 @@ func (s *server) app(reg prometheus.Registerer, auth *httpauth.Authenticator, ac
 			return s.busKeys.SignAgentRequest(req, agentID, time.Now())
 		}),
 		Tenancy: s.models.Tenancy,
+		Usage:   s.models.Usage,
 		MaxWait: s.cfg.MaxWait,
 		Clock:   s.cfg.Clock,
+		// Waiting sessions are explained with the scheduler's own queue
+		// settings; the timeline reads the session's stream.
+		Occupancy: s.models.Occupancy,
+		Queue:     scheduler.Config{}.WithDefaults().Queue,
+		Events:    s.store,
 		VFolders: readapi.VFolderDeps{
 			Folders: s.models.VFolders,
 			Tenancy: vfTenancy,
 			Storage: s.vfstorage,
 		},
+		Log:      log,
+		Logger:   s.log,
 		Settings: s.settings(),
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	cmds, err := commandapi.New(commandapi.Deps{
 		Queries:  queries,
@@ -235,7 +269,7 @@ func (s *server) app(reg prometheus.Registerer, auth *httpauth.Authenticator, ac
 		Bus: busauth.Signer{Keys: s.busKeys, CAFile: s.busCA},
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// Login and agent enrollment come before authentication; every other
 	// /v1 route (commands and queries) is behind it.
@@ -243,8 +277,13 @@ func (s *server) app(reg prometheus.Registerer, auth *httpauth.Authenticator, ac
 	v1 := app.Group("/v1", auth.Middleware)
 	cmds.Mount(v1)
 	queries.Mount(v1)
+	ui, err := web.New()
+	if err != nil {
+		return nil, nil, err
+	}
+	ui.Mount(app)
 	app.Use(httpapi.NotFound)
-	return app, nil
+	return app, queries, nil
 }
 
 // healthz answers that the server is up, with the read models' positions;
@@ -296,6 +335,8 @@ var (
 	_ commandapi.BusSigner    = busauth.Signer{}
 	_ readapi.VFolderTenancy  = vfolders.Tenancy{}
 	_ commands.VFolderTenancy = vfolders.Tenancy{}
+	_ readapi.EventLog        = (*sqlite.Store)(nil)
+	_ readapi.EventLog        = (*postgres.Store)(nil)
 )
 
 // settings are the run-time settings as the API and the server's parts

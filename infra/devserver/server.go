@@ -372,6 +372,7 @@ func (s *server) startManagers(context.Context) error {
 	s.parts.goRun("forwarder", fwd.Run)
 	s.parts.goRun("reports consumer", rep.Run)
 	s.parts.goRun("agent address book", func(ctx context.Context) error { return book.Run(ctx, s.bus, "") })
+	s.parts.goRun("vfolder upload expiry", s.vfstorage.RunUploadExpiry)
 	return nil
 }
 

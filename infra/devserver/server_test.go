@@ -149,12 +149,19 @@ func TestRunServesAndStopsInOrder(t *testing.T) {
 	if code != http.StatusOK {
 		t.Errorf("/v1/sessions with the token: %d %s", code, body)
 	}
+	if code, body := r.get(t, "/v1/usage?format=csv", true); code != http.StatusOK || !bytes.HasPrefix(body, []byte("day,user_id,")) {
+		t.Errorf("/v1/usage: %d %s", code, body)
+	}
+	// The explanations are wired (the queue is empty).
+	if code, body := r.get(t, "/v1/scheduler/queue", true); code != http.StatusOK || !bytes.Contains(body, []byte(`"items":[]`)) {
+		t.Errorf("/v1/scheduler/queue: %d %s", code, body)
+	}
 	if code, _ := r.get(t, "/nowhere", true); code != http.StatusNotFound {
 		t.Errorf("unknown route: %d, want 404", code)
 	}
 
 	out := r.out.String()
-	for _, want := range []string{r.creds.APIURL, r.creds.Token, filepath.Join(dir, bootstrap.FileName), "nats://127.0.0.1:", "none (--no-agent)", "created now"} {
+	for _, want := range []string{r.creds.APIURL + "/ ", r.creds.APIURL, r.creds.Token, filepath.Join(dir, bootstrap.FileName), "nats://127.0.0.1:", "none (--no-agent)", "created now"} {
 		if abs, err := filepath.Abs(want); err == nil && strings.HasPrefix(want, dir) {
 			want = abs
 		}
@@ -175,8 +182,8 @@ func TestRunServesAndStopsInOrder(t *testing.T) {
 		order = append(order, m[1])
 	}
 	want := []string{
-		"HTTP API", "access log", "agent address book", "reports consumer", "forwarder", "vfolder orphans", "vfolder jobs", "session limits", "audit sequencer", "scheduler",
-		"projector settings", "projector occupancy", "projector audit-runs", "projector vfolders", "projector tenancy", "projector agents", "projector sessions", "bus", "bus revocations", "embedded NATS",
+		"HTTP API", "access log", "vfolder upload expiry", "agent address book", "reports consumer", "forwarder", "vfolder orphans", "vfolder jobs", "session limits", "audit sequencer", "scheduler",
+		"projector settings", "projector usage", "projector occupancy", "projector audit-runs", "projector vfolders", "projector tenancy", "projector agents", "projector sessions", "bus", "bus revocations", "embedded NATS",
 		"vfolder storage", "read-model database", "event store",
 	}
 	if strings.Join(order, ",") != strings.Join(want, ",") {

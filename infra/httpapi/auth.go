@@ -21,7 +21,8 @@ type Principal struct {
 	// to, sorted.
 	Projects []string `json:"projects"`
 	// Method is how the request authenticated: "signature" (a keypair's
-	// HMAC) or "token" (a login or bearer token).
+	// HMAC), "token" (a login or bearer token in the Authorization
+	// header) or "cookie" (the Web-UI's login token in its cookie).
 	Method string `json:"method,omitempty"`
 	// TokenID is the id of the token the request presented, if any.
 	TokenID string `json:"token_id,omitempty"`
@@ -31,6 +32,7 @@ type Principal struct {
 const (
 	MethodSignature = "signature"
 	MethodToken     = "token"
+	MethodCookie    = "cookie"
 )
 
 const principalKey = "cairn.principal"

@@ -42,6 +42,10 @@ type FieldError struct {
 // disk is full (eventstore.ErrStorageFull).
 const StorageFullDetail = "the data disk is full: writes are refused until space is freed; reads still work"
 
+// StatusChecksumMismatch is the tus protocol's answer to a chunk whose
+// checksum does not match its bytes (an invalid request).
+const StatusChecksumMismatch = 460
+
 // RetryAfterUnavailable is the Retry-After, in seconds, of a 503 answer
 // whose handler did not set one.
 const RetryAfterUnavailable = "5"
@@ -140,7 +144,8 @@ func kindForStatus(status int) domain.Kind {
 	switch status {
 	case http.StatusForbidden:
 		return domain.KindForbidden
-	case http.StatusMethodNotAllowed, http.StatusUnsupportedMediaType, http.StatusRequestedRangeNotSatisfiable:
+	case http.StatusMethodNotAllowed, http.StatusUnsupportedMediaType, http.StatusRequestedRangeNotSatisfiable,
+		http.StatusPreconditionFailed, StatusChecksumMismatch:
 		return domain.KindInvalid
 	case http.StatusTooManyRequests, http.StatusRequestTimeout:
 		return domain.KindUnavailable

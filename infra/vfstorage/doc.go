@@ -40,6 +40,17 @@
 // an upload must respect; the caller decides them from the folder's quota
 // and any wider quota scope (user, project).
 //
+// # Resumable uploads
+//
+// Resumable makes a file out of several requests (the HTTP API's tus
+// uploads): an upload is created with its length, which counts in the
+// folder's Usage (and so against its quota) from that moment, receives
+// chunks appended at the stored offset (optionally checked against a
+// sha1 or sha256 digest, kept only whole when checked), and is put at its
+// path atomically with its last byte. Uploads live on the folder's own
+// storage host, survive a restart, and expire after a lifetime without a
+// byte.
+//
 // # Orphan directories
 //
 // A backend may also implement Collector: it lists a host's folder

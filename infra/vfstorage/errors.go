@@ -25,6 +25,12 @@ var (
 	ErrQuotaExceeded = errors.New("over the quota")                // KindQuotaExceeded
 	ErrPermission    = errors.New("permission denied on storage")  // KindForbidden
 	ErrNoSpace       = errors.New("no space left on storage host") // KindUnavailable
+	// ErrOffset: a resumable upload's chunk was sent for another offset
+	// than the stored one (the client asks for the offset and resumes).
+	ErrOffset = errors.New("upload offset mismatch") // KindConflict
+	// ErrChecksum: a chunk's bytes do not match the checksum sent with
+	// them; the chunk was discarded.
+	ErrChecksum = errors.New("checksum mismatch") // KindInvalid
 )
 
 var reasonKinds = map[error]domain.Kind{
@@ -42,6 +48,8 @@ var reasonKinds = map[error]domain.Kind{
 	ErrQuotaExceeded: domain.KindQuotaExceeded,
 	ErrPermission:    domain.KindForbidden,
 	ErrNoSpace:       domain.KindUnavailable,
+	ErrOffset:        domain.KindConflict,
+	ErrChecksum:      domain.KindInvalid,
 }
 
 // KindOfReason is the domain kind of one of the reasons above;

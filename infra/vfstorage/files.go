@@ -101,7 +101,8 @@ type UploadOptions struct {
 // Usage is how much a folder holds.
 type Usage struct {
 	// Bytes is the sum of the sizes of its regular files (a file with
-	// several hard links in the folder counts once).
+	// several hard links in the folder counts once), plus the full length
+	// of every resumable upload in progress (reserved from its creation).
 	Bytes int64
 	// Files is the number of entries of every type under the root (files,
 	// directories, symbolic links...), the root excluded.

@@ -34,6 +34,7 @@ type Storage interface {
 	Hosts() []HostInfo
 	Folders
 	Files
+	Resumable
 }
 
 // Folders is the folder lifecycle, what the vfolder commands need. Every

@@ -19,5 +19,7 @@
 //
 // Standings answers commands.RequestSession's admission checks from this
 // read model and the tenancy one (the keypair's policy, the user's main
-// keypair's policy, the project's and the domain's totals).
+// keypair's policy, the project's and the domain's totals), and
+// Standings.Quotas the quota view placement checks (quota.View), for
+// explanations of waiting sessions.
 package occupancy

@@ -82,11 +82,24 @@ func (m *ReadModel) applyRequested(ctx context.Context, tx projections.Tx, ev pr
 	if err != nil {
 		return err
 	}
+	dependencies := e.Dependencies
+	if dependencies == nil {
+		dependencies = []uuid.UUID{}
+	}
+	deps, err := jsonText(dependencies)
+	if err != nil {
+		return err
+	}
+	var startsAt any
+	if !e.StartsAt.IsZero() {
+		startsAt = tx.Dialect().Time(e.StartsAt)
+	}
 	sid := e.SessionID.String()
 	if err := exec(ctx, tx, m.sql.insertSession,
 		sid, e.Name, e.Owner.UserID, e.Owner.AccessKey, e.Domain, e.Project, e.ResourceGroup,
 		string(e.Type), e.Image, e.Command, e.Priority, string(e.ClusterMode), len(e.Kernels),
 		string(domain.StatusPending), "[]", requested, tx.Dialect().Time(e.At), pos,
+		startsAt, e.Architecture, deps,
 	); err != nil {
 		return err
 	}

@@ -9,7 +9,9 @@
 // result, exit code), where it runs (agent ids, device assignment) and the
 // positions of its first and last events; kernels, one row per kernel, with
 // its role, agent, container, status, exit code, requested slots and
-// devices. The session's environment is not projected: it may hold secrets
+// devices. Pending (queue.go) reads the scheduler's queue in one query:
+// every PENDING session with what placement checks besides its slots
+// (starts_at, architecture, dependencies). The session's environment is not projected: it may hold secrets
 // and has no place in a listing.
 //
 // Every row records the position of the last event applied to it, and

@@ -179,6 +179,6 @@ func sameSlots(a, b domain.Slots) bool {
 // dumpAll dumps the read model's tables, for comparing a rebuild.
 func dumpAll(t *testing.T, db *projections.DB) []string {
 	t.Helper()
-	out := projectiontest.Dump(t, db, "sessions", 27, "id")
+	out := projectiontest.Dump(t, db, "sessions", 30, "id")
 	return append(out, projectiontest.Dump(t, db, "kernels", 13, "id")...)
 }

@@ -97,8 +97,8 @@ func newStatements(db *projections.DB) statements {
     id, name, owner_user_id, owner_access_key, domain, project, resource_group, type, image,
     command, priority, cluster_mode, cluster_size, status, status_reason, status_message,
     pending_details, pending_tries, requested_slots, result,
-    created_at, created_position, last_position)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, '', '', $15, 0, $16, '', $17, $18, $18)
+    created_at, created_position, last_position, starts_at, architecture, dependencies)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, '', '', $15, 0, $16, '', $17, $18, $18, $19, $20, $21)
 ON CONFLICT (id) DO NOTHING`),
 		insertKernel: db.SQL(`INSERT INTO {schema}.kernels (
     id, session_id, idx, role, agent_id, container_id, status, status_reason, status_message,

@@ -63,6 +63,12 @@ var migrations = map[projections.Dialect][]string{
 		// No query looks kernels up by agent; every placement paid for
 		// the index.
 		`DROP INDEX {schema}.kernels_agent_idx`,
+		// What placement checks of a pending session besides its slots
+		// (queue.go: the scheduler's queue, explained). Rows written
+		// before these columns hold their defaults until a rebuild.
+		`ALTER TABLE {schema}.sessions ADD COLUMN starts_at INTEGER`,
+		`ALTER TABLE {schema}.sessions ADD COLUMN architecture TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE {schema}.sessions ADD COLUMN dependencies TEXT NOT NULL DEFAULT '[]'`,
 	},
 	projections.Postgres: {
 		`CREATE TABLE {schema}.sessions (
@@ -125,5 +131,8 @@ var migrations = map[projections.Dialect][]string{
 		// are HOT (no index entry written).
 		`ALTER TABLE {schema}.kernels SET (fillfactor = 70)`,
 		`ALTER TABLE {schema}.sessions SET (fillfactor = 80)`,
+		`ALTER TABLE {schema}.sessions ADD COLUMN starts_at timestamptz`,
+		`ALTER TABLE {schema}.sessions ADD COLUMN architecture text NOT NULL DEFAULT ''`,
+		`ALTER TABLE {schema}.sessions ADD COLUMN dependencies jsonb NOT NULL DEFAULT '[]'`,
 	},
 }

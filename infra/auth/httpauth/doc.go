@@ -23,6 +23,10 @@
 //     looked up by digest, then checked for revocation and expiry, and its
 //     holder must be active.
 //
+// The Web-UI's login token may come instead in the login cookie
+// (CookieName), used only when there is no Authorization header; a
+// cookie-authenticated write must carry the CSRF token (cookie.go).
+//
 // Each refusal is a 401 problem+json whose detail says why (missing or
 // malformed header, bad signature, unknown or inactive key, clock skew,
 // body mismatch, replayed signature,

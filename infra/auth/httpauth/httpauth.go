@@ -142,6 +142,8 @@ func (a *Authenticator) Authenticate(c *fiber.Ctx) (httpapi.Principal, error) {
 	h := c.Get(fiber.HeaderAuthorization)
 	scheme, rest, _ := strings.Cut(strings.TrimSpace(h), " ")
 	switch {
+	case h == "" && c.Cookies(CookieName) != "":
+		return a.cookie(c, strings.Clone(c.Cookies(CookieName)))
 	case h == "":
 		return httpapi.Principal{}, refuse("missing Authorization header: sign the request (Authorization: BackendAI signMethod=HMAC-SHA256, credential=...) or send Authorization: Bearer <token>")
 	case signing.HasScheme(h):

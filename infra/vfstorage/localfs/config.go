@@ -21,6 +21,9 @@ const (
 	// staging file is an upload that died with its process, removed by the
 	// next walk of its folder.
 	DefaultStagingMaxAge = 24 * time.Hour
+	// DefaultUploadTTL is how long a resumable upload lives without
+	// receiving a byte before it expires.
+	DefaultUploadTTL = 24 * time.Hour
 )
 
 // HostSpec is one storage host: a name and the directory that backs it.
@@ -93,6 +96,10 @@ type Config struct {
 	// StagingMaxAge is when a staging file is abandoned (default
 	// DefaultStagingMaxAge). It must exceed the longest pause in an upload.
 	StagingMaxAge time.Duration
+	// UploadTTL is how long a resumable upload lives after its last byte
+	// (default DefaultUploadTTL); then it expires, its bytes are removed
+	// and its reservation of the folder's quota released.
+	UploadTTL time.Duration
 	// CreateHostDirs makes missing host directories at Open (for
 	// `cairn dev`). Off by default: a missing directory usually means a
 	// network file system that is not mounted, and writing folders under
@@ -107,6 +114,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.StagingMaxAge == 0 {
 		c.StagingMaxAge = DefaultStagingMaxAge
+	}
+	if c.UploadTTL == 0 {
+		c.UploadTTL = DefaultUploadTTL
 	}
 	return c
 }
@@ -153,6 +163,9 @@ func (c Config) Validate() error {
 	if c.StagingMaxAge < 0 {
 		add("staging max age %s: must not be negative", c.StagingMaxAge)
 	}
+	if c.UploadTTL < 0 {
+		add("upload TTL %s: must not be negative", c.UploadTTL)
+	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("vfolder storage: invalid config: %w", err)
 	}
@@ -170,6 +183,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("hosts", c.Hosts.String()),
 		slog.Duration("usage_ttl", c.UsageTTL),
 		slog.Duration("staging_max_age", c.StagingMaxAge),
+		slog.Duration("upload_ttl", c.UploadTTL),
 		slog.Bool("create_host_dirs", c.CreateHostDirs),
 	)
 }

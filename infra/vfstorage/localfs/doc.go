@@ -35,6 +35,14 @@
 // staging file; one whose process died is removed by a later usage walk
 // once it is older than Config.StagingMaxAge.
 //
+// Resumable uploads (vfstorage.Resumable) are kept in
+// <folder>/.cairn-staging/resumable: <id>.json describes one (written once,
+// atomically), <id> holds its bytes so far, whose size is the offset;
+// every chunk is fsynced before it is acknowledged. Their lengths count in
+// the folder's usage from creation. Config.UploadTTL after its last byte
+// an upload expires: RunUploadExpiry removes expired ones periodically,
+// and any access or usage walk finds them gone.
+//
 // # Usage
 //
 // Usage is measured by walking the folder (bytes of regular files, hard

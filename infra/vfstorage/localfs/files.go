@@ -169,7 +169,12 @@ func (s *Storage) Mkdir(ctx context.Context, ref vfstorage.Ref, p string, parent
 		st.add(0, 1)
 		return nil
 	}
-	// One level at a time, to count what is made.
+	return makeDirs(op, root, st, clean)
+}
+
+// makeDirs makes dir and its missing ancestors, one level at a time to
+// count what is made in the folder's usage; st.mu must be held.
+func makeDirs(op string, root *os.Root, st *folderState, clean string) error {
 	for i := 0; i <= len(clean); i++ {
 		if i < len(clean) && clean[i] != '/' {
 			continue

@@ -29,6 +29,8 @@ type Storage struct {
 
 	mu     sync.Mutex
 	states map[vfstorage.Ref]*folderState
+	// uploadLocks hold each resumable upload while a chunk is written.
+	uploadLocks semaphores
 }
 
 var _ vfstorage.Storage = (*Storage)(nil)

@@ -98,7 +98,8 @@ func (s *Storage) RefreshUsage(ctx context.Context, ref vfstorage.Ref) (vfstorag
 
 // measure returns the folder's usage, walking it when the cached value is
 // unknown or older than ttl; st.mu must be held. A walk also removes the
-// folder's abandoned staging files.
+// folder's abandoned staging files and expired resumable uploads, and
+// counts the live uploads' lengths (reserved from their creation).
 func (s *Storage) measure(ctx context.Context, op string, root *os.Root, st *folderState, ttl time.Duration) (vfstorage.Usage, error) {
 	now := s.now()
 	if !st.measured.IsZero() && now.Sub(st.measured) < ttl {
@@ -108,6 +109,8 @@ func (s *Storage) measure(ctx context.Context, op string, root *os.Root, st *fol
 	if err != nil {
 		return vfstorage.Usage{}, classify(op, "", "", err)
 	}
+	live, _, _ := s.scanUploads(root, now)
+	u.Bytes += live
 	st.usage, st.measured = u, now
 	s.sweepStaging(root, now.Add(-s.cfg.StagingMaxAge))
 	return u, nil
@@ -181,6 +184,9 @@ func (s *Storage) sweepStaging(root *os.Root, cutoff time.Time) {
 		return
 	}
 	for _, e := range entries {
+		if e.Name() == resumableName {
+			continue // resumable uploads expire on their own terms (scanUploads)
+		}
 		fi, err := e.Info()
 		if err != nil || !fi.ModTime().Before(cutoff) {
 			continue

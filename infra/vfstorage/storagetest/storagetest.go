@@ -13,7 +13,7 @@
 // the folder, FIFOs, hard links) through the folder's MountSource
 // directory, so it expects a backend whose folders are directories on this
 // machine's file system. Subtests run in parallel, grouped by area:
-// Folders, Files, Upload, Traversal.
+// Folders, Files, Upload, Traversal, Resumable.
 package storagetest
 
 import (
@@ -62,6 +62,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"Files", fileTests},
 		{"Upload", uploadTests},
 		{"Traversal", traversalTests},
+		{"Resumable", resumableTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -1,0 +1,52 @@
+// screenshots.mjs — a PNG of every page of the Web-UI at 1280×800, into
+// docs/screenshots (make screenshots runs it against a `cairn dev` it
+// starts, with some sessions and users made first).
+import { mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { admin, api, base, launch, login, newPage } from './test/lib.mjs';
+
+const out = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'docs', 'screenshots');
+mkdirSync(out, { recursive: true });
+
+// Something to show: sessions (one running, one waiting for more than the
+// cluster has), a few users, a policy.
+await api('POST', '/v1/sessions', { name: 'train-resnet', image: 'localhost/cairn/base:latest', resources: { cpu: 1, mem: '64m' }, command: "sh -c 'echo epoch 1: loss 0.93; echo epoch 2: loss 0.71; sleep 3600'" });
+await api('POST', '/v1/sessions', { name: 'too-big', image: 'localhost/cairn/base:latest', resources: { cpu: 64, mem: '1g' }, command: 'sleep 60' }).catch(() => {});
+for (const [email, role] of [['ada@example.com', 'user'], ['grace@example.com', 'admin'], ['alan@example.com', 'monitor']]) {
+  await api('POST', '/v1/users', { email, password: 'a long password', full_name: email.split('@')[0], domain: 'default', role }).catch(() => {});
+}
+await api('POST', '/v1/keypair-policies', { name: 'students', total_resource_slots: { cpu: '8', mem: '16g' }, default_for_unspecified: 'unlimited', max_concurrent_sessions: 2 }).catch(() => {});
+
+const browser = await launch();
+const problems = [];
+const page = await newPage(browser, problems);
+await page.goto(base + '/');
+await page.getByLabel('E-mail address', { exact: true }).waitFor();
+await page.screenshot({ path: join(out, 'login.png') });
+await login(page, admin.email, admin.password);
+const list = await api('GET', '/v1/sessions?limit=1');
+const shots = [
+  ['start', '/'],
+  ['sessions', '/sessions'],
+  ['session-create', '/sessions?new=1'],
+  ['session', `/sessions/${list.items[0].id}`],
+  ['environments', '/environments'],
+  ['agents', '/agents'],
+  ['users', '/admin/users'],
+  ['resources', '/admin/resources'],
+  ['policies', '/admin/policies'],
+];
+for (const [name, path] of shots) {
+  await page.goto(base + path);
+  await page.getByRole('heading', { level: 1 }).first().waitFor();
+  await page.waitForLoadState('networkidle');
+  await page.waitForTimeout(300);
+  await page.screenshot({ path: join(out, `${name}.png`) });
+  console.log(`docs/screenshots/${name}.png`);
+}
+await browser.close();
+if (problems.length) {
+  console.error(problems.join('\n'));
+  process.exit(1);
+}

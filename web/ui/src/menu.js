@@ -1,0 +1,40 @@
+// menu.js — the pages and who sees them in the menu. The menu follows the
+// caller's role; the API stays the authority: a page forced by URL shows
+// the API's 403 and no data.
+
+/** admins are the roles that see the admin pages (the API decides what each may do there). */
+export const adminRoles = ['superadmin', 'admin'];
+
+/** isAdmin answers whether the role sees the admin pages. */
+export const isAdmin = (role) => adminRoles.includes(role);
+
+/** sections of the menu: items are {href, label, roles?} (no roles: everyone). */
+export const menu = [
+  {
+    title: 'Work',
+    items: [
+      { href: '/', label: 'Start' },
+      { href: '/sessions', label: 'Sessions' },
+      { href: '/environments', label: 'Environments' },
+      { href: '/agents', label: 'Agent Summary' },
+    ],
+  },
+  {
+    title: 'Administration',
+    roles: adminRoles,
+    items: [
+      { href: '/admin/users', label: 'Users' },
+      { href: '/admin/resources', label: 'Resources' },
+      { href: '/admin/policies', label: 'Resource Policy' },
+      { href: '/admin/audit', label: 'Audit', roles: ['superadmin'] },
+    ],
+  },
+];
+
+/** visibleMenu is the menu the role sees. */
+export function visibleMenu(role) {
+  return menu
+    .filter((s) => !s.roles || s.roles.includes(role))
+    .map((s) => ({ ...s, items: s.items.filter((i) => !i.roles || i.roles.includes(role)) }))
+    .filter((s) => s.items.length);
+}

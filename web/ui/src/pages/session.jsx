@@ -1,0 +1,160 @@
+// session.jsx — one session: its state (following it while it changes),
+// why it waits, its kernels and agents, its logs; terminate.
+import { useEffect, useState } from 'preact/hooks';
+import { del, get } from '../api.js';
+import { ended } from '../statuses.js';
+import { ErrorBox, Loading, Slots, Status, Time, useApi } from '../ui.jsx';
+
+// followEvery is how often a session that has not ended is read again.
+const followEvery = 2000;
+
+export function SessionPage({ params }) {
+  const id = params.id;
+  const s = useApi((signal) => get(`/v1/sessions/${encodeURIComponent(id)}`, {}, { signal }), [id]);
+  const [error, setError] = useState(null);
+  const [busy, setBusy] = useState(false);
+  const status = s.data && s.data.status;
+  useEffect(() => {
+    if (!status || ended(status)) return undefined;
+    const t = setTimeout(s.reload, followEvery);
+    return () => clearTimeout(t);
+  }, [s.data]);
+
+  if (s.loading && !s.data) return <Loading />;
+  if (!s.data) return <ErrorBox error={s.error} />;
+  const x = s.data;
+  const terminate = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      await del(`/v1/sessions/${encodeURIComponent(id)}`);
+      s.reload();
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <section>
+      <div class="page-head">
+        <h1>{x.name || x.id}</h1>
+        <Status status={x.status} />
+        {!ended(x.status) && x.status !== 'TERMINATING' && (
+          <button type="button" class="danger" disabled={busy} onClick={terminate}>
+            Terminate
+          </button>
+        )}
+      </div>
+      <ErrorBox error={error || s.error} />
+      {x.status_reason && (
+        <p>
+          Reason: <code>{x.status_reason}</code> {x.status_message}
+        </p>
+      )}
+      {x.pending_details && x.pending_details.length > 0 && (
+        <div class="pending" role="status">
+          <strong>Why it is waiting</strong>
+          <ul>
+            {x.pending_details.map((d) => (
+              <li key={d}>{d}</li>
+            ))}
+          </ul>
+        </div>
+      )}
+      <dl class="facts">
+        <dt>Id</dt>
+        <dd>
+          <code>{x.id}</code>
+        </dd>
+        <dt>Image</dt>
+        <dd>{x.image}</dd>
+        <dt>Type</dt>
+        <dd>{x.type}</dd>
+        <dt>Domain / project</dt>
+        <dd>
+          {x.domain} / {x.project}
+        </dd>
+        <dt>Resource group</dt>
+        <dd>{x.resource_group}</dd>
+        <dt>Resources per kernel</dt>
+        <dd>
+          <Slots slots={x.requested_slots} />
+        </dd>
+        <dt>Created</dt>
+        <dd>
+          <Time at={x.created_at} />
+        </dd>
+        <dt>Started</dt>
+        <dd>
+          <Time at={x.started_at} />
+        </dd>
+        <dt>Terminated</dt>
+        <dd>
+          <Time at={x.terminated_at} />
+        </dd>
+        {x.exit_code !== undefined && (
+          <>
+            <dt>Exit code</dt>
+            <dd>{x.exit_code}</dd>
+          </>
+        )}
+      </dl>
+      <h2>Kernels</h2>
+      <div class="table-wrap">
+        <table class="list">
+          <thead>
+            <tr>
+              <th>#</th>
+              <th>Role</th>
+              <th>Status</th>
+              <th>Agent</th>
+              <th>Devices</th>
+            </tr>
+          </thead>
+          <tbody>
+            {x.kernels.map((k) => (
+              <tr key={k.id}>
+                <td>{k.index}</td>
+                <td>{k.role}</td>
+                <td>
+                  <Status status={k.status} />
+                </td>
+                <td>{k.agent_id || '—'}</td>
+                <td>{(k.devices || []).map((d) => `${d.device_id} ×${d.amount}`).join(', ') || '—'}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <Logs id={id} placed={x.kernels.some((k) => k.agent_id)} status={x.status} />
+    </section>
+  );
+}
+
+function Logs({ id, placed, status }) {
+  const [text, setText] = useState(null);
+  const [error, setError] = useState(null);
+  const url = `/v1/sessions/${encodeURIComponent(id)}/logs`;
+  useEffect(() => {
+    if (!placed) return undefined;
+    const ctl = new AbortController();
+    get(url, {}, { signal: ctl.signal }).then(setText, (e) => e.name !== 'AbortError' && setError(e));
+    return () => ctl.abort();
+  }, [placed, status]);
+  return (
+    <>
+      <h2>Logs</h2>
+      {!placed && <p class="muted">The session has not been placed on an agent yet: it has no logs.</p>}
+      <ErrorBox error={error} />
+      {placed && (
+        <p>
+          <a href={url} download={`session-${id}.log`}>
+            Download the log
+          </a>
+        </p>
+      )}
+      {text !== null && <pre class="logs">{text}</pre>}
+    </>
+  );
+}

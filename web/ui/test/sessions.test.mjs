@@ -1,0 +1,110 @@
+// Sessions in the browser: create one with the dialog, watch it reach
+// RUNNING without reloading, read its logs, terminate it; names shown as
+// text; another domain sees none of it; an admin creates a user who then
+// cannot reach the admin pages.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { admin, api, base, launch, login, newPage, newUser, unique } from './lib.mjs';
+
+let browser;
+before(async () => {
+  browser = await launch();
+});
+after(async () => {
+  await browser?.close();
+});
+
+test('create a session, see it run without reloading, read its logs, terminate it', async () => {
+  const problems = [];
+  const page = await newPage(browser, problems);
+  await login(page, admin.email, admin.password);
+  await page.getByRole('navigation', { name: 'menu' }).getByRole('link', { name: 'Sessions' }).click();
+  await page.getByRole('button', { name: 'New session' }).click();
+  const dialog = page.getByRole('dialog', { name: 'New session' });
+  const name = unique('web');
+  await dialog.getByLabel('Name', { exact: true }).fill(name);
+  await dialog.getByLabel('Memory', { exact: true }).fill('64m');
+  await dialog.getByLabel('Command', { exact: true }).fill("sh -c 'echo hello from the browser; sleep 600'");
+  await dialog.getByRole('button', { name: 'Create' }).click();
+  await page.getByRole('heading', { name }).waitFor();
+  const url = page.url();
+  // It reaches RUNNING without a reload (the page follows it).
+  await page.locator('.page-head .status').filter({ hasText: 'RUNNING' }).waitFor({ timeout: 90_000 });
+  assert.equal(page.url(), url);
+  // Its logs show what the container printed, as the API has them.
+  await page.locator('pre.logs').filter({ hasText: 'hello from the browser' }).waitFor({ timeout: 30_000 });
+  const id = url.split('/').pop();
+  const shown = await page.locator('pre.logs').textContent();
+  const res = await fetch(`${base}/v1/sessions/${id}/logs`, { headers: { Authorization: `Bearer ${admin.token}` } });
+  assert.equal(shown, await res.text());
+  // Terminate.
+  await page.getByRole('button', { name: 'Terminate' }).click();
+  await page.locator('.page-head .status').filter({ hasText: 'TERMINATED' }).waitFor({ timeout: 60_000 });
+  // The list shows it.
+  await page.getByRole('navigation', { name: 'menu' }).getByRole('link', { name: 'Sessions' }).click();
+  await page.getByRole('link', { name }).waitFor();
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('markup in names and errors is shown as text, never run', async () => {
+  const problems = [];
+  const page = await newPage(browser, problems);
+  const evil = '<img src=x onerror=alert(1)>';
+  // A user whose name is markup, listed on the Users page.
+  await api('POST', '/v1/users', { email: `${unique('xss')}@example.com`, password: 'a long password', full_name: evil, domain: 'default', role: 'user' });
+  await login(page, admin.email, admin.password);
+  await page.goto(base + '/admin/users');
+  await page.getByRole('cell', { name: evil }).first().waitFor();
+  // A session name that is markup: the API refuses it, the error (which quotes it) is text.
+  await page.goto(base + '/sessions?new=1');
+  const dialog = page.getByRole('dialog', { name: 'New session' });
+  await dialog.getByLabel('Name', { exact: true }).fill(evil);
+  await dialog.getByRole('button', { name: 'Create' }).click();
+  const alert = dialog.getByRole('alert');
+  await alert.filter({ hasText: 'field: name' }).waitFor();
+  assert.equal(await page.locator('img[src="x"]').count(), 0, 'no element was made from the markup');
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test("another domain's user sees nothing of the first domain", async () => {
+  const problems = [];
+  const domainName = unique('dom');
+  await api('POST', '/v1/domains', { name: domainName });
+  const other = await newUser({ domain: domainName, role: 'admin' });
+  // The first domain has sessions (the test above, and this one).
+  await api('POST', '/v1/sessions', { image: 'localhost/cairn/base:latest', name: unique('mine'), resources: { cpu: 1, mem: '64m' }, command: "sh -c 'sleep 600'" });
+  const page = await newPage(browser, problems);
+  await login(page, other.email, other.password);
+  await page.goto(base + '/sessions');
+  await page.getByText('No sessions.').waitFor();
+  await page.goto(base + '/admin/users');
+  await page.getByRole('cell', { name: other.email }).first().waitFor();
+  assert.equal(await page.getByRole('cell', { name: admin.email }).count(), 0);
+  assert.equal(await page.getByRole('cell', { name: 'default', exact: true }).count(), 0);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('an admin creates a user, who then logs in and cannot reach the admin pages', async () => {
+  const problems = [];
+  const page = await newPage(browser, problems);
+  await login(page, admin.email, admin.password);
+  await page.getByRole('navigation', { name: 'menu' }).getByRole('link', { name: 'Users' }).click();
+  await page.getByRole('button', { name: 'New user' }).click();
+  const dialog = page.getByRole('dialog', { name: 'New user' });
+  const email = `${unique('new')}@example.com`;
+  await dialog.getByLabel('E-mail address', { exact: true }).fill(email);
+  await dialog.getByLabel('Password', { exact: true }).fill('the new password');
+  await dialog.getByRole('button', { name: 'Create' }).click();
+  await page.getByRole('cell', { name: email }).first().waitFor();
+  await page.getByRole('button', { name: 'Log out' }).click();
+  await login(page, email, 'the new password');
+  assert.equal(await page.getByRole('navigation', { name: 'menu' }).getByRole('link', { name: 'Users' }).count(), 0);
+  await page.goto(base + '/admin/users');
+  await page.getByRole('alert').filter({ hasText: '403' }).waitFor();
+  assert.equal(await page.getByRole('cell', { name: admin.email }).count(), 0);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
