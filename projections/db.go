@@ -115,6 +115,9 @@ type DB struct {
 	b      Backend
 	// cp are the checkpoint statements for this database.
 	cp checkpointSQL
+	// log, when set, is the database whose events table rebuilds count
+	// (WithLog); nil: this one.
+	log *DB
 }
 
 // takesTurns reports whether write transactions take turns with the event

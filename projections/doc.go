@@ -94,7 +94,10 @@
 // migrations, resets the checkpoint to 0 and replays the log up to the last
 // event committed when it started, reporting progress. It commits batch by batch, so the
 // store's writers are never locked out for long; readers see a partial read
-// model until it finishes.
+// model until it finishes. To rebuild without that, rebuild into a shadow
+// database (a DB of its own whose WithLog names the live one, where the
+// events are) and Replace the live tables and checkpoint with the copy in
+// one transaction (infra/maintenance does so online).
 //
 // # Wiring
 //

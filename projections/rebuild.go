@@ -93,8 +93,9 @@ func (p *Projector) reset(ctx context.Context) error {
 // (eventstore/sqlite and eventstore/postgres).
 func (p *Projector) countEvents(ctx context.Context) (count, head uint64, err error) {
 	var n, last int64
-	q := p.db.SQL(`SELECT count(*), COALESCE(MAX(position), 0) FROM {schema}.events`)
-	if err := p.db.QueryRow(ctx, q).Scan(&n, &last); err != nil {
+	log := p.db.logDB()
+	q := log.SQL(`SELECT count(*), COALESCE(MAX(position), 0) FROM {schema}.events`)
+	if err := log.QueryRow(ctx, q).Scan(&n, &last); err != nil {
 		return 0, 0, fmt.Errorf("projections: %s: count events: %w", p.name, err)
 	}
 	return uint64(n), uint64(last), nil

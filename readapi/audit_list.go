@@ -2,6 +2,7 @@ package readapi
 
 import (
 	"bufio"
+	"encoding/csv"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -98,9 +99,12 @@ func (a *api) listAudit(c *fiber.Ctx) error {
 	return c.JSON(out)
 }
 
-// streamAudit handles GET /v1/audit/stream: every matching record, one
-// JSON object per line (application/x-ndjson), exactly as stored, read
-// page by page so memory stays flat however long the trail.
+// streamAudit handles GET /v1/audit/stream?format=ndjson|csv: every
+// matching record, read page by page so memory stays flat however long the
+// trail. ndjson (the default, application/x-ndjson) writes each record
+// exactly as stored, so an export verifies offline; csv (text/csv, for
+// spreadsheets) writes a header and one row of auditCSVHeader's columns
+// per record.
 func (a *api) streamAudit(c *fiber.Ctx) error {
 	const op = "audit.stream"
 	who, err := CallerOf(c)
@@ -114,6 +118,10 @@ func (a *api) streamAudit(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	format := c.Query("format", "ndjson")
+	if format != "ndjson" && format != "csv" {
+		return domain.Invalid(op, "format", "must be ndjson or csv, not %q", format)
+	}
 	if err := a.WaitForPosition(c, op); err != nil {
 		return err
 	}
@@ -125,12 +133,28 @@ func (a *api) streamAudit(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	write := func(w *bufio.Writer, e auditrm.Entry) {
+		w.Write(e.Raw)
+		w.WriteByte('\n')
+	}
 	c.Set(fiber.HeaderContentType, "application/x-ndjson")
+	var cw *csv.Writer
+	if format == "csv" {
+		c.Set(fiber.HeaderContentType, "text/csv; charset=utf-8")
+		c.Set(fiber.HeaderContentDisposition, `attachment; filename="audit.csv"`)
+		write = func(_ *bufio.Writer, e auditrm.Entry) { cw.Write(auditCSVRow(e.Record)) }
+	}
 	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
+		if format == "csv" {
+			cw = csv.NewWriter(w)
+			cw.Write(auditCSVHeader)
+		}
 		for {
 			for _, e := range page.Records {
-				w.Write(e.Raw)
-				w.WriteByte('\n')
+				write(w, e)
+			}
+			if cw != nil {
+				cw.Flush()
 			}
 			if page.Next == 0 || w.Flush() != nil {
 				w.Flush()
@@ -143,4 +167,28 @@ func (a *api) streamAudit(c *fiber.Ctx) error {
 		}
 	})
 	return nil
+}
+
+// auditCSVHeader are the columns of the CSV export: every field of a
+// record, named as in its JSON.
+var auditCSVHeader = []string{"seq", "time", "user_id", "access_key", "acting_as", "action", "entity_type", "entity_id",
+	"client_ip", "outcome", "status", "duration_ns", "request_id", "v", "prev_hash", "hash"}
+
+// auditCSVRow is r as a row of auditCSVHeader's columns.
+func auditCSVRow(r audit.Record) []string {
+	return []string{strconv.FormatUint(r.Seq, 10), r.Time.UTC().Format(time.RFC3339Nano), csvText(r.UserID), csvText(r.AccessKey),
+		csvText(r.ActingAs), csvText(r.Action), csvText(r.EntityType), csvText(r.EntityID), csvText(r.ClientIP), string(r.Outcome),
+		strconv.Itoa(r.Status), strconv.FormatInt(int64(r.Duration), 10), csvText(r.RequestID), strconv.Itoa(r.Version),
+		r.PrevHash.String(), r.Hash.String()}
+}
+
+// csvText keeps a text cell that a spreadsheet would run as a formula
+// (starting with =, +, -, @, a tab or a carriage return: a client may
+// choose some of these values, a request id for one) as text, by a leading
+// apostrophe. The NDJSON export keeps the records exactly as stored.
+func csvText(s string) string {
+	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+		return "'" + s
+	}
+	return s
 }

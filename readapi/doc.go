@@ -17,14 +17,18 @@
 // One file per route group: sessions_list.go (GET /v1/sessions),
 // sessions_get.go (GET /v1/sessions/{id}), sessions_logs.go (GET
 // /v1/sessions/{id}/logs), agents_list.go (GET /v1/agents), audit_list.go
-// (GET /v1/audit and /v1/audit/stream), usage_get.go (GET /v1/usage:
-// usage per day, as JSON or CSV), sessions_pending.go (GET
+// (GET /v1/audit and /v1/audit/stream, NDJSON or CSV), usage_get.go (GET
+// /v1/usage: usage per day, as JSON or CSV), sessions_pending.go (GET
 // /v1/sessions/{id}/pending) and scheduler_queue.go (GET
 // /v1/scheduler/queue), which explain waiting sessions with a scheduling
 // round over the read models (explain.go, explain_checks.go, capacity.go),
 // sessions_timeline.go (GET /v1/sessions/{id}/timeline, the session's
-// stream through the EventReader port), events_stream.go (GET /v1/events).
-// The wire shapes of sessions are in
+// stream through the EventReader port), events_stream.go (GET /v1/events),
+// and the superadmins' maintenance queries over the Maintenance port (maintenance.go):
+// system_get.go (GET /v1/system), maintenance_rebuilds_list.go and
+// maintenance_rebuilds_get.go (GET /v1/maintenance/rebuilds[/{id}]),
+// audit_verify_list.go and audit_verify_get.go (GET
+// /v1/audit/verify[/{id}]). The wire shapes of sessions are in
 // sessions_view.go; they are this package's own types, mapped from the
 // read models, so the HTTP contract (docs/api/openapi.yaml, kept in sync
 // with the routes of both sides by a test in infra/commandapi) changes

@@ -72,6 +72,10 @@ type Deps struct {
 	StreamCatchUp  int
 	// Logger logs what the change feed drops (default slog's).
 	Logger *slog.Logger
+	// Maintenance serves the system description and the maintenance
+	// jobs' progress (maintenance.go); without it those routes are not
+	// mounted.
+	Maintenance Maintenance
 	// Settings serve the run-time settings (settings_read.go); without
 	// them those routes are not mounted.
 	Settings SettingsDeps
@@ -206,6 +210,7 @@ func (a *API) Mount(v1 fiber.Router) {
 	if a.Usage != nil {
 		v1.Get("/usage", a.getUsage)
 	}
+	a.mountMaintenance(v1)
 	a.mountSettings(v1)
 }
 

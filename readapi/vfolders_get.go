@@ -52,7 +52,11 @@ func (a *api) getVFolder(c *fiber.Ctx) error {
 	case !errors.Is(err, vfstorage.ErrNoFolder):
 		return err
 	}
-	if v.Effective.CanDeleteFiles() && (v.Relation == vfolders.RelationOwn || v.Relation == vfolders.RelationDomain) {
+	// Its managers: the owner, and the administrators of its domain
+	// (whatever relation they see it through: an admin may also be a
+	// member of the project that owns it).
+	manages := v.Relation == vfolders.RelationOwn || who.IsSuperadmin() || (who.Role == RoleAdmin && who.Domain == v.Owner.Domain)
+	if v.Effective.CanDeleteFiles() && manages {
 		if out.Users, err = a.VFolders.Folders.Users(c.UserContext(), v.ID); err != nil {
 			return err
 		}

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -24,6 +23,7 @@ import (
 	"github.com/cairnhq/cairn/eventstore"
 	"github.com/cairnhq/cairn/eventstore/dsn"
 	"github.com/cairnhq/cairn/infra/logging"
+	"github.com/cairnhq/cairn/infra/maintenance"
 	"github.com/cairnhq/cairn/infra/progress"
 )
 
@@ -223,37 +223,24 @@ func replayAudit(ctx context.Context, store eventstore.Store, o auditReplayOptio
 	v := audit.NewVerifier(audit.Genesis, anchors...)
 	head, err := func() (audit.Head, error) {
 		var read uint64
-		for from := int64(0); ; {
-			evs, err := store.ReadStream(ctx, domain.AuditStream, eventstore.ReadStreamOptions{From: from, Limit: o.page})
-			if err != nil && !errors.Is(err, eventstore.ErrStreamNotFound) {
-				return v.Head(), err
-			}
-			for _, ev := range evs {
-				if ev.Type != domain.TypeAuditSealed {
-					return v.Head(), fmt.Errorf("audit stream revision %d: a %s event, not sealed records", ev.Revision, ev.Type)
-				}
-				var run domain.AuditSealed
-				if err := json.Unmarshal(ev.Data, &run); err != nil {
-					return v.Head(), fmt.Errorf("audit stream revision %d: %w", ev.Revision, err)
-				}
-				for _, rec := range run.Records {
-					if o.verify {
-						if err := v.Add(rec.Record); err != nil {
-							return v.Head(), err
-						}
-					}
-					if !o.quiet && filter.match(rec.Record) {
-						w.Write(rec.Raw)
-						w.WriteByte('\n')
+		err := maintenance.AuditRuns(ctx, store, o.page, func(run domain.AuditSealed) error {
+			for _, rec := range run.Records {
+				if o.verify {
+					if err := v.Add(rec.Record); err != nil {
+						return err
 					}
 				}
-				read += uint64(len(run.Records))
+				if !o.quiet && filter.match(rec.Record) {
+					w.Write(rec.Raw)
+					w.WriteByte('\n')
+				}
 			}
+			read += uint64(len(run.Records))
 			bar.Update(read, total)
-			if len(evs) < o.page {
-				break
-			}
-			from = evs[len(evs)-1].Revision + 1
+			return nil
+		})
+		if err != nil {
+			return v.Head(), err
 		}
 		if !o.verify {
 			return audit.Head{Seq: read}, nil

@@ -229,3 +229,7 @@ func (b *Bus) Close() error {
 	}
 	return nil
 }
+
+// Connected reports whether the connection to the NATS server is up now
+// (it reconnects on its own when it is not).
+func (b *Bus) Connected() bool { return b.nc.IsConnected() }

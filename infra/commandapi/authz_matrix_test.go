@@ -370,6 +370,7 @@ func (m *matrix) rows() []matrixRow {
 		matrixRow{method: "PATCH", route: "/v1/settings", path: fixed("/v1/settings"),
 			body: func(bool) string { return fmt.Sprintf(`{"session.default_idle_timeout":%d}`, m.seq.Add(1)) }, want: superOnly(ok)},
 	)
+	rows = append(rows, m.maintenanceRows()...)
 	rows = append(rows, m.vfolderRows()...)
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].route < rows[j].route })
 	return rows

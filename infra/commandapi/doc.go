@@ -23,8 +23,11 @@
 // (domains_*.go, projects_*.go, users_*.go, keypairs_*.go,
 // keypair_policies_*.go, storage_policies_*.go, resource_groups_*.go,
 // images_*.go, auth_*.go), the run-time settings (settings_change.go,
-// PATCH /v1/settings) and the virtual folder commands and file routes
-// (vfolders_*.go). File operations are not events: each asks
+// PATCH /v1/settings), the virtual folder commands and file
+// routes (vfolders_*.go), and the superadmins' maintenance jobs over the
+// Maintenance port (maintenance.go): maintenance_rebuilds_create.go (POST
+// /v1/maintenance/rebuilds, an online rebuild of a read model) and
+// audit_verify.go (POST /v1/audit/verify); they run no command. File operations are not events: each asks
 // commands.AuthorizeVFolderFiles first, then calls the storage port, so
 // reads of files (GET .../files, .../files/content) are here too.
 // Resumable uploads (the tus protocol on /v1/vfolders/{id}/uploads,

@@ -33,6 +33,7 @@ import (
 	"github.com/cairnhq/cairn/infra/auth/password"
 	"github.com/cairnhq/cairn/infra/auth/token"
 	"github.com/cairnhq/cairn/infra/httpapi"
+	"github.com/cairnhq/cairn/infra/maintenance"
 	"github.com/cairnhq/cairn/infra/readmodels"
 	infravf "github.com/cairnhq/cairn/infra/vfolders"
 	"github.com/cairnhq/cairn/infra/vfstorage/localfs"
@@ -87,6 +88,8 @@ type env struct {
 	// url is where listen serves the app, once.
 	listenOnce sync.Once
 	url        string
+	db         *projections.DB
+	maint      *maintenance.Service
 	// users by name: their ids, keypairs and bearer tokens.
 	users map[string]testUser
 	last  uint64
@@ -122,6 +125,11 @@ type envOptions struct {
 	// resumed stream reads at most (default readapi's).
 	heartbeat time.Duration
 	catchUp   int
+	// rebuildGate, when set, holds every rebuild before it starts until
+	// it is closed.
+	rebuildGate chan struct{}
+	// storeDSN is what GET /v1/system is told the store's DSN is.
+	storeDSN string
 }
 
 // testClock is the server's clock, which a test may move.
@@ -189,12 +197,13 @@ func newEnv(t testing.TB, opts envOptions) *env {
 		waiters          []readapi.Waiter
 		tenancyProjector *projections.Projector
 	)
+	maint := newMaintenance(t, store, db, opts)
 	for _, p := range []projections.Projection{sessionsRM, agentsRM, tenancyRM, vfoldersRM, auditRM, usageRM, occupancyRM, settingsDeps.Changes} {
 		// What the server does before it serves queries.
 		if err := projections.Setup(ctx, db, p); err != nil {
 			t.Fatal(err)
 		}
-		pr := startProjector(t, db, store, p)
+		pr := startProjector(t, db, store, p, maint)
 		waiters = append(waiters, pr)
 		if p == projections.Projection(tenancyRM) {
 			tenancyProjector = pr
@@ -227,7 +236,7 @@ func newEnv(t testing.TB, opts envOptions) *env {
 		t.Fatal(err)
 	}
 	e := &env{app: app, store: store, handlers: handlers, tenancy: tenancyRM, waiter: readapi.WaitAll(waiters...), logs: &fakeLogs{},
-		clock: clock, users: map[string]testUser{}, vfs: vfs}
+		clock: clock, users: map[string]testUser{}, vfs: vfs, db: db, maint: maint}
 	// Wired as the server wires them (infra/devserver): the public command
 	// endpoints, then the authenticated /v1 group with the commands and the
 	// queries.
@@ -254,6 +263,7 @@ func newEnv(t testing.TB, opts envOptions) *env {
 		Heartbeat:      opts.heartbeat,
 		StreamCatchUp:  opts.catchUp,
 		Settings:       settingsDeps,
+		Maintenance:    maint,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -266,7 +276,8 @@ func newEnv(t testing.TB, opts envOptions) *env {
 		VFolders: commandapi.VFolderDeps{Folders: vfoldersRM, Tenancy: vfTenancy, Storage: vfs, MaxUploadSize: func(ctx context.Context) (int64, error) {
 			return settingsDeps.Int(ctx, domain.SettingVFolderMaxUpload)
 		}},
-		Bus: busSigner(t),
+		Bus:         busSigner(t),
+		Maintenance: maint,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -439,31 +450,6 @@ func runInBackground(t testing.TB, name string, fn func(context.Context) error) 
 			t.Errorf("%s did not stop", name)
 		}
 	})
-}
-
-// startProjector runs a projector of p until the test ends, when Run
-// must return nil.
-func startProjector(t testing.TB, db *projections.DB, store *sqlite.Store, p projections.Projection) *projections.Projector {
-	t.Helper()
-	pr, err := projections.NewProjector(db, store, p, projections.Options{Logger: discard})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- pr.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("projector %s: %v", pr.Name(), err)
-			}
-		case <-time.After(waitBound):
-			t.Errorf("projector %s did not stop", pr.Name())
-		}
-	})
-	return pr
 }
 
 // response is an answer, read whole.

@@ -37,6 +37,9 @@ type Deps struct {
 	// Bus signs enrolled agents' bus credentials; without it POST
 	// /v1/agent-enrollments answers 503.
 	Bus BusSigner
+	// Maintenance starts rebuilds and audit verifications (maintenance.go);
+	// without it those routes are not mounted.
+	Maintenance Maintenance
 }
 
 // WithDefaults returns d with Passwords and LoginTTL set when they were not.
@@ -116,6 +119,7 @@ func (a *API) Mount(v1 fiber.Router) {
 	v1.Post("/agents/:id/lost", a.markAgentLost)
 	a.mountTenancy(v1)
 	a.mountVFolders(v1)
+	a.mountMaintenance(v1)
 	v1.Patch("/settings", a.changeSettings)
 }
 

@@ -12,7 +12,9 @@
 //     nats://<host>:<port>` on another machine can join (with credentials
 //     from `cairn agent enroll`), and the follower of revoked agent keys
 //     (infra/bus/busrevoke), which it waits for before going on;
-//   - the projectors of the sessions and agents read models;
+//   - the projectors of the read models, each under the maintenance
+//     service (infra/maintenance), which can hold one while a rebuild
+//     swaps its rows, and which describes the server (GET /v1/system);
 //   - the manager's process managers: the scheduler, the session limits
 //     (idle timeout and lifetime, commands/sessionlimits), the forwarder
 //     (events → agents' topics, checkpoint in the data directory), the

@@ -191,7 +191,10 @@ func (s *server) authenticator(reg prometheus.Registerer) (*httpauth.Authenticat
 		StrictSigningOnly: s.cfg.AuthStrictSigningOnly, Registerer: reg}
 	for _, p := range s.projectors {
 		if p.Name() == s.models.Tenancy.Name() {
-			cfg.Freshness = httpauth.Freshness{Committed: p.Position, Changed: s.models.Tenancy.LastApplied}
+			// A rebuild's swap changes the rows without applying an event.
+			cfg.Freshness = httpauth.Freshness{Committed: p.Position, Changed: func() uint64 {
+				return max(s.models.Tenancy.LastApplied(), s.maint.Replaced(s.models.Tenancy.Name()))
+			}}
 		}
 	}
 	return httpauth.New(s.models.Tenancy, cfg)
@@ -247,9 +250,10 @@ func (s *server) app(reg prometheus.Registerer, auth *httpauth.Authenticator, ac
 			Tenancy: vfTenancy,
 			Storage: s.vfstorage,
 		},
-		Log:      log,
-		Logger:   s.log,
-		Settings: s.settings(),
+		Log:         log,
+		Logger:      s.log,
+		Maintenance: s.maint,
+		Settings:    s.settings(),
 	})
 	if err != nil {
 		return nil, nil, err
@@ -266,7 +270,8 @@ func (s *server) app(reg prometheus.Registerer, auth *httpauth.Authenticator, ac
 				return s.settings().Int(ctx, domain.SettingVFolderMaxUpload)
 			},
 		},
-		Bus: busauth.Signer{Keys: s.busKeys, CAFile: s.busCA},
+		Bus:         busauth.Signer{Keys: s.busKeys, CAFile: s.busCA},
+		Maintenance: s.maint,
 	})
 	if err != nil {
 		return nil, nil, err

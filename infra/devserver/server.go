@@ -37,6 +37,7 @@ import (
 	"github.com/cairnhq/cairn/infra/dispatch/forwarder"
 	"github.com/cairnhq/cairn/infra/dispatch/reports"
 	"github.com/cairnhq/cairn/infra/lease"
+	"github.com/cairnhq/cairn/infra/maintenance"
 	"github.com/cairnhq/cairn/infra/readmodels"
 	"github.com/cairnhq/cairn/infra/vfolders"
 	"github.com/cairnhq/cairn/infra/vfstorage/localfs"
@@ -121,6 +122,8 @@ type server struct {
 	auth       *httpauth.Authenticator
 	images     []string
 	vfstorage  *localfs.Storage
+	maint      *maintenance.Service
+	leases     *maintenance.Leases
 
 	apiURL      string
 	credentials bootstrap.Credentials
@@ -283,13 +286,16 @@ func (s *server) startProjectors(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := s.startMaintenance(); err != nil {
+		return err
+	}
 	var projectors []*projections.Projector
 	for _, rm := range s.models.All() {
 		p, err := projections.NewProjector(s.db, s.store, rm, projections.Options{Logger: s.log, Metrics: metrics})
 		if err != nil {
 			return err
 		}
-		s.parts.goRun("projector "+p.Name(), p.Run)
+		s.parts.goRun("projector "+p.Name(), s.maint.Supervise(p))
 		projectors = append(projectors, p)
 		s.waiters = append(s.waiters, p)
 	}
@@ -366,7 +372,7 @@ func (s *server) startManagers(context.Context) error {
 			return err
 		}
 		s.parts.goRun(name, func(ctx context.Context) error {
-			return lease.Run(ctx, l, name, s.log, time.Second, run)
+			return lease.Run(ctx, l, name, s.log, time.Second, s.leases.Track(name, run))
 		})
 	}
 	s.parts.goRun("forwarder", fwd.Run)

@@ -2,6 +2,7 @@ package vfolders
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"strconv"
@@ -110,17 +111,73 @@ type Filter struct {
 	// monitors, every folder of their domain (superadmins: of every
 	// domain).
 	Relations []Relation
-	// Status keeps the folders in this status.
-	Status domain.VFolderStatus
+	// Statuses keeps the folders in one of these statuses (empty: any).
+	Statuses []domain.VFolderStatus
 	// Name keeps the folders of this name.
 	Name string
 	// ID keeps one folder.
 	ID uuid.UUID
+	// Limit bounds how many folders Page answers (0: all of them; at most
+	// MaxListLimit).
+	Limit int
+	// Cursor is a page's NextCursor, to read the page after it.
+	Cursor string
+}
+
+// MaxListLimit bounds Filter.Limit.
+const MaxListLimit = 1000
+
+// Page is one page of Visible folders, by name.
+type Page struct {
+	Folders []Visible
+	// NextCursor reads the next page; empty on the last one. It is opaque.
+	NextCursor string
+}
+
+// Page returns the folders v sees (see Filter) a page at a time: Limit
+// of them by name (then id) after Cursor, so that a caller with thousands
+// of folders never reads them all at once.
+func (m *ReadModel) Page(ctx context.Context, v domain.VFolderViewer, f Filter) (Page, error) {
+	const op = "vfolders.page"
+	if f.Limit < 0 || f.Limit > MaxListLimit {
+		return Page{}, domain.Invalid(op, "limit", "must be between 1 and %d", MaxListLimit)
+	}
+	rows, err := m.Visible(ctx, v, f)
+	if err != nil {
+		return Page{}, err
+	}
+	if f.Limit == 0 || len(rows) <= f.Limit {
+		return Page{Folders: rows}, nil
+	}
+	rows = rows[:f.Limit]
+	last := rows[len(rows)-1]
+	return Page{Folders: rows, NextCursor: encodeCursor(last.Name, last.ID)}, nil
+}
+
+// encodeCursor makes the cursor of the page after the folder named name
+// with this id: both, separated by a NUL, base64url-encoded.
+func encodeCursor(name string, id uuid.UUID) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(name + "\x00" + id.String()))
+}
+
+// decodeCursor reads a cursor of encodeCursor.
+func decodeCursor(op, c string) (string, uuid.UUID, error) {
+	raw, err := base64.RawURLEncoding.DecodeString(c)
+	if err == nil {
+		if i := strings.LastIndexByte(string(raw), 0); i >= 0 {
+			if id, err := uuid.Parse(string(raw[i+1:])); err == nil {
+				return string(raw[:i]), id, nil
+			}
+		}
+	}
+	return "", uuid.Nil, domain.Invalid(op, "cursor", "not a cursor of this list")
 }
 
 // Visible returns the folders v sees (see Filter), by name, each with how
 // v sees it and v's effective permission: the rules of
-// domain.VFolder.EffectivePermission, in one query.
+// domain.VFolder.EffectivePermission, in one query. With a Limit it
+// answers at most one more than Limit (Page tells from it whether there
+// is a next page), starting after Cursor.
 func (m *ReadModel) Visible(ctx context.Context, v domain.VFolderViewer, f Filter) ([]Visible, error) {
 	const op = "vfolders.visible"
 	if v.UserID == "" {
@@ -186,8 +243,12 @@ func (m *ReadModel) Visible(ctx context.Context, v domain.VFolderViewer, f Filte
 		effective = "'ro'"
 	}
 	var extra string
-	if f.Status != "" {
-		extra += " AND f.status = " + arg(string(f.Status))
+	if len(f.Statuses) > 0 {
+		ph := make([]string, len(f.Statuses))
+		for i, st := range f.Statuses {
+			ph[i] = arg(string(st))
+		}
+		extra += " AND f.status IN (" + strings.Join(ph, ", ") + ")"
 	}
 	if f.Name != "" {
 		extra += " AND f.name = " + arg(f.Name)
@@ -195,7 +256,18 @@ func (m *ReadModel) Visible(ctx context.Context, v domain.VFolderViewer, f Filte
 	if f.ID != uuid.Nil {
 		extra += " AND f.id = " + arg(f.ID.String())
 	}
+	if f.Cursor != "" {
+		name, id, err := decodeCursor(op, f.Cursor)
+		if err != nil {
+			return nil, err
+		}
+		n, i := arg(name), arg(id.String())
+		extra += " AND (f.name > " + n + " OR (f.name = " + n + " AND f.id > " + i + "))"
+	}
 	query := fmt.Sprintf(m.sql.visible, relation, effective, strings.Join(where, " OR "), extra)
+	if f.Limit > 0 {
+		query += " LIMIT " + arg(f.Limit+1)
+	}
 	return list(ctx, m, op, func(r projections.Row) (Visible, error) {
 		var vis Visible
 		var rel, eff string

@@ -222,7 +222,7 @@ func TestVisibleMatchesTheAggregate(t *testing.T) {
 		if want := map[string]vfolders.Relation{"copy": vfolders.RelationOwn, "data": vfolders.RelationShared, "shared": vfolders.RelationProject}; !mapsEqual(rel, want) {
 			t.Errorf("bob sees %v, want %v", rel, want)
 		}
-		trash, err := rm.Visible(ctx, viewers()[alice.UserID], vfolders.Filter{Status: domain.VFolderDeletePending})
+		trash, err := rm.Visible(ctx, viewers()[alice.UserID], vfolders.Filter{Statuses: []domain.VFolderStatus{domain.VFolderDeletePending}})
 		if err != nil || len(trash) != 1 || trash[0].Name != "scratch" {
 			t.Errorf("alice's trash: %+v, %v", trash, err)
 		}
@@ -294,6 +294,89 @@ func dump(t testing.TB, db *projections.DB) []string {
 	out = append(out, projectiontest.Dump(t, db, "vfolder_users", 5, "folder_id, user_id, kind")...)
 	out = append(out, projectiontest.Dump(t, db, "vfolder_invitations", 10, "id")...)
 	return out
+}
+
+// Page walks the visible folders by name, a few at a time, the pages
+// together being exactly Visible's answer; several statuses filter at
+// once; a bad limit or cursor is refused naming it.
+func TestPage(t *testing.T) {
+	projectiontest.Run(t, func(t *testing.T, b *projectiontest.Backend) {
+		rm := vfolders.New(b.DB)
+		r := projectiontest.Start(t, b.DB, b, rm, projections.Options{})
+		w := build(t, b, nil)
+		r.WaitFor(t, w.last)
+		v := viewers()[root.UserID]
+		domainWide := []vfolders.Relation{vfolders.RelationDomain}
+
+		all, err := rm.Visible(ctx, v, vfolders.Filter{Relations: domainWide})
+		if err != nil || len(all) != 5 {
+			t.Fatalf("%d folders, %v", len(all), err)
+		}
+		var walked []uuid.UUID
+		var sizes []int
+		cursor := ""
+		for {
+			page, err := rm.Page(ctx, v, vfolders.Filter{Relations: domainWide, Limit: 2, Cursor: cursor})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sizes = append(sizes, len(page.Folders))
+			for _, f := range page.Folders {
+				walked = append(walked, f.ID)
+			}
+			if page.NextCursor == "" {
+				break
+			}
+			cursor = page.NextCursor
+		}
+		var want []uuid.UUID
+		for _, f := range all {
+			want = append(want, f.ID)
+		}
+		if !slices.Equal(walked, want) || !slices.Equal(sizes, []int{2, 2, 1}) {
+			t.Errorf("pages of %v walked %v, want %v", sizes, walked, want)
+		}
+		// A limit that holds everything has no next page.
+		page, err := rm.Page(ctx, v, vfolders.Filter{Relations: domainWide, Limit: 5})
+		if err != nil || len(page.Folders) != 5 || page.NextCursor != "" {
+			t.Errorf("limit 5: %d folders, next %q, %v", len(page.Folders), page.NextCursor, err)
+		}
+
+		live, err := rm.Visible(ctx, v, vfolders.Filter{Relations: domainWide, Statuses: []domain.VFolderStatus{domain.VFolderReady, domain.VFolderDeletePending}})
+		n := 0
+		for _, f := range all {
+			if f.Status == domain.VFolderReady || f.Status == domain.VFolderDeletePending {
+				n++
+			}
+		}
+		if err != nil || len(live) != n || n < 2 {
+			t.Errorf("ready or in the trash: %d, want %d, %v", len(live), n, err)
+		}
+		trash, err := rm.Visible(ctx, v, vfolders.Filter{Relations: domainWide, Statuses: []domain.VFolderStatus{domain.VFolderDeletePending, domain.VFolderDeleteError}})
+		if err != nil || len(trash) != 1 || trash[0].Name != "scratch" {
+			t.Errorf("the trash: %+v, %v", trash, err)
+		}
+
+		for _, f := range []vfolders.Filter{{Limit: -1}, {Limit: vfolders.MaxListLimit + 1}} {
+			if _, err := rm.Page(ctx, v, f); fieldOf(err) != "limit" {
+				t.Errorf("limit %d: %v", f.Limit, err)
+			}
+		}
+		for _, c := range []string{"x", "!!", "YWJj"} {
+			if _, err := rm.Page(ctx, v, vfolders.Filter{Limit: 1, Cursor: c}); fieldOf(err) != "cursor" {
+				t.Errorf("cursor %q: %v", c, err)
+			}
+		}
+	})
+}
+
+// fieldOf is the field an invalid-input error names ("" for any other).
+func fieldOf(err error) string {
+	var e *domain.Error
+	if !errors.As(err, &e) || e.Kind != domain.KindInvalid {
+		return ""
+	}
+	return e.Field
 }
 
 func mapsEqual[K, V comparable](a, b map[K]V) bool {

@@ -14,6 +14,17 @@ export function setCSRFToken(t) {
   csrfToken = t || '';
 }
 
+/** currentCSRFToken is the token a write must carry (for requests not made by request, e.g. an upload's XHR). */
+export function currentCSRFToken() {
+  return csrfToken;
+}
+
+/** noteAnswer learns a rotated CSRF token from an answer's header and reports a 401 to the listeners. */
+export function noteAnswer(status, token, err) {
+  if (token) csrfToken = token;
+  if (status === 401 && err) for (const f of unauthorizedListeners) f(err);
+}
+
 /** onUnauthorized registers f, called when any request answers 401 (an expired or revoked login). */
 export function onUnauthorized(f) {
   unauthorizedListeners.add(f);

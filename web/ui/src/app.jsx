@@ -3,6 +3,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { del, get, onUnauthorized, setCSRFToken } from './api.js';
 import { adminRoles, visibleMenu } from './menu.js';
+import { closeLive } from './live.js';
 import { Link, match, navigate, useLocation } from './router.jsx';
 import { ErrorBox, Loading } from './ui.jsx';
 import { LoginPage } from './pages/login.jsx';
@@ -15,6 +16,8 @@ import { AgentsPage } from './pages/agents.jsx';
 import { ResourcesPage } from './pages/resources.jsx';
 import { PoliciesPage } from './pages/policies.jsx';
 import { AuditPage } from './pages/audit.jsx';
+import { DataPage } from './pages/data.jsx';
+import { FilesPage } from './pages/files.jsx';
 
 /**
  * routes map page paths to [pattern, page, title, roles]; the first match
@@ -27,6 +30,8 @@ const routes = [
   ['/sessions/:id', SessionPage, 'Session'],
   ['/environments', EnvironmentsPage, 'Environments'],
   ['/agents', AgentsPage, 'Agent Summary'],
+  ['/data', DataPage, 'Data'],
+  ['/data/:id', FilesPage, 'Folder'],
   ['/admin/users', UsersPage, 'Users', adminRoles],
   ['/admin/resources', ResourcesPage, 'Resources', adminRoles],
   ['/admin/policies', PoliciesPage, 'Resource Policy', adminRoles],
@@ -66,6 +71,7 @@ export function App() {
       (e) => (e.status === 401 ? setMe(null) : setError(e)),
     );
     return onUnauthorized(() => {
+      closeLive();
       setNotice('Your login has expired or was ended. Log in again.');
       setMe(null);
     });
@@ -100,6 +106,7 @@ export function App() {
         return;
       }
     }
+    closeLive();
     setCSRFToken('');
     setNotice('You have logged out.');
     setMe(null);

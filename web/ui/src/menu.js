@@ -15,6 +15,7 @@ export const menu = [
     items: [
       { href: '/', label: 'Start' },
       { href: '/sessions', label: 'Sessions' },
+      { href: '/data', label: 'Data' },
       { href: '/environments', label: 'Environments' },
       { href: '/agents', label: 'Agent Summary' },
     ],

@@ -75,17 +75,20 @@ export function Status({ status }) {
   return <span class={`status status-${String(status || '').toLowerCase()}`}>{status}</span>;
 }
 
-/** Pager walks cursor pages: Next with the page's next_cursor, Back through the cursors seen. */
-export function Pager({ cursors, next, onPage }) {
+/**
+ * Pager walks cursor pages: Next with the page's next_cursor, Back through
+ * the cursors seen; labels name the two directions (newer and older by default).
+ */
+export function Pager({ cursors, next, onPage, labels = ['← Newer', 'Older →'] }) {
   const page = cursors.length;
   return (
     <nav class="pager" aria-label="pages">
       <button type="button" disabled={page === 0} onClick={() => onPage(cursors.slice(0, -1))}>
-        ← Newer
+        {labels[0]}
       </button>
       <span>page {page + 1}</span>
       <button type="button" disabled={!next} onClick={() => onPage([...cursors, next])}>
-        Older →
+        {labels[1]}
       </button>
     </nav>
   );
@@ -128,6 +131,25 @@ export function Field({ label, name, error, children, hint }) {
       {hint && <small>{hint}</small>}
     </div>
   );
+}
+
+/** useSubmit runs an async submit (a form's event, if given, is not sent), keeping its busy flag and error. */
+export function useSubmit(f) {
+  const [error, setError] = useState(null);
+  const [busy, setBusy] = useState(false);
+  const submit = async (e) => {
+    if (e) e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      await f();
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { error, setError, busy, submit };
 }
 
 /** useForm keeps a form's values. */

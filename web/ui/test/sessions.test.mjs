@@ -108,3 +108,40 @@ test('an admin creates a user, who then logs in and cannot reach the admin pages
   assert.deepEqual(problems, []);
   await page.close();
 });
+
+test('a session created elsewhere shows in an open Sessions page without a reload', async () => {
+  const problems = [];
+  const page = await newPage(browser, problems);
+  await login(page, admin.email, admin.password);
+  await page.getByRole('navigation', { name: 'menu' }).getByRole('link', { name: 'Sessions' }).click();
+  await page.locator('table.list').waitFor();
+  const url = page.url();
+  // Made by another client (the API, as another browser would).
+  const name = unique('live');
+  await api('POST', '/v1/sessions', { image: 'localhost/cairn/base:latest', name, resources: { cpu: 64, mem: '64m' }, command: 'sleep 60' });
+  await page.getByRole('link', { name }).waitFor();
+  assert.equal(page.url(), url, 'no navigation happened');
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('a waiting session says why in words, with its queue position and its timeline', async () => {
+  const problems = [];
+  const name = unique('big');
+  const s = await api('POST', '/v1/sessions', { image: 'localhost/cairn/base:latest', name, resources: { cpu: 64, mem: '64m' }, command: 'sleep 60' });
+  const page = await newPage(browser, problems);
+  await login(page, admin.email, admin.password);
+  await page.goto(`${base}/sessions/${s.id}`);
+  const why = page.getByRole('status').filter({ hasText: 'Why it is waiting' });
+  await why.getByText('more than any agent has').waitFor();
+  await why.getByText(/Position \d+ of \d+ in the queue/).waitFor();
+  await why.getByText('No estimated start').waitFor();
+  const timeline = page.locator('ol.timeline');
+  await timeline.getByText('session.requested').waitFor();
+  // Terminating it shows in the page live: the status and the timeline move on.
+  await page.getByRole('button', { name: 'Terminate' }).click();
+  await page.locator('.page-head .status').filter({ hasText: /CANCELLED|TERMINATED/ }).waitFor();
+  assert.equal(await why.count(), 0, 'an ended session no longer says why it waits');
+  assert.deepEqual(problems, []);
+  await page.close();
+});
