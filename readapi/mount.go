@@ -80,6 +80,9 @@ type Deps struct {
 	// jobs' progress (maintenance.go); without it those routes are not
 	// mounted.
 	Maintenance Maintenance
+	// Settings serve the run-time settings (settings_read.go); without
+	// them those routes are not mounted.
+	Settings SettingsDeps
 }
 
 // EventReader reads one stream of the event store (eventstore.Store's
@@ -218,6 +221,7 @@ func (a *API) Mount(v1 fiber.Router) {
 		v1.Get("/usage", a.getUsage)
 	}
 	a.mountMaintenance(v1)
+	a.mountSettings(v1)
 }
 
 // streams is Deps.Streams or, without it, a context that never ends.

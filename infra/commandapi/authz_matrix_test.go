@@ -373,6 +373,11 @@ func (m *matrix) rows() []matrixRow {
 		// Every caller may open the change stream; what each receives is
 		// its own business (events_test.go).
 		matrixRow{method: "GET", route: "/v1/events", path: fixed("/v1/events"), want: all(ok)},
+		// The run-time settings are cluster-wide: superadmins only.
+		matrixRow{method: "GET", route: "/v1/settings", path: fixed("/v1/settings"), want: superOnly(ok)},
+		matrixRow{method: "GET", route: "/v1/settings/history", path: fixed("/v1/settings/history"), want: superOnly(ok)},
+		matrixRow{method: "PATCH", route: "/v1/settings", path: fixed("/v1/settings"),
+			body: func(bool) string { return fmt.Sprintf(`{"session.default_idle_timeout":%d}`, m.seq.Add(1)) }, want: superOnly(ok)},
 	)
 	rows = append(rows, m.maintenanceRows()...)
 	rows = append(rows, m.vfolderRows()...)

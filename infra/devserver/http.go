@@ -12,6 +12,7 @@ import (
 
 	"github.com/cairnhq/cairn/commands"
 	"github.com/cairnhq/cairn/commands/scheduler"
+	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/eventstore/postgres"
 	"github.com/cairnhq/cairn/eventstore/sqlite"
 	"github.com/cairnhq/cairn/infra/commandapi"
@@ -259,6 +260,7 @@ func (s *server) app(reg prometheus.Registerer, auth *httpauth.Authenticator, ac
 		Log:         log,
 		Logger:      s.log,
 		Maintenance: s.maint,
+		Settings:    s.settings(),
 	})
 	if err != nil {
 		return nil, nil, err
@@ -271,7 +273,9 @@ func (s *server) app(reg prometheus.Registerer, auth *httpauth.Authenticator, ac
 			Tenancy: vfTenancy,
 			Storage: s.vfstorage,
 
-			MaxUploadSize: limit(s.cfg.VFolderMaxUpload),
+			MaxUploadSize: func(ctx context.Context) (int64, error) {
+				return s.settings().Int(ctx, domain.SettingVFolderMaxUpload)
+			},
 		},
 		Bus:         busauth.Signer{Keys: s.busKeys, CAFile: s.busCA},
 		Maintenance: s.maint,
@@ -346,3 +350,9 @@ var (
 	_ readapi.EventLog        = (*sqlite.Store)(nil)
 	_ readapi.EventLog        = (*postgres.Store)(nil)
 )
+
+// settings are the run-time settings as the API and the server's parts
+// read them: the read model, with the flags' values as defaults.
+func (s *server) settings() readapi.SettingsDeps {
+	return readapi.SettingsDeps{Changes: s.models.Settings, Defaults: s.cfg.settingDefaults()}
+}

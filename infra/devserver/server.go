@@ -181,6 +181,7 @@ func (s *server) startStore(ctx context.Context) error {
 		VFolders:       s.vfolderPorts(),
 
 		DefaultVFolderQuota: limit(s.cfg.VFolderDefaultQuota),
+		Settings:            s.cfg.settingDefaults(),
 	})
 	return err
 }
@@ -352,7 +353,7 @@ func (s *server) startManagers(context.Context) error {
 	if err != nil {
 		return err
 	}
-	limits, err := sessionlimits.New(sessionlimits.Config{Clock: s.cfg.Clock, Logger: s.log}, s.store, s.handlers.TerminateSession)
+	limits, err := sessionlimits.New(sessionlimits.Config{Clock: s.cfg.Clock, Logger: s.log, Settings: s.cfg.settingDefaults()}, s.store, s.handlers.TerminateSession)
 	if err != nil {
 		return err
 	}
