@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/eventstore"
@@ -146,7 +147,7 @@ func (f *feed) run(ctx context.Context) (err error) {
 			continue
 		}
 		// The changes go out only once a refetch would see them.
-		if err := f.waiter.WaitFor(ctx, batch[len(batch)-1].Position); err != nil {
+		if err := f.waitFor(ctx, batch[len(batch)-1].Position); err != nil {
 			return f.ended(ctx, fmt.Errorf("readapi: change feed: %w", err))
 		}
 		for _, ev := range batch {
@@ -155,6 +156,39 @@ func (f *feed) run(ctx context.Context) (err error) {
 		}
 	}
 }
+
+// waitFor waits until the read models reflect position. A read model that
+// cannot answer for a moment (its projector held by an online rebuild's
+// swap, which answers unavailable) is waited for again, backing off up to
+// feedRetryMax: the feed goes on once it is back, and ends only with ctx
+// (the server's shutdown).
+func (f *feed) waitFor(ctx context.Context, position uint64) error {
+	delay := feedRetryMin
+	for warned := false; ; warned = true {
+		err := f.waiter.WaitFor(ctx, position)
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
+		if !warned {
+			f.logger.Warn("change feed: the read models cannot answer now; waiting", "position", position, "err", err)
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+		delay = min(2*delay, feedRetryMax)
+	}
+}
+
+// The change feed's waits for read models that cannot answer for a
+// moment.
+const (
+	feedRetryMin = 50 * time.Millisecond
+	feedRetryMax = 2 * time.Second
+)
 
 // reachedPosition is the position w has reached (a projector's Position;
 // the least of WaitAll's), or false when w cannot tell.

@@ -141,3 +141,40 @@ func TestReachedPosition(t *testing.T) {
 		}
 	}
 }
+
+// flakyWaiter refuses the first `refusals` waits, as a projector held by
+// an online rebuild's swap does, then answers.
+type flakyWaiter struct{ refusals, calls int }
+
+func (w *flakyWaiter) WaitFor(context.Context, uint64) error {
+	w.calls++
+	if w.calls <= w.refusals {
+		return &domain.Error{Op: "projections.wait", Kind: domain.KindUnavailable, Message: "projector stopped"}
+	}
+	return nil
+}
+
+// A read model that cannot answer for a moment does not end the feed: it
+// is waited for again until it answers; only the context ends the wait.
+func TestFeedWaitsOutAHeldReadModel(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := &flakyWaiter{refusals: 5}
+		f := newFeed(nil, w, 2, slog.New(slog.DiscardHandler), nil)
+		if err := f.waitFor(context.Background(), 7); err != nil {
+			t.Fatalf("waitFor: %v", err)
+		}
+		if w.calls != 6 {
+			t.Fatalf("%d waits, want 6 (5 refused, then one answered)", w.calls)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		w = &flakyWaiter{refusals: 1 << 30}
+		f = newFeed(nil, w, 2, slog.New(slog.DiscardHandler), nil)
+		errc := make(chan error, 1)
+		go func() { errc <- f.waitFor(ctx, 7) }()
+		synctest.Wait()
+		cancel()
+		if err := <-errc; err == nil {
+			t.Fatal("a wait that never succeeds must end with its context")
+		}
+	})
+}

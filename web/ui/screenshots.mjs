@@ -18,6 +18,19 @@ for (const [email, role] of [['ada@example.com', 'user'], ['grace@example.com', 
 }
 await api('POST', '/v1/keypair-policies', { name: 'students', total_resource_slots: { cpu: '8', mem: '16g' }, default_for_unspecified: 'unlimited', max_concurrent_sessions: 2 }).catch(() => {});
 
+// A folder with a few files.
+const folder = await api('POST', '/v1/vfolders', { name: 'datasets' }).catch(() => null);
+if (folder) {
+  for (const [path, text] of [['README.md', '# datasets\n'], ['imagenet-sample.csv', 'id,label\n1,cat\n2,dog\n']]) {
+    await fetch(`${base}/v1/vfolders/${folder.id}/files/content?${new URLSearchParams({ path })}`, {
+      method: 'PUT',
+      headers: { Authorization: `Bearer ${admin.token}`, 'Content-Type': 'application/octet-stream' },
+      body: text,
+    });
+  }
+  await api('POST', `/v1/vfolders/${folder.id}/files/mkdir`, { path: 'checkpoints' }).catch(() => {});
+}
+
 const browser = await launch();
 const problems = [];
 const page = await newPage(browser, problems);
@@ -28,14 +41,18 @@ await login(page, admin.email, admin.password);
 const list = await api('GET', '/v1/sessions?limit=1');
 const shots = [
   ['start', '/'],
+  ['dashboard', '/dashboard'],
   ['sessions', '/sessions'],
   ['session-create', '/sessions?new=1'],
   ['session', `/sessions/${list.items[0].id}`],
+  ['data', '/data'],
+  ...(folder ? [['folder', `/data/${folder.id}`]] : []),
   ['environments', '/environments'],
   ['agents', '/agents'],
   ['users', '/admin/users'],
   ['resources', '/admin/resources'],
   ['policies', '/admin/policies'],
+  ['audit', '/admin/audit'],
 ];
 for (const [name, path] of shots) {
   await page.goto(base + path);
