@@ -3,11 +3,11 @@
 // is done or failed) and verify the audit trail's hash chain.
 import { useState } from 'preact/hooks';
 import { get, post } from '../api.js';
-import { Confirm, Empty, ErrorBox, Field, Loading, Time, useApi } from '../ui.jsx';
+import { Confirm, Empty, ErrorBox, Loading, Time, useApi } from '../ui.jsx';
 import { JobState, Progress, VerificationResult, VerifyButton, useAuditVerification, usePolledJob } from '../jobs.jsx';
 
 /** readModels are the names POST /v1/maintenance/rebuilds accepts. */
-export const readModels = ['sessions', 'agents', 'tenancy', 'vfolders', 'audit-runs', 'occupancy'];
+export const readModels = ['sessions', 'agents', 'tenancy', 'vfolders', 'audit-runs', 'occupancy', 'usage'];
 
 function RebuildRow({ initial, onEnd }) {
   const [job, error] = usePolledJob('/v1/maintenance/rebuilds', initial, onEnd);
@@ -60,15 +60,16 @@ function Rebuilds() {
           setConfirming(true);
         }}
       >
-        <Field label="Read model" name="read_model">
-          <select name="read_model" value={model} onChange={(e) => setModel(e.currentTarget.value)}>
-            {readModels.map((m) => (
-              <option key={m} value={m}>
-                {m}
-              </option>
-            ))}
-          </select>
-        </Field>
+        <label class="inline-field" for="rebuild-model">
+          Read model
+        </label>
+        <select id="rebuild-model" name="read_model" value={model} onChange={(e) => setModel(e.currentTarget.value)}>
+          {readModels.map((m) => (
+            <option key={m} value={m}>
+              {m}
+            </option>
+          ))}
+        </select>
         <button type="submit" class="primary">
           Rebuild
         </button>
