@@ -9,14 +9,17 @@ import { ErrorBox, Time, useApi } from './ui.jsx';
 /**
  * usePolledJob keeps a job (initially `initial`) and, while its state is
  * running, reads `${path}/${id}` a second after each answer until it is done
- * or failed; onEnd(job) is called once when a job it polled ends.
+ * or failed; onEnd(job) is called once when a job it polled ends. A failed
+ * read is shown and tried again a second later, except a 404 (the server
+ * restarted and forgot the job), which ends the polling.
  */
 export function usePolledJob(path, initial, onEnd) {
   const [job, setJob] = useState(initial);
   const [error, setError] = useState(null);
+  const [retry, setRetry] = useState(0);
   useEffect(() => setJob(initial), [initial]);
   useEffect(() => {
-    if (!job || job.state !== 'running') return undefined;
+    if (!job || job.state !== 'running' || (error && error.status === 404)) return undefined;
     const ctl = new AbortController();
     const t = setTimeout(() => {
       get(`${path}/${encodeURIComponent(job.id)}`, undefined, { signal: ctl.signal }).then(
@@ -26,14 +29,18 @@ export function usePolledJob(path, initial, onEnd) {
           setJob(j);
           if (j.state !== 'running' && onEnd) onEnd(j);
         },
-        (e) => !ctl.signal.aborted && e.name !== 'AbortError' && setError(e),
+        (e) => {
+          if (ctl.signal.aborted || e.name === 'AbortError') return;
+          setError(e);
+          setRetry((r) => r + 1);
+        },
       );
     }, 1000);
     return () => {
       clearTimeout(t);
       ctl.abort();
     };
-  }, [job]);
+  }, [job, retry]);
   return [job, error];
 }
 
