@@ -49,6 +49,31 @@ test('Information shows the sqlite store, the bus, the leases and every read mod
   await page.close();
 });
 
+test('Information highlights a lagging read model and shows markup from the server as text', async () => {
+  const problems = [];
+  const page = await newPage(browser, problems);
+  const evil = '<img src=x onerror=alert(1)>';
+  // The server's answer, with one read model behind and markup where strings are.
+  await page.route('**/v1/system*', async (route) => {
+    const res = await route.fetch();
+    const sys = await res.json();
+    sys.read_models[0].lag = 7;
+    sys.read_models[0].paused = evil;
+    sys.store.dsn = evil;
+    await route.fulfill({ response: res, json: sys });
+  });
+  await login(page, admin.email, admin.password);
+  await page.goto(base + '/admin/information');
+  const lagging = page.locator('table.read-models tr.lagging');
+  await lagging.getByRole('cell', { name: '7 behind' }).waitFor();
+  assert.equal(await page.locator('table.read-models tr.lagging').count(), 1);
+  await lagging.getByText(`paused: ${evil}`).waitFor();
+  await page.locator('dl.facts').getByText(evil, { exact: true }).waitFor();
+  assert.equal(await page.locator('main img').count(), 0);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
 test('Maintenance: a rebuild of sessions runs to done in the page, and the Sessions page still lists the sessions', async () => {
   const problems = [];
   const name = unique('rebuilt');
@@ -74,6 +99,28 @@ test('Maintenance: a rebuild of sessions runs to done in the page, and the Sessi
   await menuLink(page, 'Sessions').click();
   await page.getByText(name).first().waitFor();
   await api('DELETE', `/v1/sessions/${s.id}`).catch(() => {});
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('Maintenance: a refused rebuild shows the API\'s problem in the dialog', async () => {
+  const problems = [];
+  const page = await newPage(browser, problems);
+  const detail = 'maintenance.rebuild: a rebuild of <b>usage</b> is running';
+  await page.route('**/v1/maintenance/rebuilds', (route) =>
+    route.request().method() === 'POST'
+      ? route.fulfill({ status: 409, contentType: 'application/problem+json', body: JSON.stringify({ title: 'Conflict', status: 409, detail }) })
+      : route.continue(),
+  );
+  await login(page, admin.email, admin.password);
+  await page.goto(base + '/admin/maintenance');
+  await page.getByLabel('Read model', { exact: true }).selectOption('usage');
+  await page.getByRole('button', { name: 'Rebuild', exact: true }).click();
+  const dialog = page.getByRole('dialog', { name: 'Rebuild usage' });
+  await dialog.getByRole('button', { name: 'Rebuild' }).click();
+  await dialog.getByRole('alert').filter({ hasText: '409 Conflict' }).getByText(detail, { exact: true }).waitFor();
+  await dialog.getByRole('button', { name: 'Cancel' }).click();
+  await dialog.waitFor({ state: 'detached' });
   assert.deepEqual(problems, []);
   await page.close();
 });
