@@ -19,6 +19,8 @@ import { PoliciesPage } from './pages/policies.jsx';
 import { AuditPage } from './pages/audit.jsx';
 import { DataPage } from './pages/data.jsx';
 import { FilesPage } from './pages/files.jsx';
+import { InformationPage } from './pages/information.jsx';
+import { MaintenancePage } from './pages/maintenance.jsx';
 
 /**
  * routes map page paths to [pattern, page, title, roles]; the first match
@@ -38,6 +40,8 @@ const routes = [
   ['/admin/resources', ResourcesPage, 'Resources', adminRoles],
   ['/admin/policies', PoliciesPage, 'Resource Policy', adminRoles],
   ['/admin/audit', AuditPage, 'Audit', ['superadmin']],
+  ['/admin/maintenance', MaintenancePage, 'Maintenance', ['superadmin']],
+  ['/admin/information', InformationPage, 'Information', ['superadmin']],
 ];
 
 function ForbiddenPage({ title }) {

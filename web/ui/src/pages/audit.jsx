@@ -1,9 +1,11 @@
 // audit.jsx — Audit (superadmins): the hash-chained access log, filtered by
 // actor, action, entity, outcome and time, a page at a time in log order,
-// and exported as NDJSON exactly as stored (so the export verifies offline).
+// exported as NDJSON exactly as stored (so the export verifies offline) or
+// as CSV, and the chain's last verified head with a Verify now button.
 import { useState } from 'preact/hooks';
 import { get } from '../api.js';
 import { Empty, ErrorBox, Loading, Pager, Time, useApi, useForm } from '../ui.jsx';
+import { VerificationResult, VerifyButton, useAuditVerification } from '../jobs.jsx';
 
 const PAGE = 100;
 const filterNames = ['actor', 'action', 'entity_type', 'entity_id', 'outcome', 'from', 'to'];
@@ -28,14 +30,21 @@ export function AuditPage() {
     setCursors([]);
   };
   const exportURL = `/v1/audit/stream?${new URLSearchParams(filters)}`;
+  const csvURL = `/v1/audit/stream?${new URLSearchParams({ format: 'csv', ...filters })}`;
   return (
     <section>
       <div class="page-head">
         <h1>Audit</h1>
-        <a class="button" href={exportURL} download="audit.ndjson">
-          Export NDJSON
-        </a>
+        <span class="buttons exports">
+          <a class="button" href={exportURL} download="audit.ndjson">
+            Export NDJSON
+          </a>
+          <a class="button" href={csvURL} download="audit.csv">
+            Export CSV
+          </a>
+        </span>
       </div>
+      <LastVerified />
       <form class="filters audit-filters" onSubmit={apply}>
         <label>
           Actor <input {...bind('actor')} placeholder="user id, e-mail or access key" />
@@ -111,5 +120,38 @@ export function AuditPage() {
       )}
       {list.data && <Pager cursors={cursors} next={list.data.next_cursor} onPage={setCursors} />}
     </section>
+  );
+}
+
+/**
+ * LastVerified shows the chain's last verified head (the newest done
+ * verification the server remembers) and verifies the chain again on demand.
+ */
+function LastVerified() {
+  const v = useAuditVerification();
+  const last = v.lastDone;
+  const running = v.job && v.job.state === 'running';
+  const ended = v.job && !running && !(v.job.state === 'done' && last && last.id === v.job.id);
+  return (
+    <div class="verified" aria-label="last verified head" role="region">
+      <div class="verified-line">
+        <strong>Last verified head</strong>
+        {v.list.loading && !v.list.data && <span class="muted">loading…</span>}
+        {v.list.data && !last && <span class="muted">The chain has not been verified since the server started.</span>}
+        {last && (
+          <span class="verified-facts">
+            seq <span class="head-seq">{last.head.seq}</span> · hash{' '}
+            <code class="hash" title={last.head.hash}>
+              {last.head.hash}
+            </code>{' '}
+            · verified <Time at={last.finished_at} /> · {last.head.records} records
+          </span>
+        )}
+        <VerifyButton v={v} label="Verify now" />
+      </div>
+      <ErrorBox error={v.list.error} />
+      <ErrorBox error={v.error} />
+      {(running || ended) && <VerificationResult job={v.job} />}
+    </div>
   );
 }
