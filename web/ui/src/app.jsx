@@ -17,6 +17,7 @@ import { AgentsPage } from './pages/agents.jsx';
 import { ResourcesPage } from './pages/resources.jsx';
 import { PoliciesPage } from './pages/policies.jsx';
 import { AuditPage } from './pages/audit.jsx';
+import { SettingsPage } from './pages/settings.jsx';
 import { DataPage } from './pages/data.jsx';
 import { FilesPage } from './pages/files.jsx';
 import { InformationPage } from './pages/information.jsx';
@@ -40,6 +41,7 @@ const routes = [
   ['/admin/resources', ResourcesPage, 'Resources', adminRoles],
   ['/admin/policies', PoliciesPage, 'Resource Policy', adminRoles],
   ['/admin/audit', AuditPage, 'Audit', ['superadmin']],
+  ['/admin/settings', SettingsPage, 'Configurations', ['superadmin']],
   ['/admin/maintenance', MaintenancePage, 'Maintenance', ['superadmin']],
   ['/admin/information', InformationPage, 'Information', ['superadmin']],
 ];

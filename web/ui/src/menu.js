@@ -29,6 +29,7 @@ export const menu = [
       { href: '/admin/resources', label: 'Resources' },
       { href: '/admin/policies', label: 'Resource Policy' },
       { href: '/admin/audit', label: 'Audit', roles: ['superadmin'] },
+      { href: '/admin/settings', label: 'Configurations', roles: ['superadmin'] },
       { href: '/admin/maintenance', label: 'Maintenance', roles: ['superadmin'] },
       { href: '/admin/information', label: 'Information', roles: ['superadmin'] },
     ],

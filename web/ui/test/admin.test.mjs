@@ -112,7 +112,7 @@ test('every page fits a phone screen without scrolling sideways', async () => {
   const page = await newPage(browser, problems);
   await page.setViewportSize({ width: 390, height: 844 });
   await login(page, admin.email, admin.password);
-  for (const path of ['/', '/dashboard', '/sessions', '/sessions?new=1', '/environments', '/agents', '/admin/users', '/admin/resources', '/admin/policies', '/admin/audit']) {
+  for (const path of ['/', '/dashboard', '/sessions', '/sessions?new=1', '/environments', '/agents', '/admin/users', '/admin/resources', '/admin/policies', '/admin/audit', '/admin/settings']) {
     await page.goto(base + path);
     await page.getByRole('heading', { level: 1 }).first().waitFor();
     await page.waitForLoadState('networkidle');
@@ -162,6 +162,37 @@ test('Dashboard: my sessions, my use at each level of limits, what the cluster h
   const free = page.locator('table').filter({ has: page.getByRole('columnheader', { name: 'Capacity' }) });
   await free.getByRole('cell', { name: 'cpu', exact: true }).waitFor();
   await page.getByRole('heading', { name: 'Recent sessions' }).waitFor();
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('Configurations: a superadmin changes a setting, sees who and when, and bad values are named', async () => {
+  const problems = [];
+  const page = await newPage(browser, problems);
+  await login(page, admin.email, admin.password);
+  await page.getByRole('navigation', { name: 'menu' }).getByRole('link', { name: 'Configurations' }).click();
+  const input = page.getByLabel('New value of vfolder.max_upload_size');
+  await input.fill('-5');
+  await page.getByRole('button', { name: 'Save changes' }).click();
+  await page.getByRole('alert').waitFor();
+  await page.getByText(/vfolder\.max_upload_size:/).waitFor();
+  const size = 1024 * 1024 * 1024 + Math.floor(Math.random() * 1000);
+  await input.fill(String(size));
+  await page.getByRole('button', { name: 'Save changes' }).click();
+  await page.getByRole('status').filter({ hasText: 'Saved vfolder.max_upload_size' }).waitFor();
+  const row = page.locator('table.settings tr').filter({ hasText: 'vfolder.max_upload_size' });
+  await row.getByText(`(${size} bytes)`).waitFor();
+  await row.getByText(/by /).waitFor();
+  await page.locator('table').last().getByRole('cell', { name: String(size), exact: true }).waitFor();
+  const s = await api('GET', '/v1/settings');
+  assert.equal(s.items.find((x) => x.key === 'vfolder.max_upload_size').value, size);
+  // A domain admin has no such page, and the API refuses it too.
+  await page.getByRole('button', { name: 'Log out' }).click();
+  const other = await newUser({ role: 'admin' });
+  await login(page, other.email, other.password);
+  await page.goto(base + '/admin/settings');
+  await page.getByRole('alert').filter({ hasText: '403' }).waitFor();
+  assert.equal(await page.evaluate(async () => (await fetch('/v1/settings')).status), 403);
   assert.deepEqual(problems, []);
   await page.close();
 });
