@@ -18,9 +18,11 @@ type listSessionsResponse struct {
 	NextCursor *string       `json:"next_cursor"`
 }
 
-// listSessions handles GET /v1/sessions?status=&limit=&cursor=. status
-// takes one status or several separated by commas; callers that may not
-// see every session see their domain's (admins, monitors) or their own.
+// listSessions handles GET /v1/sessions?status=&q=&limit=&cursor=.
+// status takes one status or several separated by commas; q finds a
+// session by its id or by the start of its name (ignoring case). Callers
+// that may not see every session see their domain's (admins, monitors) or
+// their own.
 func (a *api) listSessions(c *fiber.Ctx) error {
 	who, err := CallerOf(c)
 	if err != nil {
@@ -30,7 +32,7 @@ func (a *api) listSessions(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	f := sessions.Filter{Limit: limit, Cursor: strings.Clone(c.Query("cursor"))}
+	f := sessions.Filter{Limit: limit, Cursor: strings.Clone(c.Query("cursor")), Search: strings.Clone(strings.TrimSpace(c.Query("q")))}
 	if raw := c.Query("status"); raw != "" {
 		for _, s := range strings.Split(raw, ",") {
 			f.Statuses = append(f.Statuses, domain.SessionStatus(strings.ToUpper(strings.TrimSpace(s))))

@@ -3,6 +3,7 @@ package sessions
 import (
 	"context"
 	"fmt"
+	"github.com/google/uuid"
 	"slices"
 	"strconv"
 	"strings"
@@ -34,6 +35,10 @@ type Filter struct {
 	Domain string
 	// Statuses keeps the sessions in any of these statuses.
 	Statuses []domain.SessionStatus
+	// Search keeps the session whose id it is (a UUID), or else the
+	// sessions whose name starts with it, ignoring case (names are ASCII:
+	// the same on both backends).
+	Search string
 	// Limit is the page size: 0 means DefaultListLimit, at most
 	// MaxListLimit.
 	Limit int
@@ -87,6 +92,13 @@ func (m *ReadModel) ListSessions(ctx context.Context, f Filter) (Page, error) {
 		}
 		conds = append(conds, "status IN ("+strings.Join(ph, ", ")+")")
 	}
+	if f.Search != "" {
+		if id, err := uuid.Parse(f.Search); err == nil {
+			conds = append(conds, "id = "+arg(id.String()))
+		} else {
+			conds = append(conds, "lower(name) LIKE "+arg(likePrefix(strings.ToLower(f.Search)))+` ESCAPE '\'`)
+		}
+	}
 	if f.Cursor != "" {
 		before, err := strconv.ParseUint(f.Cursor, 10, 63)
 		if err != nil || before == 0 {
@@ -117,4 +129,11 @@ func (m *ReadModel) ListSessions(ctx context.Context, f Filter) (Page, error) {
 		page.Sessions = []Session{}
 	}
 	return page, nil
+}
+
+// likePrefix is a LIKE pattern matching the strings that start with p:
+// p's own % and _ (and the escape character) match only themselves.
+func likePrefix(p string) string {
+	r := strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`)
+	return r.Replace(p) + "%"
 }

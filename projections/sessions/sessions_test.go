@@ -251,6 +251,18 @@ func TestListSessions(t *testing.T) {
 		if err != nil || len(page.Sessions) != 10 {
 			t.Fatalf("all sessions: %d, %v", len(page.Sessions), err)
 		}
+		// Search: a session's id, or a name's start (ignoring case; % and _
+		// match only themselves).
+		page, err = e.rm.ListSessions(ctx, sessions.Filter{Search: alice[2].String()})
+		if err != nil || len(page.Sessions) != 1 || page.Sessions[0].ID != alice[2] {
+			t.Fatalf("search by id: %+v, %v", page.Sessions, err)
+		}
+		for search, n := range map[string]int{"TRA": 10, "train": 10, "tr%": 0, "t_ain": 0, "x": 0} {
+			page, err = e.rm.ListSessions(ctx, sessions.Filter{Search: search})
+			if err != nil || len(page.Sessions) != n {
+				t.Fatalf("search %q: %d sessions, want %d (%v)", search, len(page.Sessions), n, err)
+			}
+		}
 		page, err = e.rm.ListSessions(ctx, sessions.Filter{Owner: "nobody"})
 		if err != nil || page.Sessions == nil || len(page.Sessions) != 0 {
 			t.Fatalf("nobody's sessions: %#v, %v", page.Sessions, err)

@@ -167,3 +167,29 @@ test('logs follow live as the container writes, and end identical to the downloa
   assert.deepEqual(problems, []);
   await page.close();
 });
+
+test('search finds sessions by the start of their name or by id', async () => {
+  const problems = [];
+  const prefix = unique('find');
+  const a = await api('POST', '/v1/sessions', { image: 'localhost/cairn/base:latest', name: `${prefix}-a`, resources: { cpu: 64, mem: '64m' }, command: 'sleep 60' });
+  await api('POST', '/v1/sessions', { image: 'localhost/cairn/base:latest', name: `${prefix}-b`, resources: { cpu: 64, mem: '64m' }, command: 'sleep 60' });
+  const page = await newPage(browser, problems);
+  await login(page, admin.email, admin.password);
+  await page.goto(base + '/sessions');
+  const box = page.getByRole('searchbox', { name: 'Search sessions' });
+  await box.fill(prefix.toUpperCase());
+  await page.getByRole('button', { name: 'Search', exact: true }).click();
+  await page.getByRole('link', { name: `${prefix}-b` }).waitFor();
+  await page.getByRole('link', { name: `${prefix}-a` }).waitFor();
+  assert.equal(await page.locator('table.list tbody tr').count(), 2);
+  await box.fill(a.id);
+  await page.getByRole('button', { name: 'Search', exact: true }).click();
+  await page.getByRole('link', { name: `${prefix}-b` }).waitFor({ state: 'detached' });
+  assert.equal(await page.locator('table.list tbody tr').count(), 1);
+  await box.fill(`${prefix}-zzz`);
+  await page.getByRole('button', { name: 'Search', exact: true }).click();
+  await page.getByText(`matching “${prefix}-zzz”`).waitFor();
+  for (const s of [a]) await api('DELETE', `/v1/sessions/${s.id}`).catch(() => {});
+  assert.deepEqual(problems, []);
+  await page.close();
+});

@@ -12,10 +12,12 @@ const PAGE = 50;
 
 export function SessionsPage({ loc }) {
   const [status, setStatus] = useState('');
+  const [search, setSearch] = useState('');
+  const [q, setQ] = useState('');
   const [cursors, setCursors] = useState([]);
   const creating = queryParam(loc, 'new') === '1';
   const cursor = cursors[cursors.length - 1] || '';
-  const list = useApi((signal) => get('/v1/sessions', { status, limit: PAGE, cursor }, { signal }), [status, cursor]);
+  const list = useApi((signal) => get('/v1/sessions', { status, q, limit: PAGE, cursor }, { signal }), [status, q, cursor]);
   useLiveReload(['session'], list.reload);
   return (
     <section>
@@ -44,13 +46,28 @@ export function SessionsPage({ loc }) {
             ))}
           </select>
         </label>
+        <form
+          role="search"
+          class="search"
+          onSubmit={(e) => {
+            e.preventDefault();
+            setQ(search.trim());
+            setCursors([]);
+          }}
+        >
+          <input type="search" aria-label="Search sessions" placeholder="name or id" value={search} onInput={(e) => setSearch(e.currentTarget.value)} />
+          <button type="submit">Search</button>
+        </form>
         <button type="button" onClick={list.reload}>
           Refresh
         </button>
       </div>
       <ErrorBox error={list.error} />
       {list.loading && !list.data && <Loading />}
-      {list.data && !list.data.items.length && <Empty>No sessions{status ? ` in status ${status}` : ''}.</Empty>}
+      {list.data && !list.data.items.length && <Empty>
+          No sessions{status ? ` in status ${status}` : ''}
+          {q ? ` matching “${q}”` : ''}.
+        </Empty>}
       {list.data && list.data.items.length > 0 && (
         <div class="table-wrap">
           <table class="list">
