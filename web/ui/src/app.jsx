@@ -17,6 +17,8 @@ import { PoliciesPage } from './pages/policies.jsx';
 import { AuditPage } from './pages/audit.jsx';
 import { DataPage } from './pages/data.jsx';
 import { FilesPage } from './pages/files.jsx';
+import { StatisticsPage } from './pages/statistics.jsx';
+import { SchedulerPage } from './pages/scheduler.jsx';
 
 /**
  * routes map page paths to [pattern, page, title, roles]; the first match
@@ -31,10 +33,12 @@ const routes = [
   ['/agents', AgentsPage, 'Agent Summary'],
   ['/data', DataPage, 'Data'],
   ['/data/:id', FilesPage, 'Folder'],
+  ['/statistics', StatisticsPage, 'Statistics'],
   ['/admin/users', UsersPage, 'Users', adminRoles],
   ['/admin/resources', ResourcesPage, 'Resources', adminRoles],
   ['/admin/policies', PoliciesPage, 'Resource Policy', adminRoles],
   ['/admin/audit', AuditPage, 'Audit', ['superadmin']],
+  ['/admin/scheduler', SchedulerPage, 'Scheduler', adminRoles],
 ];
 
 function ForbiddenPage({ title }) {

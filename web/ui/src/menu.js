@@ -18,6 +18,7 @@ export const menu = [
       { href: '/data', label: 'Data' },
       { href: '/environments', label: 'Environments' },
       { href: '/agents', label: 'Agent Summary' },
+      { href: '/statistics', label: 'Statistics' },
     ],
   },
   {
@@ -27,6 +28,7 @@ export const menu = [
       { href: '/admin/users', label: 'Users' },
       { href: '/admin/resources', label: 'Resources' },
       { href: '/admin/policies', label: 'Resource Policy' },
+      { href: '/admin/scheduler', label: 'Scheduler' },
       { href: '/admin/audit', label: 'Audit', roles: ['superadmin'] },
     ],
   },
