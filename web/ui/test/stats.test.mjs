@@ -119,14 +119,14 @@ test('Scheduler: a session that cannot be placed shows in the queue with its fai
   const page = await newPage(browser, problems);
   await login(page, admin.email, admin.password);
   await page.getByRole('navigation', { name: 'menu' }).getByRole('link', { name: 'Scheduler' }).click();
-  const row = page.locator('table.queue tbody tr').filter({ has: page.getByRole('link', { name: s.name, exact: true }) });
+  const row = page.locator('ol.queue > li').filter({ has: page.getByRole('link', { name: s.name, exact: true }) });
   await row.waitFor();
-  assert.equal(await row.locator('td.placeable').textContent(), 'no');
-  const checks = await row.locator('td.checks li').allTextContents();
+  assert.equal(await row.locator('.placeable').textContent(), 'not placeable now');
+  const checks = await row.locator('.checks li').allTextContents();
   assert.ok(checks.length > 0 && checks.some((m) => /cpu/i.test(m)), `checks: ${checks}`);
   const queue = await api('GET', '/v1/scheduler/queue');
   const item = queue.items.find((i) => i.session_id === s.id);
-  assert.equal(await row.locator('td').first().textContent(), String(item.position));
+  assert.equal(await row.locator('.position').textContent(), String(item.position));
   assert.deepEqual(checks, item.checks.map((c) => c.message));
   // Filtering by another resource group leaves it out.
   await page.getByLabel('Resource group').fill(unique('rg'));
@@ -146,7 +146,7 @@ test('Scheduler: a session that cannot be placed shows in the queue with its fai
   assert.equal(await page.getByRole('navigation', { name: 'menu' }).getByRole('link', { name: 'Scheduler' }).count(), 0);
   await page.goto(base + '/admin/scheduler');
   await page.getByRole('alert').filter({ hasText: '403' }).waitFor();
-  assert.equal(await page.locator('table.queue').count(), 0);
+  assert.equal(await page.locator('ol.queue').count(), 0);
   // The API refuses the queue too.
   await assert.rejects(api('GET', '/v1/scheduler/queue', undefined, await tokenOf(user)), /403/);
   assert.deepEqual(problems, []);
@@ -161,7 +161,7 @@ test('Statistics and Scheduler fit a phone screen without scrolling sideways', a
   await login(page, admin.email, admin.password);
   for (const [path, ready] of [
     ['/statistics', 'figure.chart canvas'],
-    ['/admin/scheduler', 'table.queue'],
+    ['/admin/scheduler', 'ol.queue'],
   ]) {
     await page.goto(base + path);
     await page.locator(ready).first().waitFor();

@@ -40,65 +40,63 @@ export function SchedulerPage() {
       <ErrorBox error={q.error} />
       {q.loading && !x && <Loading />}
       {x && (
-        <p class="muted queue-facts">
+        <p class="muted queue-summary">
           {x.length} pending in the whole queue · order {x.order} · evaluated <Time at={x.evaluated_at} />
         </p>
       )}
       {x && !x.items.length && <Empty>No session is waiting{filter ? ` in resource group ${filter}` : ''}.</Empty>}
       {x && x.items.length > 0 && (
-        <div class="table-wrap">
-          <table class="list queue">
-            <thead>
-              <tr>
-                <th>#</th>
-                <th>Session</th>
-                <th>Owner</th>
-                <th>Domain / project</th>
-                <th>Resource group</th>
-                <th>Requested</th>
-                <th>Waiting since</th>
-                <th>Placeable now</th>
-                <th>Why not</th>
-              </tr>
-            </thead>
-            <tbody>
-              {x.items.map((it) => (
-                <tr key={it.session_id}>
-                  <td>{it.position}</td>
-                  <td>
-                    <Link href={`/sessions/${encodeURIComponent(it.session_id)}`}>{it.name || it.session_id}</Link>
-                  </td>
-                  <td>
-                    <code title={it.owner && it.owner.user_id}>{(it.owner && (it.owner.access_key || it.owner.user_id)) || '—'}</code>
-                  </td>
-                  <td>
-                    {it.domain} / {it.project}
-                  </td>
-                  <td>{it.resource_group}</td>
-                  <td>
-                    <Slots slots={it.requested_slots} />
-                  </td>
-                  <td>
-                    <Time at={it.created_at} />
-                  </td>
-                  <td class={it.placeable_now ? 'placeable yes' : 'placeable no'}>{it.placeable_now ? 'yes' : 'no'}</td>
-                  <td class="checks">
-                    {it.checks && it.checks.length > 0 ? (
-                      <ul>
-                        {it.checks.map((c, i) => (
-                          <li key={i}>{c.message}</li>
-                        ))}
-                      </ul>
-                    ) : (
-                      <span class="muted">{it.reason || '—'}</span>
-                    )}
-                    {it.estimate && <div class="muted">{it.estimate}</div>}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <ol class="queue">
+          {x.items.map((it) => (
+            <li key={it.session_id} class="queue-item">
+              <div class="queue-head">
+                <span class="position" title="position in the queue">
+                  {it.position}
+                </span>
+                <Link href={`/sessions/${encodeURIComponent(it.session_id)}`}>{it.name || it.session_id}</Link>
+                <span class={it.placeable_now ? 'placeable yes' : 'placeable no'}>{it.placeable_now ? 'placeable now' : 'not placeable now'}</span>
+              </div>
+              <dl class="queue-facts">
+                <dt>Owner</dt>
+                <dd>
+                  <code>{(it.owner && it.owner.access_key) || '—'}</code> <span class="muted">user {(it.owner && it.owner.user_id) || '—'}</span>
+                </dd>
+                <dt>Domain / project</dt>
+                <dd>
+                  {it.domain} / {it.project}
+                </dd>
+                <dt>Resource group</dt>
+                <dd>{it.resource_group}</dd>
+                <dt>Requested per kernel</dt>
+                <dd>
+                  <Slots slots={it.requested_slots} />
+                </dd>
+                <dt>Waiting since</dt>
+                <dd>
+                  <Time at={it.created_at} />
+                </dd>
+                {it.estimate && (
+                  <>
+                    <dt>Estimated start</dt>
+                    <dd>{it.estimated_start ? <Time at={it.estimated_start} /> : null} {it.estimate}</dd>
+                  </>
+                )}
+              </dl>
+              {it.checks && it.checks.length > 0 ? (
+                <div class="checks">
+                  <strong>Why it is not placed</strong>
+                  <ul>
+                    {it.checks.map((c, i) => (
+                      <li key={i}>{c.message}</li>
+                    ))}
+                  </ul>
+                </div>
+              ) : (
+                it.reason && <p class="muted">{it.reason}</p>
+              )}
+            </li>
+          ))}
+        </ol>
       )}
       {x && <Pager cursors={cursors} next={x.next_cursor} onPage={setCursors} labels={['← Earlier', 'Later →']} />}
     </section>

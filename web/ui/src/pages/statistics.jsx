@@ -53,6 +53,9 @@ export function num(v) {
   return v.toPrecision(2);
 }
 
+/** tick labels an axis value with three significant digits at most (small amounts stay distinct). */
+const tick = (v) => (v == null ? '' : String(Number(v.toPrecision(3))));
+
 /**
  * series turns the rows into per-subject daily figures over every day of
  * the range (0 on the days the API has no row for).
@@ -99,7 +102,7 @@ function Chart({ title, days, subjectSeries, field }) {
         // The API's days are UTC days: label them as such, whatever the viewer's zone.
         tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
         scales: { x: { time: true }, y: { range: (u, min, max) => [0, max > 0 ? max * 1.1 : 1] } },
-        axes: [{ stroke: 'currentColor', grid: { stroke: 'rgba(128,128,128,0.2)' } }, { stroke: 'currentColor', grid: { stroke: 'rgba(128,128,128,0.2)' }, size: 60 }],
+        axes: [{ stroke: 'currentColor', grid: { stroke: 'rgba(128,128,128,0.2)' } }, { stroke: 'currentColor', grid: { stroke: 'rgba(128,128,128,0.2)' }, size: 60, values: (u, splits) => splits.map(tick) }],
         series: [
           { label: 'Day (UTC)', value: (u, v) => (v == null ? '--' : dayOf(new Date(v * 1000))) },
           ...subjectSeries.map((s, i) => ({
