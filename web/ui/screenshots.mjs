@@ -36,6 +36,8 @@ const shots = [
   ['users', '/admin/users'],
   ['resources', '/admin/resources'],
   ['policies', '/admin/policies'],
+  ['statistics', '/statistics'],
+  ['scheduler', '/admin/scheduler'],
 ];
 for (const [name, path] of shots) {
   await page.goto(base + path);
