@@ -8,83 +8,7 @@ import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { get } from '../api.js';
 import { Empty, ErrorBox, Loading, useApi } from '../ui.jsx';
-
-const DAY = 86400; // seconds
-const dayOf = (d) => d.toISOString().slice(0, 10);
-
-/** lastDays is the range of the last n UTC days, today included. */
-function lastDays(n) {
-  const to = new Date();
-  const from = new Date(to.getTime() - (n - 1) * DAY * 1000);
-  return { from: dayOf(from), to: dayOf(to) };
-}
-
-/** daysBetween lists the UTC days from..to (YYYY-MM-DD), both included. */
-export function daysBetween(from, to) {
-  const out = [];
-  const end = Date.parse(`${to}T00:00:00Z`);
-  for (let t = Date.parse(`${from}T00:00:00Z`); t <= end && out.length <= 366; t += DAY * 1000) out.push(dayOf(new Date(t)));
-  return out;
-}
-
-/** subjects: per grouping, a row's key and its label. */
-const subjects = {
-  user: { key: (r) => r.user_id, label: (r) => r.user_email || r.user_name || r.user_id, head: 'User' },
-  project: { key: (r) => `${r.domain}/${r.project}`, label: (r) => `${r.project} (${r.domain})`, head: 'Project' },
-  domain: { key: (r) => r.domain, label: (r) => r.domain, head: 'Domain' },
-};
-
-/** figures are the charts and the totals' columns. */
-const figures = [
-  { field: 'cpu_hours', title: 'CPU hours' },
-  { field: 'mem_gib_hours', title: 'Memory GiB-hours' },
-  { field: 'gpu_hours', title: 'GPU hours (whole devices)' },
-  { field: 'gpu_share_hours', title: 'GPU share hours' },
-  { field: 'sessions', title: 'Sessions started' },
-];
-
-const palette = ['#2457c5', '#d1495b', '#18794e', '#9a6700', '#7b3fbf', '#00798c', '#c45a00', '#5d6778', '#b8336a', '#3a7d44'];
-
-/** num formats a figure: small amounts keep two significant digits, so a few seconds of use is not shown as 0. */
-export function num(v) {
-  if (!v) return '0';
-  if (Math.abs(v) >= 100) return v.toFixed(0);
-  if (Math.abs(v) >= 1) return v.toFixed(2);
-  return v.toPrecision(2);
-}
-
-/** tick labels an axis value with three significant digits at most (small amounts stay distinct). */
-const tick = (v) => (v == null ? '' : String(Number(v.toPrecision(3))));
-
-/**
- * series turns the rows into per-subject daily figures over every day of
- * the range (0 on the days the API has no row for).
- */
-function series(rows, groupBy, days) {
-  const s = subjects[groupBy] || subjects.user;
-  const index = new Map(days.map((d, i) => [d, i]));
-  const bySubject = new Map();
-  for (const r of rows) {
-    const k = s.key(r);
-    let x = bySubject.get(k);
-    if (!x) {
-      x = { key: k, label: s.label(r), daily: {}, total: { running_seconds: 0 } };
-      for (const f of figures) {
-        x.daily[f.field] = new Array(days.length).fill(0);
-        x.total[f.field] = 0;
-      }
-      bySubject.set(k, x);
-    }
-    const i = index.get(r.day);
-    for (const f of figures) {
-      const v = Number(r[f.field]) || 0;
-      if (i !== undefined) x.daily[f.field][i] += v;
-      x.total[f.field] += v;
-    }
-    x.total.running_seconds += Number(r.running_seconds) || 0;
-  }
-  return [...bySubject.values()].sort((a, b) => b.total.cpu_hours - a.total.cpu_hours || a.label.localeCompare(b.label));
-}
+import { chartSeries, charted, dayOf, daysBetween, figures, lastDays, num, palette, series, subjects, tick } from '../usage.js';
 
 /** Chart draws one figure per day, a line per subject. */
 function Chart({ title, days, subjectSeries, field }) {
@@ -146,9 +70,10 @@ export function StatisticsPage() {
   const view = useRef({ data: null });
   if (data && view.current.data !== data) {
     const days = daysBetween(data.from, data.to);
-    view.current = { data, days, subjects: series(data.items, data.group_by, days) };
+    const all = series(data.items, data.group_by, days);
+    view.current = { data, days, subjects: all, lines: chartSeries(all) };
   }
-  const { days, subjects: subjectSeries } = data ? view.current : {};
+  const { days, subjects: subjectSeries, lines } = data ? view.current : {};
   const csvURL = `/v1/usage?${new URLSearchParams({ ...filter, format: 'csv' })}`;
   const head = (subjects[filter.group_by] || subjects.user).head;
   return (
@@ -206,7 +131,7 @@ export function StatisticsPage() {
                 {subjectSeries.map((s, i) => (
                   <tr key={s.key}>
                     <th scope="row">
-                      <span class="swatch" data-i={i % palette.length} aria-hidden="true" />
+                      {i < lines.length - (lines.length < subjectSeries.length ? 1 : 0) && <span class="swatch" data-i={i} aria-hidden="true" />}
                       {s.label}
                     </th>
                     <td>{s.total.sessions}</td>
@@ -223,9 +148,14 @@ export function StatisticsPage() {
             </table>
           </div>
           <h2>Per day</h2>
+          {lines.length < subjectSeries.length && (
+            <p class="muted">
+              The charts draw the {charted - 1} subjects with the most CPU hours and sum the other {subjectSeries.length - charted + 1} into one line; the table has them all.
+            </p>
+          )}
           <div class="charts">
             {figures.map((f) => (
-              <Chart key={f.field} title={f.title} field={f.field} days={days} subjectSeries={subjectSeries} />
+              <Chart key={f.field} title={f.title} field={f.field} days={days} subjectSeries={lines} />
             ))}
           </div>
         </>
