@@ -28,12 +28,12 @@ async function tokenOf(user) {
   return (await res.json()).token;
 }
 
-/** newSession creates a session through the API (as the token's user) and answers its id and name. */
+/** newSession creates a session through the API (as the token's user) and answers its id, name and log position. */
 async function newSession(resources, token = admin.token) {
   const name = unique('s');
   const res = await api('POST', '/v1/sessions', { image: 'localhost/cairn/base:latest', name, resources, command: "sh -c 'sleep 600'" }, token);
   sessions.push([res.id, token]);
-  return { id: res.id, name };
+  return { id: res.id, name, position: res.position };
 }
 
 /** running opens the session's page (which follows it) and waits until it shows RUNNING. */
@@ -54,6 +54,11 @@ test('Statistics: a running session shows as its user’s usage in the totals, t
   const page = await newPage(browser, problems);
   await login(page, admin.email, admin.password);
   await running(page, s.id);
+  // The kernel's allocation is in the log before RUNNING; a write after it
+  // gives a position the read models (usage included) are then waited for,
+  // so the page's first read has the usage.
+  const w = await api('POST', '/v1/domains', { name: unique('dom') });
+  await api('GET', `/v1/usage?wait_for_position=${w.position}`);
 
   await page.getByRole('navigation', { name: 'menu' }).getByRole('link', { name: 'Statistics' }).click();
   // The default range is the last 30 days, grouped by user.
@@ -116,6 +121,8 @@ test('Statistics: a running session shows as its user’s usage in the totals, t
 test('Scheduler: a session that cannot be placed shows in the queue with its failed checks; a plain user gets the 403 page', async () => {
   const problems = [];
   const s = await newSession({ cpu: 64, mem: '64m' });
+  // The read models have the session before the page reads the queue.
+  await api('GET', `/v1/scheduler/queue?wait_for_position=${s.position}`);
   const page = await newPage(browser, problems);
   await login(page, admin.email, admin.password);
   await page.getByRole('navigation', { name: 'menu' }).getByRole('link', { name: 'Scheduler' }).click();
