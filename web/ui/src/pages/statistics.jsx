@@ -19,6 +19,8 @@ function Chart({ title, days, subjectSeries, field }) {
     const xs = days.map((d) => Date.parse(`${d}T00:00:00Z`) / 1000);
     const data = [xs, ...subjectSeries.map((s) => s.daily[field])];
     const width = () => Math.max(240, el.clientWidth);
+    // The canvas draws in the stylesheet's muted colour (light or dark).
+    const ink = getComputedStyle(el).color;
     const plot = new uPlot(
       {
         width: width(),
@@ -26,7 +28,7 @@ function Chart({ title, days, subjectSeries, field }) {
         // The API's days are UTC days: label them as such, whatever the viewer's zone.
         tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
         scales: { x: { time: true }, y: { range: (u, min, max) => [0, max > 0 ? max * 1.1 : 1] } },
-        axes: [{ stroke: 'currentColor', grid: { stroke: 'rgba(128,128,128,0.2)' } }, { stroke: 'currentColor', grid: { stroke: 'rgba(128,128,128,0.2)' }, size: 60, values: (u, splits) => splits.map(tick) }],
+        axes: [{ stroke: ink, grid: { stroke: 'rgba(128,128,128,0.2)' } }, { stroke: ink, grid: { stroke: 'rgba(128,128,128,0.2)' }, size: 60, values: (u, splits) => splits.map(tick) }],
         series: [
           { label: 'Day (UTC)', value: (u, v) => (v == null ? '--' : dayOf(new Date(v * 1000))) },
           ...subjectSeries.map((s, i) => ({
