@@ -151,9 +151,12 @@ test('Scheduler: a session that cannot be placed shows in the queue with its fai
   const user = await newUser();
   await login(page, user.email, user.password);
   assert.equal(await page.getByRole('navigation', { name: 'menu' }).getByRole('link', { name: 'Scheduler' }).count(), 0);
+  const asked = [];
+  page.on('request', (r) => r.url().includes('/v1/scheduler/') && asked.push(r.url()));
   await page.goto(base + '/admin/scheduler');
-  await page.getByRole('alert').filter({ hasText: '403' }).waitFor();
+  await page.getByRole('alert').filter({ hasText: '403' }).filter({ hasText: 'for administrators' }).waitFor();
   assert.equal(await page.locator('ol.queue').count(), 0);
+  assert.deepEqual(asked, [], 'the page does not ask the API for the queue');
   // The API refuses the queue too.
   await assert.rejects(api('GET', '/v1/scheduler/queue', undefined, await tokenOf(user)), /403/);
   assert.deepEqual(problems, []);
