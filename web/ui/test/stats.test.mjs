@@ -129,6 +129,8 @@ test('Scheduler: a session that cannot be placed shows in the queue with its fai
   const row = page.locator('ol.queue > li').filter({ has: page.getByRole('link', { name: s.name, exact: true }) });
   await row.waitFor();
   assert.equal(await row.locator('.placeable').textContent(), 'not placeable now');
+  // Its owner by e-mail address, with the keypair.
+  await row.locator('dd').filter({ hasText: admin.email }).waitFor();
   const checks = await row.locator('.checks li').allTextContents();
   assert.ok(checks.length > 0 && checks.some((m) => /cpu/i.test(m)), `checks: ${checks}`);
   const queue = await api('GET', '/v1/scheduler/queue');

@@ -2,12 +2,35 @@
 // sessions in the order the scheduler considers them (GET
 // /v1/scheduler/queue), each with its position, whether it could be placed
 // now and the checks it fails, in the scheduler's words; cursor pages.
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { get } from '../api.js';
 import { Link } from '../router.jsx';
 import { Empty, ErrorBox, Loading, Pager, Slots, Time, useApi } from '../ui.jsx';
 
 const PAGE = 50;
+
+/**
+ * useOwnerEmails reads the e-mail address of each owner on the page (GET
+ * /v1/users/{id}, once per user). An owner the caller may not read keeps
+ * showing as its id: the queue itself is the page's data, and its error
+ * is the one shown.
+ */
+function useOwnerEmails(queue) {
+  const [emails, setEmails] = useState({});
+  useEffect(() => {
+    if (!queue) return undefined;
+    const ctl = new AbortController();
+    const ids = [...new Set(queue.items.map((it) => it.owner && it.owner.user_id).filter((id) => id && !(id in emails)))];
+    Promise.allSettled(ids.map((id) => get(`/v1/users/${encodeURIComponent(id)}`, {}, { signal: ctl.signal }))).then((res) => {
+      if (ctl.signal.aborted) return;
+      const found = {};
+      res.forEach((r, i) => r.status === 'fulfilled' && r.value && r.value.email && (found[ids[i]] = r.value.email));
+      if (Object.keys(found).length) setEmails((e) => ({ ...e, ...found }));
+    });
+    return () => ctl.abort();
+  }, [queue]);
+  return emails;
+}
 
 export function SchedulerPage() {
   const [group, setGroup] = useState('');
@@ -21,6 +44,7 @@ export function SchedulerPage() {
     setCursors([]);
   };
   const x = q.data;
+  const emails = useOwnerEmails(x);
   return (
     <section>
       <div class="page-head">
@@ -59,7 +83,7 @@ export function SchedulerPage() {
               <dl class="queue-facts">
                 <dt>Owner</dt>
                 <dd>
-                  <code>{(it.owner && it.owner.access_key) || '—'}</code> <span class="muted">user {(it.owner && it.owner.user_id) || '—'}</span>
+                  {(it.owner && emails[it.owner.user_id]) || (it.owner && it.owner.user_id) || '—'} <span class="muted">keypair</span> <code>{(it.owner && it.owner.access_key) || '—'}</code>
                 </dd>
                 <dt>Domain / project</dt>
                 <dd>
