@@ -53,6 +53,8 @@ type Handlers struct {
 	RegisterImage             Handler[RegisterImage, Result]
 	ModifyImage               Handler[ModifyImage, Result]
 	ForgetImage               Handler[ForgetImage, Result]
+	// Run-time settings (see change_settings.go).
+	ChangeSettings Handler[ChangeSettings, Result]
 
 	// API tokens (login and bearer tokens; see issue_token.go).
 	IssueToken  Handler[IssueToken, IssueTokenResult]
@@ -131,6 +133,10 @@ type Options struct {
 	// cloned without one (0: none; such a folder is then bounded only by
 	// its owner's quota scope, if any).
 	DefaultVFolderQuota int64
+	// Settings are the run-time settings' defaults: the values of the
+	// start-up flags that seed them (keys missing take their built-in
+	// default). A value an admin set (ChangeSettings) wins over them.
+	Settings domain.SettingDefaults
 }
 
 // WithDefaults returns o with every zero field set to its default.
@@ -168,6 +174,9 @@ func (o Options) Validate() error {
 	if o.DefaultVFolderQuota < 0 {
 		errs = append(errs, fmt.Errorf("default vfolder quota %d: must not be negative", o.DefaultVFolderQuota))
 	}
+	if err := o.Settings.Check("commands.options"); err != nil {
+		errs = append(errs, fmt.Errorf("settings: %w", err))
+	}
 	return errors.Join(errs...)
 }
 
@@ -200,6 +209,7 @@ func NewHandlers(store EventStore, clock func() time.Time, opts Options) (*Handl
 		grace:    opts.EmailReservationGrace,
 		quotas:   opts.Quotas,
 	}
+	d.settings = settingsSource{repo: repository[*domain.Settings]{store: store, rehydrate: domain.RehydrateSettings, retry: retry}, defaults: opts.Settings}
 	d.vfolderParts = vfolderParts{vfolders: newVFolderRepos(store, retry), vf: opts.VFolders, newID: opts.NewID,
 		grace: opts.EmailReservationGrace, vfDefaultQuota: opts.DefaultVFolderQuota, clock: clock}
 	r := newRegistry()
@@ -227,7 +237,7 @@ func NewHandlers(store EventStore, clock func() time.Time, opts Options) (*Handl
 		RemoveProjectMember:       register(r, newRemoveProjectMemberHandler(d.projects, d.clock)),
 		CreateUser:                register(r, newCreateUserHandler(d.domains, d.users, d.emails, d.userPolicies, d.newID, d.grace, passwords{d.hasher}, d.clock)),
 		ModifyUser:                register(r, newModifyUserHandler(d.users, d.userPolicies, passwords{d.hasher}, d.clock)),
-		IssueKeypair:              register(r, newIssueKeypairHandler(d.users, d.keypairs, d.keypairPolicies, d.clock)),
+		IssueKeypair:              register(r, newIssueKeypairHandler(d.users, d.keypairs, d.keypairPolicies, d.settings, d.clock)),
 		ModifyKeypair:             register(r, newModifyKeypairHandler(d.keypairPolicies, keypairLookup{d.keypairs, d.users}, d.clock)),
 		SetKeypairActive:          register(r, newSetKeypairActiveHandler(keypairLookup{d.keypairs, d.users}, d.clock)),
 		RotateKeypairSecret:       register(r, newRotateKeypairSecretHandler(keypairLookup{d.keypairs, d.users}, d.clock)),
@@ -245,6 +255,7 @@ func NewHandlers(store EventStore, clock func() time.Time, opts Options) (*Handl
 		RegisterImage:             register(r, newRegisterImageHandler(d.images, d.clock)),
 		ModifyImage:               register(r, newModifyImageHandler(d.images, d.clock)),
 		ForgetImage:               register(r, newForgetImageHandler(d.images, d.clock)),
+		ChangeSettings:            register(r, newChangeSettingsHandler(d.settings, d.keypairPolicies, d.clock)),
 
 		IssueToken:              register(r, newIssueTokenHandler(d.users, d.tokens, d.newID, d.clock)),
 		RevokeToken:             register(r, newRevokeTokenHandler(d.users, d.tokens, d.clock)),
@@ -295,6 +306,8 @@ type deps struct {
 	// vfolderParts are the vfolder repositories, their outside ports and
 	// settings.
 	vfolderParts vfolderParts
+	// settings are the run-time settings' stream and defaults.
+	settings settingsSource
 }
 
 // tenancy holds the repositories of the tenancy aggregates.

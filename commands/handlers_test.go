@@ -35,7 +35,7 @@ func TestHandlersListEveryCommandOnce(t *testing.T) {
 		"keypair.set-active", "keypair.rotate-secret", "user.set-main-keypair",
 		"keypair-policy.create", "keypair-policy.modify", "user-policy.create", "user-policy.modify",
 		"project-policy.create", "project-policy.modify", "resource-group.create", "resource-group.modify",
-		"resource-group.grant", "resource-group.revoke", "image.register", "image.modify", "image.forget",
+		"resource-group.grant", "resource-group.revoke", "image.register", "image.modify", "image.forget", "settings.change",
 		"token.issue", "token.revoke", "agent.offer-enrollment", "agent.enroll", "agent.revoke-enrollment",
 		"vfolder.create", "vfolder.rename", "vfolder.invite", "vfolder.invitation.accept", "vfolder.invitation.reject",
 		"vfolder.invitation.cancel", "vfolder.leave", "vfolder.share", "vfolder.unshare", "vfolder.clone",

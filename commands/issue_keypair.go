@@ -11,8 +11,10 @@ import (
 // Main makes it the user's main keypair; a user without a main keypair
 // gets this one as main anyway.
 type IssueKeypair struct {
-	Actor          Principal
-	UserID         uuid.UUID
+	Actor  Principal
+	UserID uuid.UUID
+	// ResourcePolicy names the keypair policy; "" takes the run-time
+	// setting keypair.default_resource_policy.
 	ResourcePolicy string
 	RateLimit      int
 	Main           bool
@@ -35,12 +37,13 @@ type issueKeypairHandler struct {
 	users           repository[*domain.User]
 	keypairs        repository[*domain.Keypair]
 	keypairPolicies repository[*domain.KeypairPolicy]
+	settings        settingsSource
 	clock
 }
 
 // newIssueKeypairHandler builds the handler over what it uses.
-func newIssueKeypairHandler(users repository[*domain.User], keypairs repository[*domain.Keypair], keypairPolicies repository[*domain.KeypairPolicy], now clock) issueKeypairHandler {
-	return issueKeypairHandler{users: users, keypairs: keypairs, keypairPolicies: keypairPolicies, clock: now}
+func newIssueKeypairHandler(users repository[*domain.User], keypairs repository[*domain.Keypair], keypairPolicies repository[*domain.KeypairPolicy], settings settingsSource, now clock) issueKeypairHandler {
+	return issueKeypairHandler{users: users, keypairs: keypairs, keypairPolicies: keypairPolicies, settings: settings, clock: now}
 }
 
 // Handle checks the user (exists, not deleted, the actor may act on it)
@@ -61,7 +64,14 @@ func (h issueKeypairHandler) Handle(ctx context.Context, md Metadata, cmd IssueK
 		return IssueKeypairResult{}, err
 	}
 	if cmd.ResourcePolicy == "" {
-		return IssueKeypairResult{}, domain.Invalid(op, "resource_policy", "required")
+		// The run-time setting names the policy of a request that names
+		// none; without it the request must name one.
+		if cmd.ResourcePolicy, err = h.settings.value(ctx, domain.SettingKeypairDefaultPolicy); err != nil {
+			return IssueKeypairResult{}, err
+		}
+		if cmd.ResourcePolicy == "" {
+			return IssueKeypairResult{}, domain.Invalid(op, "resource_policy", "required (no default keypair policy is set)")
+		}
 	}
 	if err := requirePolicy(ctx, h.keypairPolicies, op, "resource_policy", domain.KeypairPolicyStream(cmd.ResourcePolicy), cmd.ResourcePolicy); err != nil {
 		return IssueKeypairResult{}, err

@@ -148,6 +148,8 @@ var registry = buildRegistry(
 	entry[AgentEnrollmentOffered](),
 	entry[AgentEnrolled](),
 	entry[AgentEnrollmentRevoked](),
+	// Run-time settings.
+	entry[SettingChanged](),
 )
 
 func buildRegistry(entries ...eventEntry) map[string]eventDecoder {

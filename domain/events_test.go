@@ -39,6 +39,7 @@ func TestEventWireNames(t *testing.T) {
 		"project-policy.created", "project-policy.modified",
 		"resource-group.access-granted", "resource-group.access-revoked", "resource-group.created", "resource-group.modified",
 		"image.forgotten", "image.modified", "image.registered",
+		"setting.changed",
 	}
 	slices.Sort(want)
 	if got := EventTypes(); !slices.Equal(got, want) {
@@ -100,6 +101,7 @@ func TestEventRegistryRoundTrip(t *testing.T) {
 		AccessBatchLogged{Records: []audit.Record{{Time: at(1), Action: "GET /v1/sessions", Outcome: audit.Success, Status: 200},
 			{Time: at(2), Action: "GET /v1/sessions/:id", Outcome: audit.Denied, Status: 404, EntityType: "session", EntityID: "x"}}},
 		AuditSealed{Records: []SealedRecord{{Record: auditRecord(t), SourcePosition: 7}}},
+		SettingChanged{Key: SettingVFolderMaxUpload, Old: "1", New: "2", Actor: "u", At: at(1)},
 	}
 	events = append(events, tenancyEvents()...)
 	seen := map[string]bool{}

@@ -34,6 +34,9 @@ const (
 	// AuditStream).
 	StreamAccessLog StreamKind = "access-log"
 	StreamAudit     StreamKind = "audit"
+	// The run-time settings have one stream of their own, without an id
+	// (see SettingsStream).
+	StreamSettings StreamKind = "settings"
 )
 
 // streamKinds lists the kinds for ParseStream: longer names that start
@@ -42,11 +45,14 @@ var streamKinds = []StreamKind{
 	StreamSession, StreamAgentEnrollment, StreamAgent, StreamDomain,
 	StreamProjectPolicy, StreamProject, StreamUserEmail, StreamUserPolicy, StreamUser,
 	StreamKeypairPolicy, StreamKeypair, StreamResourceGroup, StreamImage, StreamToken,
-	StreamVFolderOwner, StreamVFolder, StreamAccessLog, StreamAudit,
+	StreamVFolderOwner, StreamVFolder, StreamAccessLog, StreamAudit, StreamSettings,
 }
 
-// singleton reports whether streams of kind k have no id.
-func (k StreamKind) singleton() bool { return k == StreamAccessLog || k == StreamAudit }
+// singleton reports whether streams of kind k have no id (the audit
+// trail's and the settings').
+func (k StreamKind) singleton() bool {
+	return k == StreamAccessLog || k == StreamAudit || k == StreamSettings
+}
 
 // uuidID reports whether the ids of kind k are UUIDs (in their canonical
 // form, as uuid.UUID.String writes them).
@@ -233,3 +239,6 @@ func VFolderStream(id uuid.UUID) Stream { return Stream{StreamVFolder, id.String
 func (o VFolderOwner) Stream() Stream {
 	return Stream{StreamVFolderOwner, string(o.Kind) + "-" + o.ID}
 }
+
+// SettingsStream is the one stream of the run-time settings.
+func SettingsStream() Stream { return Stream{Kind: StreamSettings} }

@@ -42,6 +42,7 @@ func TestStreamNames(t *testing.T) {
 		{domain.VFolderOwner{Kind: domain.VFolderOwnedByProject, ID: "default/ml"}.Stream(), "vfolder-owner-project-default/ml", domain.StreamVFolderOwner, "project-default/ml"},
 		{domain.Stream{Kind: domain.StreamAccessLog}, domain.AccessLogStream, domain.StreamAccessLog, ""},
 		{domain.Stream{Kind: domain.StreamAudit}, domain.AuditStream, domain.StreamAudit, ""},
+		{domain.SettingsStream(), "settings", domain.StreamSettings, ""},
 	} {
 		if got := c.stream.String(); got != c.name {
 			t.Errorf("%+v formats %q, want %q", c.stream, got, c.name)
@@ -65,7 +66,7 @@ func TestStreamNames(t *testing.T) {
 func TestParseStreamRefuses(t *testing.T) {
 	t.Parallel()
 	for _, name := range []string{
-		"", "-", "session", "session-", "agent-", "agentkey-", "audit-1", "access-log-x", "sessions-1",
+		"", "-", "session", "session-", "agent-", "agentkey-", "audit-1", "access-log-x", "sessions-1", "settings-x",
 		"Session-" + streamID.String(), "session-1", "session-" + streamID.String() + " ",
 		"session-" + "0195A0C0-0000-7000-8000-000000000001", "session-{" + streamID.String() + "}",
 		"user-x", "token-x", "vfolder-x", "project-default", "project-/ml", "project-default/",

@@ -79,4 +79,12 @@
 // model. An object of another domain is hidden from all but superadmins,
 // recorded as denied (scope.go); the command endpoints use the same
 // lookups before they run a command.
+//
+// # Settings
+//
+// settings_read.go serves the run-time settings to superadmins (GET
+// /v1/settings: every key with its value, default, seeding flag and last
+// change; GET /v1/settings/history: the changes, newest first), and
+// SettingsDeps.Value is how the running server reads a setting's current
+// value from the read model.
 package readapi

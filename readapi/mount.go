@@ -33,6 +33,10 @@ type Deps struct {
 	Waiter Waiter
 	// Logs reads kernel logs (the in-process agent, or a remote one).
 	Logs LogSource
+	// Streams bounds the log streams (follow, download), which outlive
+	// their request's handler: they end when it ends (the server's
+	// shutdown). Nil: they end only with their log or client.
+	Streams context.Context
 	// Tenancy is the tenancy read model: the admin queries, and what the
 	// scope lookups read (users, keypairs, projects).
 	Tenancy *tenancy.ReadModel
@@ -76,6 +80,9 @@ type Deps struct {
 	// jobs' progress (maintenance.go); without it those routes are not
 	// mounted.
 	Maintenance Maintenance
+	// Settings serve the run-time settings (settings_read.go); without
+	// them those routes are not mounted.
+	Settings SettingsDeps
 }
 
 // EventReader reads one stream of the event store (eventstore.Store's
@@ -96,6 +103,11 @@ type Waiter interface {
 // an unreachable agent KindUnavailable).
 type LogSource interface {
 	KernelLogs(ctx context.Context, agentID, kernelID string, tail int) ([]byte, error)
+	// OpenKernelLog starts reading the range r of a kernel's log (see
+	// LogRange) and returns once the log was found, or with the error
+	// that says why not; the stream's bytes follow until its end. The
+	// stream ends when ctx does; Close ends it early.
+	OpenKernelLog(ctx context.Context, agentID, kernelID string, r LogRange) (LogStream, error)
 }
 
 // WithDefaults returns d with MaxWait and Clock set when they were not.
@@ -194,6 +206,7 @@ func (a *API) Mount(v1 fiber.Router) {
 	if a.Occupancy != nil {
 		v1.Get("/sessions/:id/pending", a.sessionPending)
 		v1.Get("/scheduler/queue", a.schedulerQueue)
+		v1.Get("/quotas/mine", a.myQuotas)
 	}
 	if a.Events != nil {
 		v1.Get("/sessions/:id/timeline", a.sessionTimeline)
@@ -208,6 +221,15 @@ func (a *API) Mount(v1 fiber.Router) {
 		v1.Get("/usage", a.getUsage)
 	}
 	a.mountMaintenance(v1)
+	a.mountSettings(v1)
+}
+
+// streams is Deps.Streams or, without it, a context that never ends.
+func (a *API) streams() context.Context {
+	if a.Streams == nil {
+		return context.Background()
+	}
+	return a.Streams
 }
 
 // WaitAll returns a Waiter that waits for every one of ws (the projector

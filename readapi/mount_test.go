@@ -33,6 +33,9 @@ func (noWait) WaitFor(context.Context, uint64) error { return nil }
 type noLogs struct{}
 
 func (noLogs) KernelLogs(context.Context, string, string, int) ([]byte, error) { return nil, nil }
+func (noLogs) OpenKernelLog(context.Context, string, string, readapi.LogRange) (readapi.LogStream, error) {
+	return nil, nil
+}
 
 // noLog is an empty event log.
 type noLog struct{}

@@ -112,5 +112,9 @@
 // calls it in process; for remote agents, Handler serves it over HTTP on
 // Config.Listen as GET /kernels/{kernel id}/logs?tail=N&max_bytes=N, and
 // agent.register carries the base URL (Config.Advertise) the manager
-// fetches it from.
+// fetches it from. StreamLogs writes a byte range of the log (one byte
+// sequence, see runtime.LogRange), following it while the kernel runs;
+// the endpoint serves it for ?offset=N&limit=N&follow=true. The archive
+// keeps, with a removed kernel's last bytes, the offset of the first, so
+// ranges read from it name the same bytes they did in the container.
 package node

@@ -19,6 +19,9 @@ import (
 //
 //	GET /kernels/{kernel id}/logs?tail=<lines>&max_bytes=<bytes>
 //	    200 text/plain: the kernel's logs (see Logs)
+//	GET /kernels/{kernel id}/logs?offset=<bytes>&limit=<bytes>&follow=<bool>
+//	    200 text/plain: a byte range of the kernel's log, streamed (see
+//	    StreamLogs; headers and trailers in agents/protocol)
 //	GET /healthz
 //	    200 application/json {"status":"ok","agent_id":...}
 //	GET /metrics
@@ -63,6 +66,10 @@ func (a *Agent) serveLogs(w http.ResponseWriter, r *http.Request) {
 	id, err := uuid.Parse(r.PathValue("id"))
 	if err != nil {
 		httpapi.WriteProblem(w, r, domain.Invalid(op, "id", "%q is not a kernel id", r.PathValue("id")))
+		return
+	}
+	if r.URL.Query().Has("offset") {
+		a.serveLogRange(w, r, id)
 		return
 	}
 	var opts runtime.LogOptions

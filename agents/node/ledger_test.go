@@ -1,6 +1,7 @@
 package node
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -99,12 +100,47 @@ func TestLogArchive(t *testing.T) {
 	if _, ok, err := a.read(k, runtime.LogOptions{}); ok || err != nil {
 		t.Errorf("read before save: %v, %v", ok, err)
 	}
-	if err := a.save(k, []byte("0123456789abcdef\n")); err != nil {
+	// 17 bytes from log offset 100: the first 7 are cut.
+	if err := a.save(k, []byte("0123456789abcdef\n"), 100); err != nil {
 		t.Fatal(err)
 	}
 	got, ok, err := a.read(k, runtime.LogOptions{})
 	if err != nil || !ok || string(got) != "789abcdef\n" {
 		t.Errorf("read = %q, %v, %v; want the last 10 bytes", got, ok, err)
+	}
+	for _, tc := range []struct {
+		r    runtime.LogRange
+		want string
+		res  runtime.LogRead
+	}{
+		{runtime.LogRange{}, "789abcdef\n", runtime.LogRead{Start: 107, Next: 117, Complete: true}},
+		{runtime.LogRange{Offset: 110}, "abcdef\n", runtime.LogRead{Start: 110, Next: 117, Complete: true}},
+		{runtime.LogRange{Offset: 110, Limit: 2}, "ab", runtime.LogRead{Start: 110, Next: 112}},
+		{runtime.LogRange{Offset: 117, Follow: true}, "", runtime.LogRead{Start: 117, Next: 117, Complete: true}},
+	} {
+		var b strings.Builder
+		res, ok, err := a.readRange(k, tc.r, &b)
+		if err != nil || !ok || b.String() != tc.want || res != tc.res {
+			t.Errorf("readRange(%+v) = %q, %+v, %v, %v; want %q, %+v", tc.r, b.String(), res, ok, err, tc.want, tc.res)
+		}
+	}
+	if err := a.forget(k); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := a.readRange(k, runtime.LogRange{}, io.Discard); ok || err != nil {
+		t.Errorf("readRange after forget: %v, %v", ok, err)
+	}
+}
+
+func TestTailKeeper(t *testing.T) {
+	t.Parallel()
+	k := &tailKeeper{max: 4}
+	for _, s := range []string{"ab", "cdefghij", "k", "lmn"} {
+		_, _ = k.Write([]byte(s))
+	}
+	got, start := k.kept()
+	if string(got) != "klmn" || start != 10 {
+		t.Errorf("kept = %q from %d, want \"klmn\" from 10", got, start)
 	}
 }
 

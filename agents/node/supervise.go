@@ -240,10 +240,12 @@ func (a *Agent) tearDown(ctx context.Context, k *kernel) {
 	name := runtime.ContainerName(k.id.String())
 	log := a.log.With("kernel_id", k.id, "session_id", k.session)
 
-	logs, err := rt.Logs(ctx, name, runtime.LogOptions{MaxBytes: a.cfg.LogArchiveBytes})
+	keep := &tailKeeper{max: a.cfg.LogArchiveBytes}
+	_, err := rt.StreamLogs(ctx, name, runtime.LogRange{}, keep)
 	switch {
 	case err == nil:
-		if err := a.archive.save(k.id, logs); err != nil {
+		logs, start := keep.kept()
+		if err := a.archive.save(k.id, logs, start); err != nil {
 			log.Warn("kernel logs not kept", "error", err)
 		}
 	case !errors.Is(err, runtime.ErrNotFound):

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 )
 
 // Runtime runs kernels as containers. It is the port the agent's
@@ -43,6 +44,13 @@ type Runtime interface {
 	// written to both at nearly the same time may swap), while it runs and
 	// after it exits (until Remove). The result is capped as opts says.
 	Logs(ctx context.Context, id string, opts LogOptions) ([]byte, error)
+
+	// StreamLogs writes to w the part of the container's log r selects
+	// (see LogRange for what the log is), while it runs and after it
+	// exits (until Remove). With r.Follow it writes the output as the
+	// container writes it, waiting for a created container to start, and
+	// returns once the container has exited and its whole log is written.
+	StreamLogs(ctx context.Context, id string, r LogRange, w io.Writer) (LogRead, error)
 
 	// Remove stops the container (SIGTERM, then SIGKILL after its stop
 	// grace period) and removes it with its logs. A container that does not

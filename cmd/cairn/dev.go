@@ -63,7 +63,7 @@ then the managers, the bus, NATS and the store.`,
 	f.StringArrayVar(&cfg.Images, "image", nil, "register an image sessions may use, besides "+images.BaseImage+" (repeatable)")
 	f.Var(&cfg.VFolderHosts, "vfolder-hosts", "storage hosts of virtual folders, name:path,... (default local:<data-dir>/vfolders); agents on other machines must see them at the same paths")
 	f.Var(&defaultQuota, "vfolder-default-quota", "quota of a virtual folder created without one, e.g. 10GiB (0: none)")
-	f.Var(&maxUpload, "vfolder-max-upload", "largest file one upload may write, whatever the quotas allow, e.g. 64GiB (0: no limit but the quotas); over it: 413")
+	f.Var(&maxUpload, "vfolder-max-upload", "largest file one upload may write, whatever the quotas allow, e.g. 64GiB (0: no limit but the quotas); over it: 413. The default of the run-time setting vfolder.max_upload_size: a value set with PATCH /v1/settings wins")
 	f.DurationVar(&cfg.VFolderUploadTTL, "vfolder-upload-ttl", devserver.DefaultVFolderUploadTTL, "a resumable (tus) upload with no byte for this long expires: its bytes are removed and its reservation of the folder's quota released")
 	f.DurationVar(&cfg.VFolderOrphanGrace, "vfolder-orphan-grace", devserver.DefaultVFolderOrphanGrace, "age after which a folder directory that no folder owns (a create that crashed) is moved to its host's .cairn-lost+found; the collector runs at start and then every 12 hours")
 	f.DurationVar(&cfg.MaxWait, "max-wait", devserver.DefaultMaxWait, "longest wait of a query for the read models to reach ?wait_for_position")

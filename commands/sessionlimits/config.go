@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/cairnhq/cairn/domain"
 )
 
 // Defaults applied by Config.WithDefaults to zero fields.
@@ -28,6 +30,9 @@ type Config struct {
 	Logger *slog.Logger
 	// OnCheck, when set, is called after every check with what it did.
 	OnCheck func(Report)
+	// Settings are the run-time settings' defaults (the server's flags):
+	// session.default_idle_timeout applies until an admin sets it.
+	Settings domain.SettingDefaults
 }
 
 // Report is what one check did.
@@ -60,6 +65,9 @@ func (c Config) Validate() error {
 	var errs []error
 	if c.Interval < 0 {
 		errs = append(errs, fmt.Errorf("interval %v: must not be negative", c.Interval))
+	}
+	if err := c.Settings.Check("sessionlimits.config"); err != nil {
+		errs = append(errs, fmt.Errorf("settings: %w", err))
 	}
 	return errors.Join(errs...)
 }

@@ -35,7 +35,11 @@
 //
 // Policies are the keypair's current ones: changing a policy's limits
 // applies to the sessions already running. A session whose keypair or
-// policy is unknown has no limit.
+// policy is unknown has no limit. An interactive session whose policy
+// sets no idle_timeout (0) takes the run-time setting
+// session.default_idle_timeout (0: none), folded from the log like the
+// policies (setting.changed), so a change applies to running sessions at
+// the next check, on whichever replica runs the manager.
 //
 // One manager runs per cluster at a time (beside the scheduler); two
 // would only terminate a session twice, which is an idempotent no-op.

@@ -40,10 +40,21 @@ type state struct {
 	// limits are the keypairs' policies (the book's occupancy ledger is
 	// folded too but not read).
 	limits *quotas.Book
+	// settings are the run-time settings admins set (setting.changed),
+	// by key; a key absent takes its default (Config.Settings).
+	settings map[domain.SettingKey]string
 }
 
 func newState() *state {
-	return &state{sessions: map[uuid.UUID]*session{}, limits: quotas.NewBook()}
+	return &state{sessions: map[uuid.UUID]*session{}, limits: quotas.NewBook(), settings: map[domain.SettingKey]string{}}
+}
+
+// setting is key's current value: the last one set, else its default.
+func (st *state) setting(key domain.SettingKey, defaults domain.SettingDefaults) string {
+	if v, ok := st.settings[key]; ok {
+		return v
+	}
+	return defaults.Of(key)
 }
 
 // folded are the event types the manager decodes.
@@ -52,6 +63,7 @@ var folded = map[string]bool{
 	domain.TypeSessionTerminating: true, domain.TypeSessionTerminated: true, domain.TypeSessionCancelled: true,
 	domain.TypeSessionErrored: true, domain.TypeAccessLogged: true, domain.TypeAccessBatchLogged: true,
 	domain.TypeSessionDisconnected: true, domain.TypeSessionReconnected: true,
+	domain.TypeSettingChanged: true,
 }
 
 // sessionEntity is how an access record about a session shows in its
@@ -82,6 +94,10 @@ func (st *state) apply(rec eventstore.RecordedEvent) error {
 		}
 	}
 	if !forSessions {
+		return nil
+	}
+	if e, ok := ev.(domain.SettingChanged); ok {
+		st.settings[e.Key] = e.New
 		return nil
 	}
 	if records, ok := domain.AccessRecords(ev); ok {

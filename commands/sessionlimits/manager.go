@@ -113,6 +113,7 @@ type due struct {
 // idle limit at now; a session past both ends for its lifetime.
 func (m *Manager) overdue(st *state, now time.Time) []due {
 	var out []due
+	idleDefault, _ := domain.LookupSetting(domain.SettingSessionIdleTimeout)
 	for _, id := range slices.SortedFunc(maps.Keys(st.sessions), func(a, b uuid.UUID) int { return cmp.Compare(a.String(), b.String()) }) {
 		s := st.sessions[id]
 		p, ok := st.limits.Limits.KeypairPolicy(s.accessKey)
@@ -123,7 +124,12 @@ func (m *Manager) overdue(st *state, now time.Time) []due {
 			out = append(out, due{id, domain.ReasonSessionLifetime, fmt.Sprintf("%s %s since %s", quota.LimitSessionLifetime, life, s.scheduledAt.Format(time.RFC3339))})
 			continue
 		}
-		if idle := seconds(p.IdleTimeout); idle > 0 && s.typ == domain.SessionInteractive && !s.runningAt.IsZero() && !s.disconnected {
+		idle := seconds(p.IdleTimeout)
+		if idle == 0 {
+			// The policy sets none: the run-time default, if any.
+			idle = time.Duration(idleDefault.Int(st.setting(domain.SettingSessionIdleTimeout, m.cfg.Settings))) * time.Second
+		}
+		if idle > 0 && s.typ == domain.SessionInteractive && !s.runningAt.IsZero() && !s.disconnected {
 			since := latest(s.runningAt, s.lastAccess, m.started, s.reconnectedAt)
 			if !now.Before(since.Add(idle)) {
 				out = append(out, due{id, domain.ReasonIdleTimeout, fmt.Sprintf("%s %s since %s", quota.LimitIdleTimeout, idle, since.Format(time.RFC3339))})

@@ -27,6 +27,9 @@ type env struct {
 	// checks receives the manager's latest check report (older ones are
 	// dropped when the test does not read them).
 	checks chan sessionlimits.Report
+	// settings are the run-time settings' defaults the manager starts
+	// with.
+	settings domain.SettingDefaults
 }
 
 // newEnv is the harness with a tenant, an agent and a scheduler placing
@@ -47,7 +50,7 @@ func newEnv(t *testing.T, spec managertest.TenantSpec) *env {
 func (e *env) start() {
 	e.T.Helper()
 	m, err := sessionlimits.New(sessionlimits.Config{
-		Interval: 20 * time.Millisecond, Clock: e.Clock.Now, Logger: e.Log,
+		Interval: 20 * time.Millisecond, Clock: e.Clock.Now, Logger: e.Log, Settings: e.settings,
 		OnCheck: func(r sessionlimits.Report) {
 			select {
 			case e.checks <- r:
@@ -179,6 +182,44 @@ func TestIdleTimeout(t *testing.T) {
 	if s := e.AwaitStatus(visited, domain.StatusTerminated); s.StatusReason() != domain.ReasonIdleTimeout {
 		t.Fatalf("terminated with %s", s.StatusReason())
 	}
+}
+
+// TestDefaultIdleTimeout: an interactive session whose policy sets no
+// idle_timeout ends at the run-time setting session.default_idle_timeout,
+// its flag-seeded default first, then whatever an admin sets, applied to
+// sessions already running; a policy's own idle_timeout wins over it.
+func TestDefaultIdleTimeout(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, managertest.TenantSpec{MainPolicy: unlimited(nil), OtherPolicy: unlimited(func(p *domain.KeypairPolicySpec) { p.IdleTimeout = 3600 })})
+	e.settings = domain.SettingDefaults{domain.SettingSessionIdleTimeout: "600"}
+	e.start()
+	first := e.running(e.tenant.Main, domain.SessionInteractive)
+	batch := e.running(e.tenant.Main, domain.SessionBatch)
+	own := e.running(e.tenant.Other, domain.SessionInteractive) // its policy's 3600 s
+
+	e.Clock.Advance(11 * minute)
+	e.endedBy(first, domain.ReasonIdleTimeout)
+	e.still(batch, domain.StatusRunning)
+	e.still(own, domain.StatusRunning)
+
+	setIdle := func(seconds string) {
+		t.Helper()
+		res, err := e.Handlers.ChangeSettings.Handle(bg, e.MD, commands.ChangeSettings{Actor: managertest.Superadmin,
+			Changes: map[domain.SettingKey]string{domain.SettingSessionIdleTimeout: seconds}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.checkedAfter(res.Position)
+	}
+	setIdle("0")
+	second := e.running(e.tenant.Main, domain.SessionInteractive)
+	e.Clock.Advance(50 * minute) // own: 61 minutes idle; second: 50
+	e.endedBy(own, domain.ReasonIdleTimeout)
+	e.still(second, domain.StatusRunning)
+
+	setIdle("300")
+	e.endedBy(second, domain.ReasonIdleTimeout)
+	e.still(batch, domain.StatusRunning)
 }
 
 // TestSessionLifetime: a session ends session-lifetime

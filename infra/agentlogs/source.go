@@ -26,6 +26,7 @@ const DefaultTimeout = 10 * time.Second
 // it.
 type LocalAgent interface {
 	Logs(ctx context.Context, kernelID uuid.UUID, opts runtime.LogOptions) ([]byte, error)
+	StreamLogs(ctx context.Context, kernelID uuid.UUID, r runtime.LogRange, w io.Writer) (runtime.LogRead, error)
 }
 
 // Addresses tells the base URL of a remote agent's HTTP endpoint;
@@ -41,7 +42,10 @@ type Source struct {
 	local     map[string]LocalAgent
 	addresses Addresses
 	client    *http.Client
-	sign      Signer
+	// streams is client without its overall timeout: a follow lasts as
+	// long as its kernel.
+	streams *http.Client
+	sign    Signer
 }
 
 // Signer signs a request to an agent's endpoint as the manager
@@ -61,7 +65,9 @@ func NewSource(local map[string]LocalAgent, addresses Addresses, client *http.Cl
 	for id, a := range local {
 		l[id] = a
 	}
-	return &Source{local: l, addresses: addresses, client: client, sign: sign}
+	streams := *client
+	streams.Timeout = 0
+	return &Source{local: l, addresses: addresses, client: client, streams: &streams, sign: sign}
 }
 
 // KernelLogs returns the last tail lines (0: all, capped at
@@ -83,15 +89,24 @@ func (s *Source) KernelLogs(ctx context.Context, agentID, kernelID string, tail 
 	if a, ok := s.local[agentID]; ok {
 		return a.Logs(ctx, id, runtime.LogOptions{Tail: tail})
 	}
+	addr, err := s.address(agentID)
+	if err != nil {
+		return nil, err
+	}
+	return s.fetch(ctx, agentID, addr, id, tail)
+}
+
+// address is the base URL of a remote agent's endpoint.
+func (s *Source) address(agentID string) (string, error) {
 	var addr string
 	if s.addresses != nil {
 		addr, _ = s.addresses.Address(agentID)
 	}
 	if addr == "" {
-		return nil, domain.Errorf(op, domain.KindUnavailable,
+		return "", domain.Errorf(op, domain.KindUnavailable,
 			"agent %s announced no logs endpoint: start it with --listen (and --advertise if the manager cannot reach its host name), then read the logs again", agentID)
 	}
-	return s.fetch(ctx, agentID, addr, id, tail)
+	return addr, nil
 }
 
 // maxBody bounds what is read of a remote answer: the agent caps the logs

@@ -29,6 +29,10 @@ func (f localFunc) Logs(ctx context.Context, kernelID uuid.UUID, opts runtime.Lo
 	return f(ctx, kernelID, opts)
 }
 
+func (f localFunc) StreamLogs(context.Context, uuid.UUID, runtime.LogRange, io.Writer) (runtime.LogRead, error) {
+	return runtime.LogRead{}, domain.Errorf("test", domain.KindInternal, "not streamed here")
+}
+
 // staticAddresses is an address book with fixed entries.
 type staticAddresses map[string]string
 

@@ -332,6 +332,13 @@ func (m *matrix) rows() []matrixRow {
 		matrixRow{method: "GET", route: "/v1/sessions/:id", path: func(own bool) string { return "/v1/sessions/" + m.session(own) }, want: readsTenant},
 		matrixRow{method: "GET", route: "/v1/sessions/:id/logs", path: func(own bool) string { return "/v1/sessions/" + m.session(own) + "/logs" },
 			want: map[string]want{"superadmin": same(conf), "admin": {conf, nf}, "user": {conf, nf}, "monitor": {conf, nf}}},
+		// The log by offset, followed, downloaded: the same visibility.
+		matrixRow{method: "GET", route: "/v1/sessions/:id/logs", path: func(own bool) string { return "/v1/sessions/" + m.session(own) + "/logs?offset=0" },
+			want: map[string]want{"superadmin": same(conf), "admin": {conf, nf}, "user": {conf, nf}, "monitor": {conf, nf}}},
+		matrixRow{method: "GET", route: "/v1/sessions/:id/logs", path: func(own bool) string { return "/v1/sessions/" + m.session(own) + "/logs?follow=true" },
+			want: map[string]want{"superadmin": same(conf), "admin": {conf, nf}, "user": {conf, nf}, "monitor": {conf, nf}}},
+		matrixRow{method: "GET", route: "/v1/sessions/:id/logs", path: func(own bool) string { return "/v1/sessions/" + m.session(own) + "/logs?download=true" },
+			want: map[string]want{"superadmin": same(conf), "admin": {conf, nf}, "user": {conf, nf}, "monitor": {conf, nf}}},
 		matrixRow{method: "DELETE", route: "/v1/sessions/:id", path: func(own bool) string { return "/v1/sessions/" + m.session(own) },
 			want: map[string]want{"superadmin": same(acc), "admin": {acc, nf}, "user": {acc, nf}, "monitor": same(no)}},
 		// Why a session waits, its timeline (as the session), the queue
@@ -342,6 +349,8 @@ func (m *matrix) rows() []matrixRow {
 			want: readsTenant},
 		matrixRow{method: "GET", route: "/v1/scheduler/queue", path: fixed("/v1/scheduler/queue"),
 			want: map[string]want{"superadmin": same(ok), "admin": same(ok), "user": same(no), "monitor": same(no)}},
+		// One's own quota standing: everyone's own.
+		matrixRow{method: "GET", route: "/v1/quotas/mine", path: fixed("/v1/quotas/mine"), want: all(ok)},
 		matrixRow{method: "GET", route: "/v1/agents", path: fixed("/v1/agents"), want: all(ok)},
 		// Usage of a domain: its own for everyone, the other tenant's for
 		// superadmins only.
@@ -364,6 +373,11 @@ func (m *matrix) rows() []matrixRow {
 		// Every caller may open the change stream; what each receives is
 		// its own business (events_test.go).
 		matrixRow{method: "GET", route: "/v1/events", path: fixed("/v1/events"), want: all(ok)},
+		// The run-time settings are cluster-wide: superadmins only.
+		matrixRow{method: "GET", route: "/v1/settings", path: fixed("/v1/settings"), want: superOnly(ok)},
+		matrixRow{method: "GET", route: "/v1/settings/history", path: fixed("/v1/settings/history"), want: superOnly(ok)},
+		matrixRow{method: "PATCH", route: "/v1/settings", path: fixed("/v1/settings"),
+			body: func(bool) string { return fmt.Sprintf(`{"session.default_idle_timeout":%d}`, m.seq.Add(1)) }, want: superOnly(ok)},
 	)
 	rows = append(rows, m.maintenanceRows()...)
 	rows = append(rows, m.vfolderRows()...)

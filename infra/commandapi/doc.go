@@ -22,7 +22,8 @@
 // agents_mark_lost.go (POST /v1/agents/{id}/lost), the tenancy commands
 // (domains_*.go, projects_*.go, users_*.go, keypairs_*.go,
 // keypair_policies_*.go, storage_policies_*.go, resource_groups_*.go,
-// images_*.go, auth_*.go), the virtual folder commands and file
+// images_*.go, auth_*.go), the run-time settings (settings_change.go,
+// PATCH /v1/settings), the virtual folder commands and file
 // routes (vfolders_*.go), and the superadmins' maintenance jobs over the
 // Maintenance port (maintenance.go): maintenance_rebuilds_create.go (POST
 // /v1/maintenance/rebuilds, an online rebuild of a read model) and

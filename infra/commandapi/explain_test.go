@@ -385,3 +385,49 @@ func TestTimeline(t *testing.T) {
 		}
 	}
 }
+
+// TestMyQuotas: a caller's use against each level of limits, as the
+// admission check counts it: a pending session counts at every level, the
+// project's limit is the project's, and a project the caller is not in is
+// not found.
+func TestMyQuotas(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{})
+	limit := domain.Slots{domain.SlotCPU: domain.Units(8)}
+	pos := e.run(t, func(ctx context.Context, h *commands.Handlers) (commands.Result, error) {
+		return h.ModifyProject.Handle(ctx, testMD, commands.ModifyProject{Actor: system, Domain: "default", Name: "default",
+			Changes: domain.ProjectChanges{TotalResourceSlots: &limit}})
+	})
+	c := e.create(t, bobToken, `{"image":"cr.io/pytorch:2.4","resources":{"cpu":2,"mem":"1g"}}`)
+	r := e.do(t, "GET", fmt.Sprintf("/v1/quotas/mine?wait_for_position=%d", max(pos, c.Position)), bobToken, "")
+	var out struct {
+		Project string `json:"project"`
+		Levels  []struct {
+			Scope        string            `json:"scope"`
+			Subject      string            `json:"subject"`
+			Limits       map[string]string `json:"limits"`
+			Pending      int               `json:"pending_sessions"`
+			PendingSlots map[string]string `json:"pending_slots"`
+		} `json:"levels"`
+	}
+	r.decode(t, &out)
+	if r.status != http.StatusOK || out.Project != "default" || len(out.Levels) != 4 {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	var scopes []string
+	for _, l := range out.Levels {
+		scopes = append(scopes, l.Scope)
+		if l.Pending != 1 || l.PendingSlots["cpu"] != "2" {
+			t.Errorf("%s level: pending %d %v, want the one session of 2 CPUs", l.Scope, l.Pending, l.PendingSlots)
+		}
+	}
+	if !slices.Equal(scopes, []string{"keypair", "user", "project", "domain"}) {
+		t.Fatalf("levels %v", scopes)
+	}
+	if p := out.Levels[2]; p.Subject != "default/default" || p.Limits["cpu"] != "8" {
+		t.Fatalf("project level %+v", p)
+	}
+	if r := e.do(t, "GET", "/v1/quotas/mine?project=elsewhere", bobToken, ""); r.status != http.StatusNotFound {
+		t.Fatalf("another project: %d %s", r.status, r.body)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -41,6 +42,7 @@ import (
 	auditrm "github.com/cairnhq/cairn/projections/audit"
 	"github.com/cairnhq/cairn/projections/occupancy"
 	"github.com/cairnhq/cairn/projections/sessions"
+	settingsrm "github.com/cairnhq/cairn/projections/settings"
 	"github.com/cairnhq/cairn/projections/tenancy"
 	"github.com/cairnhq/cairn/projections/usage"
 	"github.com/cairnhq/cairn/projections/vfolders"
@@ -178,10 +180,15 @@ func newEnv(t testing.TB, opts envOptions) *env {
 	sessionsRM, agentsRM, tenancyRM, vfoldersRM, auditRM := sessions.New(db), agents.New(db), tenancy.New(db), vfolders.New(db), auditrm.New(db, store)
 	usageRM := usage.New(db)
 	occupancyRM := occupancy.New(db)
+	// The upload limit is the run-time setting, seeded as the server's
+	// flag seeds it.
+	settingsDeps := readapi.SettingsDeps{Changes: settingsrm.New(db),
+		Defaults: domain.SettingDefaults{domain.SettingVFolderMaxUpload: strconv.FormatInt(uploadLimit(opts), 10)}}
 	vfTenancy := infravf.Tenancy{RM: tenancyRM, Hosts: []string{"local"}}
 	handlers, err := commands.NewHandlers(store, clock.Now, commands.Options{
 		PasswordHasher: password.Hasher{Params: password.CheapParams()},
 		VFolders:       commands.VFolderPorts{Tenancy: vfTenancy, Storage: infravf.Storage{S: vfs}, Directory: vfoldersRM},
+		Settings:       settingsDeps.Defaults,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -191,7 +198,7 @@ func newEnv(t testing.TB, opts envOptions) *env {
 		tenancyProjector *projections.Projector
 	)
 	maint := newMaintenance(t, store, db, opts)
-	for _, p := range []projections.Projection{sessionsRM, agentsRM, tenancyRM, vfoldersRM, auditRM, usageRM, occupancyRM} {
+	for _, p := range []projections.Projection{sessionsRM, agentsRM, tenancyRM, vfoldersRM, auditRM, usageRM, occupancyRM, settingsDeps.Changes} {
 		// What the server does before it serves queries.
 		if err := projections.Setup(ctx, db, p); err != nil {
 			t.Fatal(err)
@@ -255,6 +262,7 @@ func newEnv(t testing.TB, opts envOptions) *env {
 		StreamLifetime: opts.streamLifetime,
 		Heartbeat:      opts.heartbeat,
 		StreamCatchUp:  opts.catchUp,
+		Settings:       settingsDeps,
 		Maintenance:    maint,
 	})
 	if err != nil {
@@ -262,10 +270,12 @@ func newEnv(t testing.TB, opts envOptions) *env {
 	}
 	e.queries = queries
 	cmds, err := commandapi.New(commandapi.Deps{
-		Queries:     queries,
-		Commands:    handlers,
-		Passwords:   cmp.Or(opts.passwords, password.CheapParams()),
-		VFolders:    commandapi.VFolderDeps{Folders: vfoldersRM, Tenancy: vfTenancy, Storage: vfs, MaxUploadSize: uploadLimit(opts)},
+		Queries:   queries,
+		Commands:  handlers,
+		Passwords: cmp.Or(opts.passwords, password.CheapParams()),
+		VFolders: commandapi.VFolderDeps{Folders: vfoldersRM, Tenancy: vfTenancy, Storage: vfs, MaxUploadSize: func(ctx context.Context) (int64, error) {
+			return settingsDeps.Int(ctx, domain.SettingVFolderMaxUpload)
+		}},
 		Bus:         busSigner(t),
 		Maintenance: maint,
 	})
@@ -580,6 +590,33 @@ func (f *fakeLogs) KernelLogs(_ context.Context, agentID, kernelID string, tail 
 	}
 	return []byte("hello from " + kernelID + "\n"), nil
 }
+
+func (f *fakeLogs) OpenKernelLog(_ context.Context, agentID, kernelID string, r readapi.LogRange) (readapi.LogStream, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, fmt.Sprintf("%s/%s/%+v", agentID, kernelID, r))
+	if agentID == "" || kernelID == "" {
+		return nil, domain.Errorf("fake.logs", domain.KindNotFound, "no such kernel")
+	}
+	log := "hello from " + kernelID + "\n"
+	from := min(r.Offset, int64(len(log)))
+	to := int64(len(log))
+	if r.Limit > 0 {
+		to = min(to, from+r.Limit)
+	}
+	return &cannedLog{Reader: strings.NewReader(log[from:to]), start: from, next: to, complete: to == int64(len(log))}, nil
+}
+
+// cannedLog is a log stream over fixed bytes.
+type cannedLog struct {
+	*strings.Reader
+	start, next int64
+	complete    bool
+}
+
+func (l *cannedLog) Start() int64       { return l.start }
+func (l *cannedLog) End() (int64, bool) { return l.next, l.complete }
+func (l *cannedLog) Close() error       { return nil }
 
 func (f *fakeLogs) lastCall() string {
 	f.mu.Lock()

@@ -53,7 +53,7 @@ func TestSystemThroughTheAPI(t *testing.T) {
 			t.Errorf("read model %+v with the head at %d", rm, sys.Store.Head)
 		}
 	}
-	if want := []string{"sessions", "agents", "tenancy", "vfolders", "audit-runs"}; !slices.Equal(names, want) {
+	if want := []string{"sessions", "agents", "tenancy", "vfolders", "audit-runs", "usage", "occupancy", "settings"}; !slices.Equal(names, want) {
 		t.Errorf("read models %v, want %v", names, want)
 	}
 }

@@ -120,6 +120,7 @@ func (a *API) Mount(v1 fiber.Router) {
 	a.mountTenancy(v1)
 	a.mountVFolders(v1)
 	a.mountMaintenance(v1)
+	v1.Patch("/settings", a.changeSettings)
 }
 
 // StreamsBody reports whether a request is a file upload, whose body the

@@ -34,11 +34,46 @@ func TestSessionLogs(t *testing.T) {
 		t.Fatalf("log source asked %q, want %q", got, want)
 	}
 
-	for _, q := range []string{"tail=-1", "tail=ten", "tail=100001"} {
-		r := e.do(t, "GET", "/v1/sessions/"+c.ID+"/logs?"+q, aliceToken, "")
-		if p := r.problem(t); r.status != http.StatusBadRequest || p.Field != "tail" {
-			t.Errorf("logs?%s: %d %s", q, r.status, r.body)
+	log := "hello from " + c.KernelIDs[0] + "\n"
+	for _, tc := range []struct {
+		query, body, start, next, complete, disposition string
+		asked                                           string
+	}{
+		{"offset=0", log, "0", fmt.Sprint(len(log)), "true", "", "{Offset:0 Limit:1048576 Follow:false}"},
+		{"offset=6&limit=4", log[6:10], "6", "10", "false", "", "{Offset:6 Limit:4 Follow:false}"},
+		{"offset=6&kernel=" + c.KernelIDs[0], log[6:], "6", fmt.Sprint(len(log)), "true", "", "{Offset:6 Limit:1048576 Follow:false}"},
+		{"", log, "0", "", "", "", "{Offset:0 Limit:0 Follow:false}"},
+		{"follow=true&offset=3", log[3:], "3", "", "", "", "{Offset:3 Limit:0 Follow:true}"},
+		{"download=true", log, "0", "", "", `attachment; filename=session-` + c.ID + `-kernel-` + c.KernelIDs[0] + `.log`, "{Offset:0 Limit:0 Follow:false}"},
+	} {
+		r := e.do(t, "GET", "/v1/sessions/"+c.ID+"/logs?"+tc.query, aliceToken, "")
+		h := r.header
+		if r.status != http.StatusOK || string(r.body) != tc.body || h.Get("Cairn-Log-Start") != tc.start ||
+			h.Get("Cairn-Log-Offset") != tc.next || h.Get("Cairn-Log-Complete") != tc.complete ||
+			h.Get("Content-Disposition") != tc.disposition || h.Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("logs?%s: %d %q %v", tc.query, r.status, r.body, h)
 		}
+		if got, want := e.logs.lastCall(), "node-1/"+c.KernelIDs[0]+"/"+tc.asked; got != want {
+			t.Errorf("logs?%s: log source asked %q, want %q", tc.query, got, want)
+		}
+	}
+
+	for _, tc := range []struct{ query, field string }{
+		{"tail=-1", "tail"}, {"tail=ten", "tail"}, {"tail=100001", "tail"},
+		{"tail=5&offset=0", "tail"}, {"tail=5&follow=true", "tail"},
+		{"offset=-1", "offset"}, {"offset=x", "offset"},
+		{"offset=0&limit=0", "limit"}, {"offset=0&limit=8388609", "limit"}, {"follow=true&limit=5", "limit"}, {"limit=5", "limit"},
+		{"follow=yes", "follow"}, {"download=2", "download"}, {"kernel=nope", "kernel"},
+	} {
+		r := e.do(t, "GET", "/v1/sessions/"+c.ID+"/logs?"+tc.query, aliceToken, "")
+		if p := r.problem(t); r.status != http.StatusBadRequest || p.Field != tc.field {
+			t.Errorf("logs?%s: %d %s, want 400 naming %s", tc.query, r.status, r.body, tc.field)
+		}
+	}
+	// A kernel of another session: not this session's.
+	r = e.do(t, "GET", "/v1/sessions/"+c.ID+"/logs?kernel="+c.ID, aliceToken, "")
+	if r.status != http.StatusNotFound {
+		t.Errorf("logs of a kernel the session does not have: %d %s", r.status, r.body)
 	}
 }
 

@@ -1,6 +1,7 @@
 package commandapi
 
 import (
+	"context"
 	"errors"
 
 	"github.com/gofiber/fiber/v2"
@@ -28,8 +29,20 @@ type VFolderDeps struct {
 	// DefaultHost is the storage host of a folder whose create request
 	// names none (default: the first configured host).
 	DefaultHost string
-	// MaxUploadSize bounds one uploaded file in bytes (0: only quotas).
-	MaxUploadSize int64
+	// MaxUploadSize returns the bound of one uploaded file in bytes (0:
+	// only quotas), asked at every upload: the server reads the run-time
+	// setting vfolder.max_upload_size (readapi.SettingsDeps.Int), so a
+	// change applies to the next upload without a restart. Nil: only
+	// quotas.
+	MaxUploadSize func(context.Context) (int64, error)
+}
+
+// maxUploadSize is the upload bound in force now (0: only quotas).
+func (d VFolderDeps) maxUploadSize(ctx context.Context) (int64, error) {
+	if d.MaxUploadSize == nil {
+		return 0, nil
+	}
+	return d.MaxUploadSize(ctx)
 }
 
 func (d VFolderDeps) configured() bool {

@@ -23,7 +23,7 @@ type uploadResponse struct {
 // (never held whole in memory: the server streams this route's body, see
 // StreamsBody; it is read through httpapi.BodyStream, so that a strict
 // signature's body hash is checked before the file is committed). The file appears complete or not at all; over
-// VFolderDeps.MaxUploadSize the answer is 413, over the folder's quota or
+// VFolderDeps.MaxUploadSize (read at every upload) the answer is 413, over the folder's quota or
 // its owner's quota scope 403 (kind quota-exceeded), and nothing is left
 // behind. overwrite=false refuses to replace an existing file (409).
 // Uploads into the folders of one limited quota scope run one at a time
@@ -35,7 +35,11 @@ func (a *api) uploadVFolderFile(c *fiber.Ctx) error {
 	if path == "" {
 		return domain.Invalid(op, "path", "required")
 	}
-	opts := vfstorage.UploadOptions{MaxSize: a.VFolders.MaxUploadSize}
+	maxSize, err := a.VFolders.maxUploadSize(c.UserContext())
+	if err != nil {
+		return err
+	}
+	opts := vfstorage.UploadOptions{MaxSize: maxSize}
 	switch c.Query("overwrite") {
 	case "", "true":
 	case "false":

@@ -108,7 +108,11 @@ func (a *api) uploadSpec(c *fiber.Ctx, op string) (vfstorage.UploadSpec, error) 
 	if _, err := vfstorage.CleanPath(op, "path", path); err != nil {
 		return vfstorage.UploadSpec{}, err
 	}
-	opts := vfstorage.UploadOptions{MaxSize: a.VFolders.MaxUploadSize, NoReplace: true}
+	maxSize, err := a.VFolders.maxUploadSize(c.UserContext())
+	if err != nil {
+		return vfstorage.UploadSpec{}, err
+	}
+	opts := vfstorage.UploadOptions{MaxSize: maxSize, NoReplace: true}
 	switch meta["overwrite"] {
 	case "", "false":
 	case "true":

@@ -23,8 +23,12 @@ func (a *api) optionsUploads(c *fiber.Ctx) error {
 	c.Set(hTusVersion, tusVersion)
 	c.Set(hTusExtension, tusExtensions)
 	c.Set(hTusChecksumAlgos, strings.Join(vfstorage.ChecksumAlgorithms, ","))
-	if a.VFolders.MaxUploadSize > 0 {
-		c.Set(hTusMaxSize, strconv.FormatInt(a.VFolders.MaxUploadSize, 10))
+	maxSize, err := a.VFolders.maxUploadSize(c.UserContext())
+	if err != nil {
+		return err
+	}
+	if maxSize > 0 {
+		c.Set(hTusMaxSize, strconv.FormatInt(maxSize, 10))
 	}
 	return c.SendStatus(http.StatusNoContent)
 }

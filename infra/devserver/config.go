@@ -16,6 +16,7 @@ import (
 	"github.com/cairnhq/cairn/agents/protocol"
 	"github.com/cairnhq/cairn/agents/runtime/podman"
 	"github.com/cairnhq/cairn/commands/vfolderorphans"
+	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/infra/accesslog"
 	"github.com/cairnhq/cairn/infra/bus/natsembed"
 	"github.com/cairnhq/cairn/infra/config"
@@ -360,6 +361,9 @@ func (c Config) Validate() error {
 	if err := c.reportsConfig().Validate(); err != nil {
 		add("agent liveness: %w", err)
 	}
+	if err := d.settingDefaults().Check("devserver.config"); err != nil {
+		add("run-time settings: %w", err)
+	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("devserver: invalid config: %w", err)
 	}
@@ -425,4 +429,10 @@ func limit(n int64) int64 { return max(n, 0) }
 // configuration.
 func (c Config) reportsConfig() reports.Config {
 	return reports.Config{HeartbeatTimeout: c.HeartbeatTimeout, AgentLostTimeout: c.AgentLostTimeout}
+}
+
+// settingDefaults are the run-time settings' values until an admin sets
+// them: the flags' (a value an admin set wins over them, across restarts).
+func (c Config) settingDefaults() domain.SettingDefaults {
+	return domain.SettingDefaults{domain.SettingVFolderMaxUpload: strconv.FormatInt(limit(c.VFolderMaxUpload), 10)}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cairnhq/cairn/commands"
 	"github.com/cairnhq/cairn/commands/scheduler"
+	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/eventstore/postgres"
 	"github.com/cairnhq/cairn/eventstore/sqlite"
 	"github.com/cairnhq/cairn/infra/commandapi"
@@ -102,6 +103,9 @@ func (s *server) startHTTP(ctx context.Context) error {
 		return err
 	}
 	s.auth = auth
+	// Log streams end when the API stops: a follow would otherwise hold
+	// the shutdown until its kernel ends.
+	s.streams, s.stopStreams = context.WithCancel(context.Background())
 	app, queries, err := s.app(reg, auth, access)
 	if err != nil {
 		ln.Close()
@@ -112,7 +116,10 @@ func (s *server) startHTTP(ctx context.Context) error {
 		ln.Close()
 		return err
 	}
-	s.parts.goRun("HTTP API", func(ctx context.Context) error { return serve(ctx, app, lln, queries.RunChanges) })
+	s.parts.goRun("HTTP API", func(ctx context.Context) error {
+		context.AfterFunc(ctx, s.stopStreams)
+		return serve(ctx, app, lln, queries.RunChanges)
+	})
 	s.log.Info("HTTP API serving", "url", s.apiURL, "images", s.images)
 	return nil
 }
@@ -235,6 +242,7 @@ func (s *server) app(reg prometheus.Registerer, auth *httpauth.Authenticator, ac
 		Logs: agentlogs.NewSource(local, s.addresses, nil, func(req *http.Request, agentID string) error {
 			return s.busKeys.SignAgentRequest(req, agentID, time.Now())
 		}),
+		Streams: s.streams,
 		Tenancy: s.models.Tenancy,
 		Usage:   s.models.Usage,
 		MaxWait: s.cfg.MaxWait,
@@ -252,6 +260,7 @@ func (s *server) app(reg prometheus.Registerer, auth *httpauth.Authenticator, ac
 		Log:         log,
 		Logger:      s.log,
 		Maintenance: s.maint,
+		Settings:    s.settings(),
 	})
 	if err != nil {
 		return nil, nil, err
@@ -264,7 +273,9 @@ func (s *server) app(reg prometheus.Registerer, auth *httpauth.Authenticator, ac
 			Tenancy: vfTenancy,
 			Storage: s.vfstorage,
 
-			MaxUploadSize: limit(s.cfg.VFolderMaxUpload),
+			MaxUploadSize: func(ctx context.Context) (int64, error) {
+				return s.settings().Int(ctx, domain.SettingVFolderMaxUpload)
+			},
 		},
 		Bus:         busauth.Signer{Keys: s.busKeys, CAFile: s.busCA},
 		Maintenance: s.maint,
@@ -339,3 +350,9 @@ var (
 	_ readapi.EventLog        = (*sqlite.Store)(nil)
 	_ readapi.EventLog        = (*postgres.Store)(nil)
 )
+
+// settings are the run-time settings as the API and the server's parts
+// read them: the read model, with the flags' values as defaults.
+func (s *server) settings() readapi.SettingsDeps {
+	return readapi.SettingsDeps{Changes: s.models.Settings, Defaults: s.cfg.settingDefaults()}
+}

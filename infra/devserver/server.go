@@ -128,6 +128,11 @@ type server struct {
 	apiURL      string
 	credentials bootstrap.Credentials
 	created     bool
+
+	// streams bounds the API's log streams: stopStreams ends them when
+	// the API stops.
+	streams     context.Context
+	stopStreams context.CancelFunc
 }
 
 // start starts every part in order; what started is stopped by Run.
@@ -176,6 +181,7 @@ func (s *server) startStore(ctx context.Context) error {
 		VFolders:       s.vfolderPorts(),
 
 		DefaultVFolderQuota: limit(s.cfg.VFolderDefaultQuota),
+		Settings:            s.cfg.settingDefaults(),
 	})
 	return err
 }
@@ -347,7 +353,7 @@ func (s *server) startManagers(context.Context) error {
 	if err != nil {
 		return err
 	}
-	limits, err := sessionlimits.New(sessionlimits.Config{Clock: s.cfg.Clock, Logger: s.log}, s.store, s.handlers.TerminateSession)
+	limits, err := sessionlimits.New(sessionlimits.Config{Clock: s.cfg.Clock, Logger: s.log, Settings: s.cfg.settingDefaults()}, s.store, s.handlers.TerminateSession)
 	if err != nil {
 		return err
 	}

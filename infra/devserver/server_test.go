@@ -183,7 +183,7 @@ func TestRunServesAndStopsInOrder(t *testing.T) {
 	}
 	want := []string{
 		"HTTP API", "access log", "vfolder upload expiry", "agent address book", "reports consumer", "forwarder", "vfolder orphans", "vfolder jobs", "session limits", "audit sequencer", "scheduler",
-		"projector usage", "projector occupancy", "projector audit-runs", "projector vfolders", "projector tenancy", "projector agents", "projector sessions", "maintenance jobs", "bus", "bus revocations", "embedded NATS",
+		"projector settings", "projector usage", "projector occupancy", "projector audit-runs", "projector vfolders", "projector tenancy", "projector agents", "projector sessions", "maintenance jobs", "bus", "bus revocations", "embedded NATS",
 		"vfolder storage", "read-model database", "event store",
 	}
 	if strings.Join(order, ",") != strings.Join(want, ",") {

@@ -152,3 +152,64 @@ func TestVFolderLimitsDisabled(t *testing.T) {
 		t.Fatalf("upload: %d %s", status, b)
 	}
 }
+
+// The upload limit is the run-time setting vfolder.max_upload_size: the
+// flag seeds it, a value an admin sets applies to the next upload without
+// a restart, and it wins over the flag after a restart too.
+func TestVFolderUploadLimitSetting(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfg := testConfig(dir)
+	cfg.VFolderMaxUpload = 50_000
+	r := start(t, cfg)
+	id, _ := r.mkfolderWithQuota(t, `{"name":"up","quota":1000000}`)
+	big := bytes.Repeat([]byte("x"), 60_000)
+	put := func(r *running, name string) (int, http.Header, []byte) {
+		return r.do(t, "PUT", "/v1/vfolders/"+id+"/files/content?path="+name, bytes.NewReader(big))
+	}
+	upload := func(r *running) (value, def float64) {
+		t.Helper()
+		status, _, b := r.do(t, "GET", "/v1/settings", nil)
+		var list struct {
+			Items []struct {
+				Key            string
+				Value, Default any
+				Flag           string
+			}
+		}
+		if status != http.StatusOK || json.Unmarshal(b, &list) != nil {
+			t.Fatalf("GET /v1/settings: %d %s", status, b)
+		}
+		for _, s := range list.Items {
+			v, vok := s.Value.(float64)
+			d, dok := s.Default.(float64)
+			if s.Key == "vfolder.max_upload_size" && s.Flag == "vfolder-max-upload" && vok && dok {
+				return v, d
+			}
+		}
+		t.Fatalf("no upload limit in %s", b)
+		return 0, 0
+	}
+	if v, d := upload(r); v != 50_000 || d != 50_000 {
+		t.Fatalf("upload limit %v (default %v), want the flag's 50000", v, d)
+	}
+	status, h, b := put(r, "a")
+	wantProblem(t, "an upload over the flag's limit", status, h, b, http.StatusRequestEntityTooLarge, "too-large")
+
+	if status, _, b := r.do(t, "PATCH", "/v1/settings", strings.NewReader(`{"vfolder.max_upload_size":100000}`)); status != http.StatusOK {
+		t.Fatalf("PATCH /v1/settings: %d %s", status, b)
+	}
+	if status, _, b := put(r, "a"); status != http.StatusCreated {
+		t.Fatalf("an upload under the new limit: %d %s", status, b)
+	}
+	r.stop(t)
+
+	cfg.VFolderMaxUpload = 30_000
+	again := start(t, cfg)
+	if v, d := upload(again); v != 100_000 || d != 30_000 {
+		t.Fatalf("after a restart with another flag: limit %v (default %v), want the admin's 100000 (default 30000)", v, d)
+	}
+	if status, _, b := put(again, "b"); status != http.StatusCreated {
+		t.Fatalf("an upload under the admin's limit after a restart: %d %s", status, b)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/cairnhq/cairn/projections/audit"
 	"github.com/cairnhq/cairn/projections/occupancy"
 	"github.com/cairnhq/cairn/projections/sessions"
+	"github.com/cairnhq/cairn/projections/settings"
 	"github.com/cairnhq/cairn/projections/tenancy"
 	"github.com/cairnhq/cairn/projections/usage"
 	"github.com/cairnhq/cairn/projections/vfolders"
@@ -31,22 +32,25 @@ type Set struct {
 	Occupancy *occupancy.ReadModel
 	// Usage is what users, projects and domains used per day (statistics).
 	Usage *usage.ReadModel
+	// Settings are the run-time settings' changes.
+	Settings *settings.ReadModel
 }
 
 // New builds every read model over db; the audit trail's queries read
 // the sealed records from log (the event store).
 func New(db *projections.DB, log audit.Log) Set {
-	return Set{Sessions: sessions.New(db), Agents: agents.New(db), Tenancy: tenancy.New(db), VFolders: vfolders.New(db), Audit: audit.New(db, log), Occupancy: occupancy.New(db), Usage: usage.New(db)}
+	return Set{Sessions: sessions.New(db), Agents: agents.New(db), Tenancy: tenancy.New(db), VFolders: vfolders.New(db), Audit: audit.New(db, log), Occupancy: occupancy.New(db), Usage: usage.New(db),
+		Settings: settings.New(db)}
 }
 
 // All returns the projections in the order they are run and rebuilt.
 func (s Set) All() []projections.Projection {
-	return []projections.Projection{s.Sessions, s.Agents, s.Tenancy, s.VFolders, s.Audit, s.Occupancy, s.Usage}
+	return []projections.Projection{s.Sessions, s.Agents, s.Tenancy, s.VFolders, s.Audit, s.Occupancy, s.Usage, s.Settings}
 }
 
 // Names are the read models' names, in the order they are run and rebuilt.
 func Names() []string {
-	return []string{sessions.Name, agents.Name, tenancy.Name, vfolders.Name, audit.Name, occupancy.Name, usage.Name}
+	return []string{sessions.Name, agents.Name, tenancy.Name, vfolders.Name, audit.Name, occupancy.Name, usage.Name, settings.Name}
 }
 
 // Select returns the projections named (all of them when names is empty),

@@ -17,6 +17,9 @@
 //   - Logs after exit: containers log through the k8s-file driver, whose
 //     file lives as long as the container, so Logs works after it exits and
 //     until Remove.
+//   - Log ranges: StreamLogs reads that file itself when it can (only
+//     whole lines, following what is appended), else the logs API; both
+//     give the same bytes, the log as runtime.LogRange defines it.
 //   - Least privilege: every container runs with no-new-privileges, with
 //     every capability dropped but the spec's (runtime.DefaultCapabilities
 //     unless it names others), its bind mounts nosuid and nodev, and, when

@@ -3,10 +3,12 @@
 import { useEffect, useState } from 'preact/hooks';
 import { del, get, onUnauthorized, setCSRFToken } from './api.js';
 import { adminRoles, visibleMenu } from './menu.js';
+import { closeLive } from './live.js';
 import { Link, match, navigate, useLocation } from './router.jsx';
 import { ErrorBox, Loading } from './ui.jsx';
 import { LoginPage } from './pages/login.jsx';
 import { StartPage } from './pages/start.jsx';
+import { DashboardPage } from './pages/dashboard.jsx';
 import { SessionsPage } from './pages/sessions.jsx';
 import { SessionPage } from './pages/session.jsx';
 import { UsersPage } from './pages/users.jsx';
@@ -27,6 +29,7 @@ import { SchedulerPage } from './pages/scheduler.jsx';
  */
 const routes = [
   ['/', StartPage, 'Start'],
+  ['/dashboard', DashboardPage, 'Dashboard'],
   ['/sessions', SessionsPage, 'Sessions'],
   ['/sessions/:id', SessionPage, 'Session'],
   ['/environments', EnvironmentsPage, 'Environments'],
@@ -74,6 +77,7 @@ export function App() {
       (e) => (e.status === 401 ? setMe(null) : setError(e)),
     );
     return onUnauthorized(() => {
+      closeLive();
       setNotice('Your login has expired or was ended. Log in again.');
       setMe(null);
     });
@@ -108,6 +112,7 @@ export function App() {
         return;
       }
     }
+    closeLive();
     setCSRFToken('');
     setNotice('You have logged out.');
     setMe(null);

@@ -14,6 +14,7 @@ export const menu = [
     title: 'Work',
     items: [
       { href: '/', label: 'Start' },
+      { href: '/dashboard', label: 'Dashboard' },
       { href: '/sessions', label: 'Sessions' },
       { href: '/data', label: 'Data' },
       { href: '/environments', label: 'Environments' },

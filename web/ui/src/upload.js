@@ -4,6 +4,7 @@
 // sends the files a few at a time, reporting progress. Sending one file is
 // one function (sendFile), the only part that knows the transport, so a
 // resumable protocol can replace it without touching the rest.
+import { DefaultHttpStack, Upload } from 'tus-js-client';
 import { ApiError, currentCSRFToken, noteAnswer, post } from './api.js';
 
 /** CONCURRENCY is how many files a batch sends at once. */
@@ -63,11 +64,12 @@ function problemOf(xhr) {
 }
 
 /**
- * sendFile is the transport: it stores file at path in the folder (PUT
+ * sendFilePut stores file at path in the folder in one request (PUT
  * .../files/content, the body streamed; XHR reports its progress through
  * onProgress(loaded)), answering the API's JSON or throwing an ApiError.
+ * sendFile (resumable) is what the page uses.
  */
-export function sendFile(folderId, path, file, { onProgress, signal } = {}) {
+export function sendFilePut(folderId, path, file, { onProgress, signal } = {}) {
   return new Promise((resolve, reject) => {
     const xhr = new XMLHttpRequest();
     xhr.open('PUT', `/v1/vfolders/${encodeURIComponent(folderId)}/files/content?${new URLSearchParams({ path })}`);
@@ -176,4 +178,113 @@ export async function uploadBatch(folderId, dir, files, { dirs = [], onUpdate, s
   running = false;
   report();
   return items;
+}
+
+// CHUNK is the size of one resumable upload request: what a cut
+// connection can cost to send again.
+const CHUNK = 8 * 1024 * 1024;
+
+const base64 = (buf) => {
+  let s = '';
+  const b = new Uint8Array(buf);
+  for (let i = 0; i < b.length; i++) s += String.fromCharCode(b[i]);
+  return btoa(s);
+};
+
+/**
+ * ChecksumHttpStack is tus-js-client's own HTTP stack with one addition:
+ * every chunk (PATCH) carries Upload-Checksum: sha256 of its bytes, so the
+ * server refuses a chunk corrupted on the way (460) and the offset does not
+ * move; and every request carries the CSRF token the cookie login needs.
+ */
+class ChecksumHttpStack {
+  constructor() {
+    this.inner = new DefaultHttpStack();
+  }
+  createRequest(method, url) {
+    const req = this.inner.createRequest(method, url);
+    const send = req.send.bind(req);
+    req.send = async (body) => {
+      const token = currentCSRFToken();
+      if (token) req.setHeader('X-CSRF-Token', token);
+      req.setHeader('Accept', 'application/json');
+      if (method === 'PATCH' && body) {
+        const digest = await crypto.subtle.digest('SHA-256', await body.arrayBuffer());
+        req.setHeader('Upload-Checksum', `sha256 ${base64(digest)}`);
+      }
+      const res = await send(body);
+      noteAnswer(res.getStatus(), res.getHeader('X-CSRF-Token'));
+      return res;
+    };
+    return req;
+  }
+  getName() {
+    return 'cairn-checksum';
+  }
+}
+
+/** tusError turns tus-js-client's error into an ApiError with the server's problem. */
+function tusError(err) {
+  const res = err && err.originalResponse;
+  if (!res) return new ApiError(0, { detail: `the upload was cut off: ${err && err.message}` });
+  let problem;
+  try {
+    problem = JSON.parse(res.getBody());
+  } catch {
+    problem = { detail: `${res.getStatus()} ${res.getBody() || 'upload failed'}` };
+  }
+  const e = new ApiError(res.getStatus(), problem);
+  noteAnswer(res.getStatus(), null, res.getStatus() === 401 ? e : null);
+  return e;
+}
+
+/**
+ * sendFile is the transport: a resumable upload (the tus protocol on
+ * /v1/vfolders/{id}/uploads, through tus-js-client) in chunks of 8 MiB, each
+ * with its sha256. A cut connection resumes from the offset the server
+ * holds (HEAD), sending only the rest; so does the same file picked again
+ * after a reload (the upload's URL is kept in the browser's storage until
+ * it is done). Errors that retrying cannot fix (4xx) are not retried.
+ */
+export function sendFile(folderId, path, file, { onProgress, signal } = {}) {
+  return new Promise((resolve, reject) => {
+    const up = new Upload(file, {
+      endpoint: `/v1/vfolders/${encodeURIComponent(folderId)}/uploads`,
+      metadata: { path, filename: file.name },
+      chunkSize: CHUNK,
+      retryDelays: [0, 1000, 3000, 5000, 10000],
+      httpStack: new ChecksumHttpStack(),
+      storeFingerprintForResuming: true,
+      removeFingerprintOnSuccess: true,
+      fingerprint: async (f) => `cairn-${folderId}-${path}-${f.size}-${f.lastModified}`,
+      onShouldRetry: (err) => {
+        const status = err.originalResponse ? err.originalResponse.getStatus() : 0;
+        return status === 0 || status === 409 || status === 423 || status === 460 || status >= 500;
+      },
+      onProgress: (sent) => onProgress && onProgress(sent),
+      onSuccess: () => {
+        onProgress && onProgress(file.size);
+        resolve(null);
+      },
+      onError: (err) => reject(tusError(err)),
+    });
+    if (signal) {
+      if (signal.aborted) return reject(new ApiError(0, { detail: 'cancelled' }));
+      signal.addEventListener(
+        'abort',
+        () => {
+          up.abort(true).catch(() => {});
+          reject(new ApiError(0, { detail: 'cancelled' }));
+        },
+        { once: true },
+      );
+    }
+    up.findPreviousUploads().then(
+      (previous) => {
+        if (previous.length) up.resumeFromPreviousUpload(previous[0]);
+        up.start();
+      },
+      () => up.start(),
+    );
+  });
 }

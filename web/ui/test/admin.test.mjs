@@ -112,7 +112,7 @@ test('every page fits a phone screen without scrolling sideways', async () => {
   const page = await newPage(browser, problems);
   await page.setViewportSize({ width: 390, height: 844 });
   await login(page, admin.email, admin.password);
-  for (const path of ['/', '/sessions', '/sessions?new=1', '/environments', '/agents', '/admin/users', '/admin/resources', '/admin/policies', '/admin/audit']) {
+  for (const path of ['/', '/dashboard', '/sessions', '/sessions?new=1', '/environments', '/agents', '/admin/users', '/admin/resources', '/admin/policies', '/admin/audit']) {
     await page.goto(base + path);
     await page.getByRole('heading', { level: 1 }).first().waitFor();
     await page.waitForLoadState('networkidle');
@@ -145,6 +145,23 @@ test('Audit: the superadmin filters the trail and exports it; a domain admin has
   assert.equal(await page.getByRole('navigation', { name: 'menu' }).getByRole('link', { name: 'Audit' }).count(), 0);
   await page.goto(base + '/admin/audit');
   await page.getByRole('alert').filter({ hasText: '403' }).waitFor();
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('Dashboard: my sessions, my use at each level of limits, what the cluster has free', async () => {
+  const problems = [];
+  const page = await newPage(browser, problems);
+  await login(page, admin.email, admin.password);
+  await page.getByRole('navigation', { name: 'menu' }).getByRole('link', { name: 'Dashboard' }).click();
+  const mine = await api('GET', '/v1/quotas/mine');
+  for (const l of mine.levels) {
+    await page.getByRole('cell', { name: { keypair: 'Keypair', user: 'User', project: 'Project', domain: 'Domain' }[l.scope], exact: true }).waitFor();
+    await page.getByRole('cell', { name: l.subject, exact: true }).first().waitFor();
+  }
+  const free = page.locator('table').filter({ has: page.getByRole('columnheader', { name: 'Capacity' }) });
+  await free.getByRole('cell', { name: 'cpu', exact: true }).waitFor();
+  await page.getByRole('heading', { name: 'Recent sessions' }).waitFor();
   assert.deepEqual(problems, []);
   await page.close();
 });

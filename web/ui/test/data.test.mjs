@@ -105,6 +105,39 @@ test('create a folder, upload a file and download it byte for byte', async () =>
   await closeAll(page);
 });
 
+test('an upload cut at half resumes from where the server got to, without resending the first half', async () => {
+  const problems = [];
+  const page = await newPage(browser, problems);
+  const folder = await newFolder();
+  await login(page, admin.email, admin.password);
+  await openFolder(page, folder.id);
+  // Two chunks of 8 MiB: the connection of the second one is cut once.
+  const body = randomBytes(16 * 1024 * 1024);
+  const patches = [];
+  let cut = false;
+  await page.route('**/uploads/**', async (route) => {
+    const req = route.request();
+    if (req.method() === 'PATCH') {
+      const offset = Number(req.headers()['upload-offset']);
+      patches.push(offset);
+      assert.match(req.headers()['upload-checksum'] || '', /^sha256 /, 'every chunk carries its checksum');
+      if (offset > 0 && !cut) {
+        cut = true;
+        return route.abort('connectionreset');
+      }
+    }
+    return route.continue();
+  });
+  await page.getByLabel('files to upload').setInputFiles({ name: 'big.bin', mimeType: 'application/octet-stream', buffer: body });
+  assert.match(await finished(page, 120_000), /1 of 1 uploaded/);
+  assert.ok(cut, 'the second chunk was cut');
+  assert.deepEqual(patches, [0, 8 * 1024 * 1024, 8 * 1024 * 1024], 'the first half is sent once, the second again after the cut');
+  const res = await fetch(`${base}/v1/vfolders/${folder.id}/files/content?path=big.bin`, { headers: { Authorization: `Bearer ${admin.token}` } });
+  assert.equal(sha256(Buffer.from(await res.arrayBuffer())), sha256(body));
+  assert.deepEqual(problems.filter((p) => !p.includes('ERR_CONNECTION_RESET')), []);
+  await closeAll(page);
+});
+
 test('upload a folder with nested files, and files and a folder dropped', async () => {
   const problems = [];
   const page = await newPage(browser, problems);

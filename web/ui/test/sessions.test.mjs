@@ -108,3 +108,62 @@ test('an admin creates a user, who then logs in and cannot reach the admin pages
   assert.deepEqual(problems, []);
   await page.close();
 });
+
+test('a session created elsewhere shows in an open Sessions page without a reload', async () => {
+  const problems = [];
+  const page = await newPage(browser, problems);
+  await login(page, admin.email, admin.password);
+  await page.getByRole('navigation', { name: 'menu' }).getByRole('link', { name: 'Sessions' }).click();
+  await page.locator('table.list').waitFor();
+  const url = page.url();
+  // Made by another client (the API, as another browser would).
+  const name = unique('live');
+  await api('POST', '/v1/sessions', { image: 'localhost/cairn/base:latest', name, resources: { cpu: 64, mem: '64m' }, command: 'sleep 60' });
+  await page.getByRole('link', { name }).waitFor();
+  assert.equal(page.url(), url, 'no navigation happened');
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('a waiting session says why in words, with its queue position and its timeline', async () => {
+  const problems = [];
+  const name = unique('big');
+  const s = await api('POST', '/v1/sessions', { image: 'localhost/cairn/base:latest', name, resources: { cpu: 64, mem: '64m' }, command: 'sleep 60' });
+  const page = await newPage(browser, problems);
+  await login(page, admin.email, admin.password);
+  await page.goto(`${base}/sessions/${s.id}`);
+  const why = page.getByRole('status').filter({ hasText: 'Why it is waiting' });
+  await why.getByText('more than any agent has').waitFor();
+  await why.getByText(/Position \d+ of \d+ in the queue/).waitFor();
+  await why.getByText('No estimated start').waitFor();
+  const timeline = page.locator('ol.timeline');
+  await timeline.getByText('session.requested').waitFor();
+  // Terminating it shows in the page live: the status and the timeline move on.
+  await page.getByRole('button', { name: 'Terminate' }).click();
+  await page.locator('.page-head .status').filter({ hasText: /CANCELLED|TERMINATED/ }).waitFor();
+  assert.equal(await why.count(), 0, 'an ended session no longer says why it waits');
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('logs follow live as the container writes, and end identical to the download', async () => {
+  const problems = [];
+  const name = unique('logs');
+  // Lines over a few seconds on stdout and stderr, markup and UTF-8 included.
+  const command = `sh -c 'for i in $(seq 1 40); do echo "line $i <b>é</b>"; echo "err $i" >&2; sleep 0.1; done; echo done'`;
+  const s = await api('POST', '/v1/sessions', { image: 'localhost/cairn/base:latest', name, type: 'batch', resources: { cpu: 1, mem: '64m' }, command });
+  const page = await newPage(browser, problems);
+  await login(page, admin.email, admin.password);
+  await page.goto(`${base}/sessions/${s.id}`);
+  const logs = page.locator('pre.logs');
+  await logs.getByText('line 5 <b>é</b>').waitFor({ timeout: 90_000 });
+  await page.getByText('· complete').waitFor({ timeout: 90_000 });
+  const shown = await logs.textContent();
+  const res = await fetch(`${base}/v1/sessions/${s.id}/logs?download=true`, { headers: { Authorization: `Bearer ${admin.token}` } });
+  const downloaded = await res.text();
+  assert.ok(downloaded.endsWith('done\n') && downloaded.includes('err 40'), downloaded.slice(-200));
+  assert.equal(shown, downloaded, 'the page shows the download byte for byte');
+  assert.equal(await page.locator('pre.logs b').count(), 0, 'markup in the log is text');
+  assert.deepEqual(problems, []);
+  await page.close();
+});

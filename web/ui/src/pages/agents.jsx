@@ -1,12 +1,16 @@
 // agents.jsx — Agent Summary: every agent, its state, and per resource slot
-// what it has, what is in use and what is free; its devices.
+// what it has, what is in use, what is free and the largest block one
+// kernel could get (a fragmented agent has free GPU shares spread over
+// devices: its largest block is smaller than what is free); its devices.
 import { get } from '../api.js';
+import { useLiveReload } from '../live.js';
 import { Empty, ErrorBox, Loading, Meter, Slots, Time, bytes, useApi } from '../ui.jsx';
 
 const amount = (slot, v) => (slot === 'mem' || slot.endsWith('.mem') ? bytes(v) : v);
 
 export function AgentsPage() {
   const list = useApi((signal) => get('/v1/agents', {}, { signal }), []);
+  useLiveReload(['agent'], list.reload);
   return (
     <section>
       <div class="page-head">
@@ -41,6 +45,7 @@ export function AgentsPage() {
                     <th>Capacity</th>
                     <th>In use</th>
                     <th>Free</th>
+                    <th>Largest block</th>
                     <th>Use</th>
                   </tr>
                 </thead>
@@ -53,6 +58,7 @@ export function AgentsPage() {
                         <td>{amount(slot, a.capacity[slot])}</td>
                         <td>{amount(slot, (a.occupied || {})[slot] || 0)}</td>
                         <td>{amount(slot, (a.free || {})[slot] || 0)}</td>
+                        <td title="the most one kernel could get on this agent now">{amount(slot, (a.largest_free_block || {})[slot] || 0)}</td>
                         <td>
                           <Meter used={(a.occupied || {})[slot] || 0} total={a.capacity[slot]} label={`${slot} in use`} />
                         </td>

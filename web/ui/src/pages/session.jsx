@@ -1,24 +1,27 @@
 // session.jsx — one session: its state (following it while it changes),
 // why it waits, its kernels and agents, its logs; terminate.
 import { useEffect, useState } from 'preact/hooks';
-import { del, get } from '../api.js';
+import { del, get, request } from '../api.js';
+import { useLiveReload } from '../live.js';
 import { ended } from '../statuses.js';
 import { ErrorBox, Loading, Slots, Status, Time, useApi } from '../ui.jsx';
-
-// followEvery is how often a session that has not ended is read again.
-const followEvery = 2000;
 
 export function SessionPage({ params }) {
   const id = params.id;
   const s = useApi((signal) => get(`/v1/sessions/${encodeURIComponent(id)}`, {}, { signal }), [id]);
   const [error, setError] = useState(null);
   const [busy, setBusy] = useState(false);
-  const status = s.data && s.data.status;
-  useEffect(() => {
-    if (!status || ended(status)) return undefined;
-    const t = setTimeout(s.reload, followEvery);
-    return () => clearTimeout(t);
-  }, [s.data]);
+  // The page follows the session: every change of it (a live event) is
+  // read again, with its explanation and timeline.
+  const [tick, setTick] = useState(0);
+  useLiveReload(
+    ['session'],
+    () => {
+      s.reload();
+      setTick((t) => t + 1);
+    },
+    id,
+  );
 
   if (s.loading && !s.data) return <Loading />;
   if (!s.data) return <ErrorBox error={s.error} />;
@@ -52,16 +55,7 @@ export function SessionPage({ params }) {
           Reason: <code>{x.status_reason}</code> {x.status_message}
         </p>
       )}
-      {x.pending_details && x.pending_details.length > 0 && (
-        <div class="pending" role="status">
-          <strong>Why it is waiting</strong>
-          <ul>
-            {x.pending_details.map((d) => (
-              <li key={d}>{d}</li>
-            ))}
-          </ul>
-        </div>
-      )}
+      {x.status === 'PENDING' && <Pending id={id} tick={tick} />}
       <dl class="facts">
         <dt>Id</dt>
         <dd>
@@ -127,21 +121,69 @@ export function SessionPage({ params }) {
           </tbody>
         </table>
       </div>
-      <Logs id={id} placed={x.kernels.some((k) => k.agent_id)} status={x.status} />
+      <Logs id={id} placed={x.kernels.some((k) => k.agent_id)} />
+      <Timeline id={id} tick={tick} />
     </section>
   );
 }
 
-function Logs({ id, placed, status }) {
+// Logs follows the main kernel's log live (GET .../logs?follow=true, a
+// stream of its bytes as the container writes them). The page keeps the
+// byte offset it has reached: when a stream ends before the log is complete
+// (the server ends streams at shutdown; the network drops), it asks again
+// from that offset, so no byte is missed or shown twice and the text is
+// exactly the download's.
+function Logs({ id, placed }) {
   const [text, setText] = useState(null);
   const [error, setError] = useState(null);
+  const [done, setDone] = useState(false);
   const url = `/v1/sessions/${encodeURIComponent(id)}/logs`;
   useEffect(() => {
     if (!placed) return undefined;
     const ctl = new AbortController();
-    get(url, {}, { signal: ctl.signal }).then(setText, (e) => e.name !== 'AbortError' && setError(e));
-    return () => ctl.abort();
-  }, [placed, status]);
+    const decoder = new TextDecoder();
+    let acc = '';
+    let offset = 0;
+    let frame = 0;
+    const show = () => {
+      if (!frame) {
+        frame = requestAnimationFrame(() => {
+          frame = 0;
+          setText(acc);
+        });
+      }
+    };
+    (async () => {
+      for (let attempt = 0; !ctl.signal.aborted; attempt++) {
+        const res = await request('GET', url, { query: { follow: 'true', offset }, raw: true, signal: ctl.signal, headers: { Accept: 'text/plain' } });
+        const start = Number(res.headers.get('Cairn-Log-Start') || offset);
+        if (start > offset) {
+          acc += `[… ${start - offset} earlier bytes are no longer kept …]\n`;
+          offset = start;
+        }
+        const reader = res.body.getReader();
+        for (;;) {
+          const { done: end, value } = await reader.read();
+          if (end) break;
+          offset += value.length;
+          acc += decoder.decode(value, { stream: true });
+          show();
+        }
+        show();
+        // The stream ended: the log is complete, or it is to be resumed.
+        const check = await request('GET', url, { query: { offset, limit: 1 }, raw: true, signal: ctl.signal, headers: { Accept: 'text/plain' } });
+        if (check.headers.get('Cairn-Log-Complete') === 'true' && Number(check.headers.get('Cairn-Log-Offset')) === offset) {
+          setDone(true);
+          return;
+        }
+        await new Promise((r) => setTimeout(r, Math.min(5000, 500 * (attempt + 1))));
+      }
+    })().catch((e) => e.name !== 'AbortError' && setError(e));
+    return () => {
+      ctl.abort();
+      cancelAnimationFrame(frame);
+    };
+  }, [id, placed]);
   return (
     <>
       <h2>Logs</h2>
@@ -149,12 +191,71 @@ function Logs({ id, placed, status }) {
       <ErrorBox error={error} />
       {placed && (
         <p>
-          <a href={url} download={`session-${id}.log`}>
+          <a href={`${url}?download=true`} download={`session-${id}.log`}>
             Download the log
-          </a>
+          </a>{' '}
+          <span class="muted">{done ? '· complete' : '· following'}</span>
         </p>
       )}
       {text !== null && <pre class="logs">{text}</pre>}
+    </>
+  );
+}
+
+// Pending says why the session waits, in the scheduler's own terms
+// (GET /v1/sessions/{id}/pending): each failed check in words, the queue
+// position and an estimated start only when there is a basis for one.
+function Pending({ id, tick }) {
+  const p = useApi((signal) => get(`/v1/sessions/${encodeURIComponent(id)}/pending`, {}, { signal }), [id, tick]);
+  if (!p.data) return <ErrorBox error={p.error} />;
+  const x = p.data;
+  if (!x.pending) return null;
+  return (
+    <div class="pending" role="status">
+      <strong>Why it is waiting</strong>
+      {x.placeable_now && <p>It fits now: the next scheduling round places it.</p>}
+      {x.checks.length > 0 && (
+        <ul>
+          {x.checks.map((c, i) => (
+            <li key={i}>
+              {c.message} <code class="muted">{c.code}</code>
+            </li>
+          ))}
+        </ul>
+      )}
+      <p class="muted">
+        {x.queue ? `Position ${x.queue.position} of ${x.queue.length} in the queue (${x.queue.order}). ` : ''}
+        {x.estimated_start ? (
+          <>
+            Estimated start: <Time at={x.estimated_start} />.
+          </>
+        ) : (
+          `No estimated start: ${x.estimate}.`
+        )}
+      </p>
+    </div>
+  );
+}
+
+// Timeline is the session's history from its events: status changes with
+// their reasons, the scheduler's decisions, the API requests that changed
+// it (GET /v1/sessions/{id}/timeline), oldest first.
+function Timeline({ id, tick }) {
+  const t = useApi((signal) => get(`/v1/sessions/${encodeURIComponent(id)}/timeline`, { limit: 1000 }, { signal }), [id, tick]);
+  return (
+    <>
+      <h2>Timeline</h2>
+      <ErrorBox error={t.error} />
+      {t.data && (
+        <ol class="timeline">
+          {t.data.items.map((e) => (
+            <li key={`${e.position}-${e.revision}`}>
+              <Time at={e.at} /> <span class="kind">{e.kind}</span> {e.summary}
+              {e.actor && <span class="muted"> — {e.actor}</span>}
+            </li>
+          ))}
+        </ol>
+      )}
     </>
   );
 }

@@ -3,6 +3,7 @@
 // pagination), filtered by status; and the dialog that creates one.
 import { useState } from 'preact/hooks';
 import { get, post } from '../api.js';
+import { useLiveReload } from '../live.js';
 import { Link, navigate, queryParam } from '../router.jsx';
 import { STATUSES } from '../statuses.js';
 import { Dialog, Empty, ErrorBox, Field, Loading, Pager, Slots, Status, Time, useApi, useForm } from '../ui.jsx';
@@ -15,6 +16,7 @@ export function SessionsPage({ loc }) {
   const creating = queryParam(loc, 'new') === '1';
   const cursor = cursors[cursors.length - 1] || '';
   const list = useApi((signal) => get('/v1/sessions', { status, limit: PAGE, cursor }, { signal }), [status, cursor]);
+  useLiveReload(['session'], list.reload);
   return (
     <section>
       <div class="page-head">

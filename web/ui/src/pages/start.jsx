@@ -1,11 +1,13 @@
 // start.jsx — the start page: who you are, your running and pending sessions.
 import { get } from '../api.js';
+import { useLiveReload } from '../live.js';
 import { Link } from '../router.jsx';
 import { ACTIVE_STATUSES } from '../statuses.js';
 import { Empty, ErrorBox, Loading, Status, Time, useApi } from '../ui.jsx';
 
 export function StartPage({ me }) {
   const active = useApi((signal) => get('/v1/sessions', { status: ACTIVE_STATUSES, limit: 10 }, { signal }), []);
+  useLiveReload(['session'], active.reload);
   return (
     <section>
       <h1>Welcome, {me.email}</h1>
