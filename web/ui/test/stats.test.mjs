@@ -118,7 +118,7 @@ test('Statistics: a running session shows as its user’s usage in the totals, t
   await page.context().close();
 });
 
-test('Scheduler: a session that cannot be placed shows in the queue with its failed checks; a plain user gets the 403 page', async () => {
+test('Scheduler: a session that cannot be placed shows in the queue with its failed checks, live; a plain user gets the 403 page', async () => {
   const problems = [];
   const s = await newSession({ cpu: 64, mem: '64m' });
   // The read models have the session before the page reads the queue.
@@ -137,6 +137,9 @@ test('Scheduler: a session that cannot be placed shows in the queue with its fai
   const item = queue.items.find((i) => i.session_id === s.id);
   assert.equal(await row.locator('.position').textContent(), String(item.position));
   assert.deepEqual(checks, item.checks.map((c) => c.message));
+  // A session that starts waiting while the page is open shows without a reload.
+  const later = await newSession({ cpu: 64, mem: '64m' });
+  await page.locator('ol.queue > li').filter({ has: page.getByRole('link', { name: later.name, exact: true }) }).waitFor();
   // Filtering by another resource group leaves it out.
   await page.getByLabel('Resource group').fill(unique('rg'));
   await page.getByRole('button', { name: 'Filter' }).click();

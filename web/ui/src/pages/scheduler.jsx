@@ -1,9 +1,11 @@
 // scheduler.jsx — Scheduler (superadmins and domain admins): the PENDING
 // sessions in the order the scheduler considers them (GET
 // /v1/scheduler/queue), each with its position, whether it could be placed
-// now and the checks it fails, in the scheduler's words; cursor pages.
+// now and the checks it fails, in the scheduler's words; cursor pages;
+// read again when a session or an agent changes (live updates).
 import { useEffect, useState } from 'preact/hooks';
 import { get } from '../api.js';
+import { useLiveReload } from '../live.js';
 import { Link } from '../router.jsx';
 import { Empty, ErrorBox, Loading, Pager, Slots, Time, useApi } from '../ui.jsx';
 
@@ -43,6 +45,8 @@ export function SchedulerPage() {
     setFilter(group.trim());
     setCursors([]);
   };
+  // A session or an agent that changes changes the queue: read it again (a burst is one read).
+  useLiveReload(['session', 'agent'], q.reload);
   const x = q.data;
   const emails = useOwnerEmails(x);
   return (
