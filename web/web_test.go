@@ -46,7 +46,7 @@ var assetRef = regexp.MustCompile(`/assets/app-[0-9a-f]{12}\.(js|css)`)
 func TestPagesAndAssets(t *testing.T) {
 	app := testApp(t)
 	var index string
-	for _, p := range []string{"/", "/sessions", "/sessions/0190d7a2-0000-7000-8000-000000000000", "/admin/users", "/admin/maintenance", "/admin/information", "/data", "/data/0190d7a2-0000-7000-8000-000000000000?path=a/b"} {
+	for _, p := range []string{"/", "/sessions", "/sessions/0190d7a2-0000-7000-8000-000000000000", "/admin/users", "/admin/maintenance", "/admin/information", "/data", "/data/0190d7a2-0000-7000-8000-000000000000?path=a/b", "/statistics", "/admin/scheduler"} {
 		res, body := get(t, app, p, "Accept", "text/html,application/xhtml+xml,*/*;q=0.8")
 		if res.StatusCode != 200 || !strings.Contains(res.Header.Get("Content-Type"), "text/html") || !strings.Contains(body, `<div id="app">`) {
 			t.Fatalf("%s: %d %s %q", p, res.StatusCode, res.Header.Get("Content-Type"), body)

@@ -53,6 +53,8 @@ const shots = [
   ['resources', '/admin/resources'],
   ['policies', '/admin/policies'],
   ['audit', '/admin/audit'],
+  ['statistics', '/statistics'],
+  ['scheduler', '/admin/scheduler'],
 ];
 for (const [name, path] of shots) {
   await page.goto(base + path);

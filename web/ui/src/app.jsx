@@ -22,6 +22,8 @@ import { DataPage } from './pages/data.jsx';
 import { FilesPage } from './pages/files.jsx';
 import { InformationPage } from './pages/information.jsx';
 import { MaintenancePage } from './pages/maintenance.jsx';
+import { StatisticsPage } from './pages/statistics.jsx';
+import { SchedulerPage } from './pages/scheduler.jsx';
 
 /**
  * routes map page paths to [pattern, page, title, roles]; the first match
@@ -37,6 +39,7 @@ const routes = [
   ['/agents', AgentsPage, 'Agent Summary'],
   ['/data', DataPage, 'Data'],
   ['/data/:id', FilesPage, 'Folder'],
+  ['/statistics', StatisticsPage, 'Statistics'],
   ['/admin/users', UsersPage, 'Users', adminRoles],
   ['/admin/resources', ResourcesPage, 'Resources', adminRoles],
   ['/admin/policies', PoliciesPage, 'Resource Policy', adminRoles],
@@ -44,6 +47,7 @@ const routes = [
   ['/admin/settings', SettingsPage, 'Configurations', ['superadmin']],
   ['/admin/maintenance', MaintenancePage, 'Maintenance', ['superadmin']],
   ['/admin/information', InformationPage, 'Information', ['superadmin']],
+  ['/admin/scheduler', SchedulerPage, 'Scheduler', adminRoles],
 ];
 
 function ForbiddenPage({ title }) {

@@ -19,6 +19,7 @@ export const menu = [
       { href: '/data', label: 'Data' },
       { href: '/environments', label: 'Environments' },
       { href: '/agents', label: 'Agent Summary' },
+      { href: '/statistics', label: 'Statistics' },
     ],
   },
   {
@@ -28,6 +29,7 @@ export const menu = [
       { href: '/admin/users', label: 'Users' },
       { href: '/admin/resources', label: 'Resources' },
       { href: '/admin/policies', label: 'Resource Policy' },
+      { href: '/admin/scheduler', label: 'Scheduler' },
       { href: '/admin/audit', label: 'Audit', roles: ['superadmin'] },
       { href: '/admin/settings', label: 'Configurations', roles: ['superadmin'] },
       { href: '/admin/maintenance', label: 'Maintenance', roles: ['superadmin'] },
