@@ -55,6 +55,9 @@ const shots = [
   ['audit', '/admin/audit'],
   ['statistics', '/statistics'],
   ['scheduler', '/admin/scheduler'],
+  ['configurations', '/admin/settings'],
+  ['maintenance', '/admin/maintenance'],
+  ['information', '/admin/information'],
 ];
 for (const [name, path] of shots) {
   await page.goto(base + path);
