@@ -24,16 +24,16 @@ const DefaultRecheckWait = 2 * time.Second
 func (a *API) recheck(h fiber.Handler) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		err := h(c)
-		if !errors.Is(err, domain.ErrNotFound) || accesslog.Denied(c) || !a.reachHead(c.UserContext()) {
+		if !errors.Is(err, domain.ErrNotFound) || accesslog.Denied(c) || !a.ReachHead(c.UserContext()) {
 			return err
 		}
 		return h(c)
 	}
 }
 
-// reachHead waits, at most RecheckWait, until the read models reflect
+// ReachHead waits, at most RecheckWait, until the read models reflect
 // every event committed so far, and reports whether they do.
-func (a *API) reachHead(ctx context.Context) bool {
+func (a *API) ReachHead(ctx context.Context) bool {
 	ctx, cancel := context.WithTimeout(ctx, a.RecheckWait)
 	defer cancel()
 	head, err := a.Log.Head(ctx)

@@ -97,6 +97,11 @@ func (a *api) logIn(c *fiber.Ctx, op string) (loggedIn, error) {
 	}
 	ctx := c.UserContext()
 	l, err := a.Tenancy.Login(ctx, req.Email)
+	if errors.Is(err, domain.ErrNotFound) && a.ReachHead(ctx) {
+		// A user created a moment ago may not be in the read model yet:
+		// once it shows everything committed so far, look again.
+		l, err = a.Tenancy.Login(ctx, req.Email)
+	}
 	if errors.Is(err, domain.ErrNotFound) {
 		password.VerifyMissing(req.Password, a.Passwords)
 		return loggedIn{}, errBadLogin

@@ -387,8 +387,9 @@ func TestEventsRefusesBadParameters(t *testing.T) {
 	}
 }
 
-// A client's GET right after its own 201 sees the object, without
-// wait_for_position, again and again; a GET of nothing is still 404.
+// A client's GET right after its own 201 sees the object, and a user logs
+// in right after being created, without wait_for_position, again and
+// again; a GET of nothing is still 404.
 func TestGetAfterCreateSeesTheObject(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{})
@@ -418,6 +419,15 @@ func TestGetAfterCreateSeesTheObject(t *testing.T) {
 		r.decode(t, &u)
 		if r := e.do(t, "GET", "/v1/users/"+u.ID, adminToken, ""); r.status != http.StatusOK {
 			t.Fatalf("round %d: GET /v1/users/%s right after its 201: %d %s", i, u.ID, r.status, r.body)
+		}
+		// A new user logs in at once (the login looks again once the read
+		// models show everything committed).
+		r = e.do(t, "POST", "/v1/users", adminToken, fmt.Sprintf(`{"email":"now%d@example.com","domain":"default","role":"user","password":"a-long-password"}`, i))
+		if r.status != http.StatusCreated {
+			t.Fatalf("create user: %d %s", r.status, r.body)
+		}
+		if r := e.do(t, "POST", "/v1/auth/session", "", fmt.Sprintf(`{"email":"now%d@example.com","password":"a-long-password"}`, i)); r.status != http.StatusOK {
+			t.Fatalf("round %d: log in right after the user's 201: %d %s", i, r.status, r.body)
 		}
 	}
 	if r := e.do(t, "GET", "/v1/sessions/"+uuid.NewString(), aliceToken, ""); r.status != http.StatusNotFound {
