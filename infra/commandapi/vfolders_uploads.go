@@ -14,6 +14,7 @@ import (
 
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/infra/vfstorage"
+	"github.com/cairnhq/cairn/readapi"
 )
 
 // Resumable uploads: the tus 1.0.0 protocol (core, creation,
@@ -100,20 +101,29 @@ func setUploadHeaders(c *fiber.Ctx, st vfstorage.UploadState) {
 	}
 }
 
-// ownUpload finds the caller's upload {upload} in the folder of g: an
-// upload of another user is not found, like one that does not exist.
-func (a *api) ownUpload(c *fiber.Ctx, op string, who caller, ref vfstorage.Ref) (string, vfstorage.UploadState, error) {
+// ownUpload finds the caller's upload {upload} in folder {id}, on which
+// the caller must have write permission: an upload of another user is not
+// found, like one that does not exist.
+func (a *api) ownUpload(c *fiber.Ctx, op string) (string, vfstorage.Ref, vfstorage.UploadState, error) {
+	who, err := readapi.CallerOf(c)
+	if err != nil {
+		return "", vfstorage.Ref{}, vfstorage.UploadState{}, err
+	}
+	_, ref, err := a.fileGrant(c, op, fileWrite)
+	if err != nil {
+		return "", vfstorage.Ref{}, vfstorage.UploadState{}, err
+	}
 	id := strings.Clone(c.Params("upload"))
 	st, err := a.VFolders.Storage.UploadState(c.UserContext(), ref, id)
 	// One answer for an upload that is not there (any more) and for
 	// another user's, so that neither tells anything.
 	if errors.Is(err, vfstorage.ErrNotFound) || (err == nil && st.Owner != who.ID.String()) {
-		return "", vfstorage.UploadState{}, domain.Errorf(op, domain.KindNotFound, "no upload %q (finished, aborted, expired, or never made)", id)
+		return "", vfstorage.Ref{}, vfstorage.UploadState{}, domain.Errorf(op, domain.KindNotFound, "no upload %q (finished, aborted, expired, or never made)", id)
 	}
 	if err != nil {
-		return "", vfstorage.UploadState{}, err
+		return "", vfstorage.Ref{}, vfstorage.UploadState{}, err
 	}
-	return id, st, nil
+	return id, ref, st, nil
 }
 
 // parseMetadata decodes Upload-Metadata: comma-separated "key

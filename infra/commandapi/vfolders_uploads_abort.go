@@ -4,8 +4,6 @@ import (
 	"net/http"
 
 	"github.com/gofiber/fiber/v2"
-
-	"github.com/cairnhq/cairn/readapi"
 )
 
 // abortUpload handles DELETE /v1/vfolders/{id}/uploads/{upload} (tus
@@ -17,15 +15,7 @@ func (a *api) abortUpload(c *fiber.Ctx) error {
 	if err := tusResumable(c, op); err != nil {
 		return err
 	}
-	who, err := readapi.CallerOf(c)
-	if err != nil {
-		return err
-	}
-	_, ref, err := a.fileGrant(c, op, fileWrite)
-	if err != nil {
-		return err
-	}
-	id, _, err := a.ownUpload(c, op, who, ref)
+	id, ref, _, err := a.ownUpload(c, op)
 	if err != nil {
 		return err
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/infra/httpapi"
 	"github.com/cairnhq/cairn/infra/vfstorage"
-	"github.com/cairnhq/cairn/readapi"
 )
 
 // appendUpload handles PATCH /v1/vfolders/{id}/uploads/{upload}: the body
@@ -45,16 +44,7 @@ func (a *api) appendUpload(c *fiber.Ctx) error {
 		c.Context().SetConnectionClose()
 		return err
 	}
-	who, err := readapi.CallerOf(c)
-	if err != nil {
-		return err
-	}
-	_, ref, err := a.fileGrant(c, op, fileWrite)
-	if err != nil {
-		c.Context().SetConnectionClose()
-		return err
-	}
-	id, st, err := a.ownUpload(c, op, who, ref)
+	id, ref, st, err := a.ownUpload(c, op)
 	if err != nil {
 		c.Context().SetConnectionClose()
 		return err

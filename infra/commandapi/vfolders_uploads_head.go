@@ -6,8 +6,6 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"github.com/cairnhq/cairn/readapi"
-
 	"github.com/cairnhq/cairn/infra/vfstorage"
 )
 
@@ -22,15 +20,7 @@ func (a *api) headUpload(c *fiber.Ctx) error {
 	if err := tusResumable(c, op); err != nil {
 		return err
 	}
-	who, err := readapi.CallerOf(c)
-	if err != nil {
-		return err
-	}
-	_, ref, err := a.fileGrant(c, op, fileWrite)
-	if err != nil {
-		return err
-	}
-	_, st, err := a.ownUpload(c, op, who, ref)
+	_, _, st, err := a.ownUpload(c, op)
 	if err != nil {
 		return err
 	}
