@@ -3,7 +3,7 @@
 // may request. Superadmins register, edit and forget images.
 import { useState } from 'preact/hooks';
 import { del, get, patch, post } from '../api.js';
-import { Confirm, Dialog, Empty, ErrorBox, Field, Loading, Slots, Time, parseSlots, slotsText, useApi, useForm } from '../ui.jsx';
+import { Confirm, Dialog, Empty, ErrorBox, Field, Loading, Slots, Time, parseSlots, slotsText, useApi, useForm, useSubmit } from '../ui.jsx';
 
 /** portsText writes service ports as "jupyter:http:8888, ttyd:http:7681". */
 const portsText = (ports) => (ports || []).map((p) => `${p.name}:${p.protocol}:${p.port}`).join(', ');
@@ -122,23 +122,12 @@ function EditImage({ image, onClose, onSaved }) {
     min: slotsText(image.min_resource_slots),
     max: slotsText(image.max_resource_slots),
   });
-  const [error, setError] = useState(null);
-  const [busy, setBusy] = useState(false);
-  const submit = async (e) => {
-    e.preventDefault();
-    setError(null);
-    setBusy(true);
+  const { error, busy, submit } = useSubmit(async () => {
     const spec = { service_ports: parsePorts(v.ports), min_resource_slots: parseSlots(v.min), max_resource_slots: parseSlots(v.max) };
-    try {
-      if (isNew) await post('/v1/images', { reference: v.reference, architecture: v.architecture, ...spec });
-      else await patch(`/v1/images/${encodeURIComponent(image.id)}`, spec);
-      onSaved();
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+    if (isNew) await post('/v1/images', { reference: v.reference, architecture: v.architecture, ...spec });
+    else await patch(`/v1/images/${encodeURIComponent(image.id)}`, spec);
+    onSaved();
+  });
   return (
     <Dialog title={isNew ? 'Register image' : `Edit ${image.reference}`} onClose={onClose}>
       <form onSubmit={submit} class="form">

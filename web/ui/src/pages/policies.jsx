@@ -3,7 +3,7 @@
 // idle timeout, lifetime); superadmins create and edit them.
 import { useState } from 'preact/hooks';
 import { get, patch, post } from '../api.js';
-import { Dialog, Empty, ErrorBox, Field, Loading, Slots, Time, parseSlots, slotsText, useApi, useForm } from '../ui.jsx';
+import { Dialog, Empty, ErrorBox, Field, Loading, Slots, Time, parseSlots, slotsText, useApi, useForm, useSubmit } from '../ui.jsx';
 
 const seconds = (s) => (s ? `${s} s` : 'none');
 
@@ -96,12 +96,7 @@ function EditPolicy({ policy, onClose, onSaved }) {
     idle: String(policy.idle_timeout || 0),
     lifetime: String(policy.max_session_lifetime || 0),
   });
-  const [error, setError] = useState(null);
-  const [busy, setBusy] = useState(false);
-  const submit = async (e) => {
-    e.preventDefault();
-    setError(null);
-    setBusy(true);
+  const { error, busy, submit } = useSubmit(async () => {
     const spec = {
       total_resource_slots: parseSlots(v.total),
       default_for_unspecified: v.other,
@@ -111,16 +106,10 @@ function EditPolicy({ policy, onClose, onSaved }) {
       idle_timeout: Number(v.idle),
       max_session_lifetime: Number(v.lifetime),
     };
-    try {
-      if (isNew) await post('/v1/keypair-policies', { name: v.name, ...spec });
-      else await patch(`/v1/keypair-policies/${encodeURIComponent(policy.name)}`, spec);
-      onSaved();
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+    if (isNew) await post('/v1/keypair-policies', { name: v.name, ...spec });
+    else await patch(`/v1/keypair-policies/${encodeURIComponent(policy.name)}`, spec);
+    onSaved();
+  });
   return (
     <Dialog title={isNew ? 'New policy' : `Edit ${policy.name}`} onClose={onClose}>
       <form class="form" onSubmit={submit}>

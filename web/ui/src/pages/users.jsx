@@ -2,7 +2,7 @@
 // the domain's), and the dialog that creates one.
 import { useState } from 'preact/hooks';
 import { get, post } from '../api.js';
-import { Dialog, Empty, ErrorBox, Field, Loading, Time, useApi, useForm } from '../ui.jsx';
+import { Dialog, Empty, ErrorBox, Field, Loading, Time, useApi, useForm, useSubmit } from '../ui.jsx';
 
 export function UsersPage({ me }) {
   const [creating, setCreating] = useState(false);
@@ -66,21 +66,10 @@ export function UsersPage({ me }) {
 
 function CreateUser({ me, onClose, onCreated }) {
   const [v, bind] = useForm({ email: '', password: '', full_name: '', role: 'user', domain: me.domain });
-  const [error, setError] = useState(null);
-  const [busy, setBusy] = useState(false);
-  const submit = async (e) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      await post('/v1/users', v);
-      onCreated();
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { error, busy, submit } = useSubmit(async () => {
+    await post('/v1/users', v);
+    onCreated();
+  });
   return (
     <Dialog title="New user" onClose={onClose}>
       <form onSubmit={submit} class="form">
