@@ -27,16 +27,20 @@ type env struct {
 	// checks receives the manager's latest check report (older ones are
 	// dropped when the test does not read them).
 	checks chan sessionlimits.Report
-	// settings are the run-time settings' defaults the manager starts
-	// with.
+	// settings are the run-time settings' defaults the manager and the
+	// command handlers start with.
 	settings domain.SettingDefaults
 }
 
 // newEnv is the harness with a tenant, an agent and a scheduler placing
 // sessions; the manager starts with start.
-func newEnv(t *testing.T, spec managertest.TenantSpec) *env {
+func newEnv(t *testing.T, spec managertest.TenantSpec, settings ...domain.SettingDefaults) *env {
 	t.Helper()
-	e := &env{Env: managertest.New(t), checks: make(chan sessionlimits.Report, 1)}
+	e := &env{checks: make(chan sessionlimits.Report, 1)}
+	if len(settings) > 0 {
+		e.settings = settings[0]
+	}
+	e.Env = managertest.New(t, managertest.WithSettings(e.settings))
 	e.tenant = e.Tenant(spec)
 	e.RegisterAgent(domain.AgentSpec{ID: "a1", Architecture: "x86_64", Capacity: domain.Slots{domain.SlotCPU: domain.Units(64), domain.SlotMem: domain.Units(64 << 30)}})
 	s, err := scheduler.New(scheduler.Config{Interval: 20 * time.Millisecond, StartTimeout: scheduler.Never, Clock: e.Clock.Now, Logger: e.Log}, e.Store, scheduler.CommandsOf(e.Handlers))
@@ -132,6 +136,13 @@ func (e *env) endedBy(id uuid.UUID, reason string) {
 
 func (e *env) still(id uuid.UUID, status domain.SessionStatus) {
 	e.T.Helper()
+	// A whole check that began after everything written so far (a
+	// session the same check ended included) has run.
+	head, err := e.Store.Head(bg)
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	e.checkedAfter(head)
 	if s := e.Session(id); s.Status() != status {
 		e.T.Fatalf("session %s is %s (%s), want %s", id, s.Status(), s.StatusReason(), status)
 	}
@@ -190,8 +201,10 @@ func TestIdleTimeout(t *testing.T) {
 // sessions already running; a policy's own idle_timeout wins over it.
 func TestDefaultIdleTimeout(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, managertest.TenantSpec{MainPolicy: unlimited(nil), OtherPolicy: unlimited(func(p *domain.KeypairPolicySpec) { p.IdleTimeout = 3600 })})
-	e.settings = domain.SettingDefaults{domain.SettingSessionIdleTimeout: "600"}
+	// The handlers share the manager's default, as in a server: setting
+	// 0 below is then a change the log records, not a no-op.
+	e := newEnv(t, managertest.TenantSpec{MainPolicy: unlimited(nil), OtherPolicy: unlimited(func(p *domain.KeypairPolicySpec) { p.IdleTimeout = 3600 })},
+		domain.SettingDefaults{domain.SettingSessionIdleTimeout: "600"})
 	e.start()
 	first := e.running(e.tenant.Main, domain.SessionInteractive)
 	batch := e.running(e.tenant.Main, domain.SessionBatch)

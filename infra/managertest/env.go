@@ -115,8 +115,17 @@ func (e *Env) sealKeyPair(agentID string) nkeys.KeyPair {
 	return kp
 }
 
+// Option adjusts the command handlers' options New builds.
+type Option func(*commands.Options)
+
+// WithSettings gives the handlers the run-time settings' defaults, as a
+// server gives the same defaults to its handlers and its managers.
+func WithSettings(d domain.SettingDefaults) Option {
+	return func(o *commands.Options) { o.Settings = d }
+}
+
 // New opens a store in a temporary directory, closed when the test ends.
-func New(t testing.TB) *Env {
+func New(t testing.TB, opts ...Option) *Env {
 	t.Helper()
 	log := Logger(t)
 	store, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "events.db"), sqlite.Options{Logger: log})
@@ -129,7 +138,11 @@ func New(t testing.TB) *Env {
 		}
 	})
 	clock := &Clock{now: T0}
-	h, err := commands.NewHandlers(store, clock.Now, commands.Options{PasswordHasher: plainHasher{}})
+	o := commands.Options{PasswordHasher: plainHasher{}}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	h, err := commands.NewHandlers(store, clock.Now, o)
 	if err != nil {
 		t.Fatal(err)
 	}
