@@ -1,0 +1,60 @@
+// Package appproxy is Cairn's app proxy: it lets a session's owner reach
+// the web apps running in the session's containers (Jupyter, a terminal,
+// any service port the image declares or the session pre-opened), without
+// app traffic ever passing through the API handlers or the scheduler.
+//
+// # Path
+//
+//	browser --HTTP/WebSocket--> app proxy --signed HTTP--> agent's endpoint --> 127.0.0.1:<host port> --> container
+//
+// The proxy is stateless: `cairn dev` runs one on its own listener; a
+// cluster runs as many as it likes. For every request it
+//
+//  1. checks the caller's grant: a one-use ticket in the query
+//     (TicketParam) or the app cookie (CookieName) it set when a ticket
+//     was used. Grants are sealed with an HMAC key shared with the API
+//     (Keyring), which mints tickets only after its own authorization
+//     (POST /v1/sessions/{id}/apps/{app}, audited like every API call).
+//     A grant names one user, one session and one app: anything else,
+//     including another user's valid grant for another session, is
+//     answered 404, exactly like an app that does not exist;
+//  2. asks the read models where the app runs now (Routes): the session
+//     must be running and offer the app; an ended session's app answers
+//     404 at once, whatever cookie the browser holds;
+//  3. forwards the request, streamed unbuffered, WebSocket upgrades
+//     included, to the agent that runs the kernel (Addresses: the URL the
+//     agent announced), signed as the manager signs its requests to agents
+//     (Signer): GET {agent}/kernels/{kernel}/apps/{container port}{path}
+//     for an app, {agent}/kernels/{kernel}/terminals/{terminal} for the
+//     terminal. The agent proxies to the port it published on its own
+//     loopback, so no app port is reachable from the network.
+//
+// The app sees its request at its full path (/v1/sessions/{id}/apps/{app}/
+// ...), with X-Forwarded-Prefix naming that prefix: apps are started with it
+// as their base path (Jupyter's base_url). The user's Cairn cookies and
+// Cairn-* headers are removed on the way in, and an app cannot set cookies
+// named cairn_*.
+//
+// # Audit and idle
+//
+// Using a ticket records "app.open <app>", the end of a WebSocket
+// "app.close <app>", and traffic "app.traffic <app>" at most every
+// Config.ActivityEvery per session and app, each about the session, in the
+// audit trail. Traffic records are what the session-limits manager counts
+// as use, so a session whose notebook or terminal is in use does not idle
+// out.
+//
+// # Caveat: one origin for every app
+//
+// Every app served under paths of one proxy host shares that origin: a
+// page of one app can script another app the same browser opened. Users
+// who do not trust each other's apps should reach the proxy on a host of
+// its own, never the API's; a host per session app is future work.
+//
+// # Restart
+//
+// A proxy keeps nothing but the nonces of used tickets (so a ticket opens
+// one request) and when it last recorded traffic. A restarted proxy
+// answers the same URLs at once: the cookie is sealed, the route is read
+// anew. Closing a session never waits on a proxy.
+package appproxy

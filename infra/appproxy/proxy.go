@@ -1,0 +1,570 @@
+package appproxy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/cairnhq/cairn/domain"
+	"github.com/cairnhq/cairn/domain/audit"
+	"github.com/cairnhq/cairn/infra/httpapi"
+)
+
+// CookieName is the app cookie's name; its Path scopes it to one app of
+// one session, so each app the browser opened has its own.
+const CookieName = "cairn_app"
+
+// Defaults of Config.
+const (
+	DefaultCookieTTL     = 12 * time.Hour
+	DefaultActivityEvery = 30 * time.Second
+)
+
+// Route is where an app of a session runs now, as the read models say.
+type Route struct {
+	KernelID uuid.UUID
+	AgentID  string
+	// Port is the app's container port; 0 for the terminal.
+	Port int
+}
+
+// Routes finds an app's route in the read models. It returns a
+// domain.ErrNotFound error when the session does not exist, does not run,
+// or has no such app; app TerminalApp means the session's main kernel.
+type Routes interface {
+	Route(ctx context.Context, session uuid.UUID, app string) (Route, error)
+}
+
+// Addresses tells the base URL of an agent's HTTP endpoint.
+type Addresses interface {
+	Address(agentID string) (string, bool)
+}
+
+// Signer signs a request to an agent's endpoint as the manager does, so
+// the agent lets it through.
+type Signer func(req *http.Request, agentID string) error
+
+// Recorder writes a record into the audit trail (the access log).
+type Recorder func(ctx context.Context, rec audit.Record) error
+
+// Config is what a Proxy needs.
+type Config struct {
+	Keys   *Keyring
+	Routes Routes
+	Agents Addresses
+	Sign   Signer
+	// Record receives the proxy's audit records: an app opened (a ticket
+	// used), a WebSocket closed, and app traffic at most every
+	// ActivityEvery per session and app (which keeps the session from
+	// idling out). Nil: nothing is recorded.
+	Record Recorder
+	Logger *slog.Logger
+	// CookieSecure marks the app cookie Secure (the proxy is served over
+	// TLS, or behind a TLS terminator).
+	CookieSecure bool
+	// CookieTTL is how long an app cookie lets its browser in (default
+	// DefaultCookieTTL); the session's end closes the app sooner.
+	CookieTTL     time.Duration
+	ActivityEvery time.Duration
+	// Transport reaches the agents (default: a clone of
+	// http.DefaultTransport).
+	Transport http.RoundTripper
+	// Registerer receives the proxy's metrics (nil: none).
+	Registerer prometheus.Registerer
+	Now        func() time.Time
+}
+
+// Proxy is the app proxy's HTTP handler. It holds no route of its own:
+// every request is checked against its grant and routed by the read
+// models, so a restarted proxy serves the same URLs at once.
+type Proxy struct {
+	cfg     Config
+	log     *slog.Logger
+	rp      *httputil.ReverseProxy
+	used    *usedTickets
+	mux     *http.ServeMux
+	metrics *metrics
+
+	mu       sync.Mutex
+	activity map[activityKey]time.Time
+}
+
+type activityKey struct {
+	session uuid.UUID
+	app     string
+}
+
+// New builds a Proxy.
+func New(cfg Config) (*Proxy, error) {
+	var errs []error
+	if cfg.Keys == nil {
+		errs = append(errs, errors.New("appproxy: no Keys"))
+	}
+	if cfg.Routes == nil {
+		errs = append(errs, errors.New("appproxy: no Routes"))
+	}
+	if cfg.Agents == nil {
+		errs = append(errs, errors.New("appproxy: no Agents"))
+	}
+	if cfg.Sign == nil {
+		errs = append(errs, errors.New("appproxy: no Sign: agents answer only signed requests"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.CookieTTL <= 0 {
+		cfg.CookieTTL = DefaultCookieTTL
+	}
+	if cfg.ActivityEvery <= 0 {
+		cfg.ActivityEvery = DefaultActivityEvery
+	}
+	if cfg.Transport == nil {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConnsPerHost = 256
+		t.Proxy = nil
+		cfg.Transport = t
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	m, err := newMetrics(cfg.Registerer)
+	if err != nil {
+		return nil, err
+	}
+	p := &Proxy{cfg: cfg, log: cfg.Logger.With("component", "app-proxy"), used: newUsedTickets(), metrics: m,
+		activity: map[activityKey]time.Time{}}
+	p.rp = &httputil.ReverseProxy{
+		Rewrite:        p.rewrite,
+		Transport:      cfg.Transport,
+		FlushInterval:  -1,
+		ModifyResponse: p.modifyResponse,
+		ErrorHandler:   p.upstreamError,
+		ErrorLog:       slog.NewLogLogger(p.log.Handler(), slog.LevelWarn),
+	}
+	p.mux = http.NewServeMux()
+	p.mux.HandleFunc("/v1/sessions/{id}/apps/{app}/{rest...}", p.serveApp)
+	p.mux.HandleFunc("/v1/sessions/{id}/apps/{app}", func(w http.ResponseWriter, r *http.Request) {
+		// The app lives under its path with a slash; relative links need it.
+		u := *r.URL
+		u.Path += "/"
+		http.Redirect(w, r, u.RequestURI(), http.StatusPermanentRedirect)
+	})
+	p.mux.HandleFunc("/v1/sessions/{id}/terminal", p.serveTerminal)
+	p.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"status":"ok"}`)
+	})
+	p.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		p.problem(w, r, domain.NotFound("app.proxy", "route"))
+	})
+	return p, nil
+}
+
+// ServeHTTP implements http.Handler.
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) { p.mux.ServeHTTP(w, r) }
+
+// upstream is what rewrite needs to know of a request: set in its
+// context by serveApp and serveTerminal.
+type upstream struct {
+	target    *url.URL
+	signature string
+	grant     Grant
+	agentID   string
+}
+
+type upstreamKey struct{}
+
+func (p *Proxy) serveApp(w http.ResponseWriter, r *http.Request) {
+	session, app, ok := p.target(w, r, r.PathValue("app"))
+	if !ok {
+		return
+	}
+	g, fromTicket, ok := p.grant(w, r, session, app)
+	if !ok {
+		return
+	}
+	if fromTicket && !isUpgrade(r) && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+		// Trade the ticket for a cookie scoped to the app, and drop it
+		// from the address bar (and from the app's logs and history).
+		cookie := g
+		cookie.Kind, cookie.Nonce = KindCookie, ""
+		cookie.Expires = p.cfg.Now().Add(p.cfg.CookieTTL).Unix()
+		http.SetCookie(w, &http.Cookie{Name: CookieName, Value: p.cfg.Keys.Seal(cookie), Path: AppPath(session, app),
+			HttpOnly: true, Secure: p.cfg.CookieSecure, SameSite: http.SameSiteLaxMode, MaxAge: int(p.cfg.CookieTTL / time.Second)})
+		u := *r.URL
+		q := u.Query()
+		q.Del(TicketParam)
+		u.RawQuery = q.Encode()
+		w.Header().Set("Cache-Control", "no-store")
+		http.Redirect(w, r, u.RequestURI(), http.StatusSeeOther)
+		return
+	}
+	route, ok := p.route(w, r, g)
+	if !ok {
+		return
+	}
+	if route.Port <= 0 {
+		p.problem(w, r, domain.NotFound("app.proxy", "app"))
+		return
+	}
+	q := r.URL.Query()
+	q.Del(TicketParam)
+	target := "/kernels/" + route.KernelID.String() + "/apps/" + strconv.Itoa(route.Port) + r.URL.EscapedPath()
+	if enc := q.Encode(); enc != "" {
+		target += "?" + enc
+	}
+	p.forward(w, r, g, route, target)
+}
+
+func (p *Proxy) serveTerminal(w http.ResponseWriter, r *http.Request) {
+	session, _, ok := p.target(w, r, TerminalApp)
+	if !ok {
+		return
+	}
+	if !isUpgrade(r) {
+		// Checked before the grant, so the ticket is not spent on it.
+		p.statusProblem(w, r, http.StatusUpgradeRequired, "upgrade-required",
+			"the terminal is a WebSocket, and this request came without its Upgrade header: "+
+				"a proxy or load balancer between the browser and Cairn's app proxy dropped it "+
+				"(let it pass Upgrade and Connection headers, e.g. nginx: proxy_set_header Upgrade $http_upgrade; proxy_set_header Connection \"upgrade\")")
+		return
+	}
+	g, _, ok := p.grant(w, r, session, TerminalApp)
+	if !ok {
+		return
+	}
+	q := r.URL.Query()
+	term, err := uuid.Parse(q.Get("terminal"))
+	if err != nil {
+		p.problem(w, r, domain.Invalid("app.terminal", "terminal", "name the terminal to open or reattach with a UUID the client chooses"))
+		return
+	}
+	route, ok := p.route(w, r, g)
+	if !ok {
+		return
+	}
+	out := url.Values{}
+	for _, k := range []string{"cols", "rows"} {
+		if v := q.Get(k); v != "" {
+			out.Set(k, v)
+		}
+	}
+	target := "/kernels/" + route.KernelID.String() + "/terminals/" + term.String()
+	if enc := out.Encode(); enc != "" {
+		target += "?" + enc
+	}
+	p.forward(w, r, g, route, target)
+}
+
+// target parses the session id of the path; app is the app's name.
+func (p *Proxy) target(w http.ResponseWriter, r *http.Request, app string) (uuid.UUID, string, bool) {
+	session, err := uuid.Parse(r.PathValue("id"))
+	if err != nil || app == "" || strings.ContainsAny(app, "/?#") {
+		p.problem(w, r, domain.NotFound("app.proxy", "app"))
+		return uuid.Nil, "", false
+	}
+	return session, app, true
+}
+
+// grant finds the request's grant for app of session: a ticket in the
+// query (used once) or the app cookie. Anything else, including a grant
+// for another session or app, is answered as if the app did not exist.
+func (p *Proxy) grant(w http.ResponseWriter, r *http.Request, session uuid.UUID, app string) (Grant, bool, bool) {
+	now := p.cfg.Now()
+	refuse := func(why error) (Grant, bool, bool) {
+		p.log.Info("app request refused", "session_id", session, "app", app, "path", r.URL.Path, "remote", r.RemoteAddr, "error", why)
+		p.metrics.refused.Inc()
+		p.problem(w, r, domain.Errorf("app.proxy", domain.KindNotFound,
+			"no app %q of session %s for you: open it from Cairn (POST /v1/sessions/{id}/apps/{app}), which gives a fresh link", app, session))
+		return Grant{}, false, false
+	}
+	if sealed := r.URL.Query().Get(TicketParam); sealed != "" {
+		g, err := p.cfg.Keys.Open(sealed, now)
+		switch {
+		case err != nil:
+			return refuse(err)
+		case g.Kind != KindTicket || g.Session != session || g.App != app:
+			return refuse(fmt.Errorf("a ticket for %s/%s", g.Session, g.App))
+		case !p.used.use(g.Nonce, time.Unix(g.Expires, 0), now):
+			return refuse(errors.New("ticket used already"))
+		}
+		p.record(r, g, "app.open "+app, http.StatusOK)
+		return g, true, true
+	}
+	if c, err := r.Cookie(CookieName); err == nil {
+		g, err := p.cfg.Keys.Open(c.Value, now)
+		switch {
+		case err != nil:
+			return refuse(err)
+		case g.Kind != KindCookie || g.Session != session || g.App != app:
+			return refuse(fmt.Errorf("a cookie for %s/%s", g.Session, g.App))
+		}
+		return g, false, true
+	}
+	return refuse(errors.New("no ticket and no cookie"))
+}
+
+// route asks the read models where the grant's app runs now.
+func (p *Proxy) route(w http.ResponseWriter, r *http.Request, g Grant) (Route, bool) {
+	route, err := p.cfg.Routes.Route(r.Context(), g.Session, g.App)
+	if err != nil {
+		if !errors.Is(err, domain.ErrNotFound) {
+			p.log.Warn("app route lookup failed", "session_id", g.Session, "app", g.App, "error", err)
+		}
+		p.problem(w, r, err)
+		return Route{}, false
+	}
+	return route, true
+}
+
+// forward sends the request to the agent that runs the route's kernel,
+// at path (and query) target of the agent's endpoint.
+func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, g Grant, route Route, target string) {
+	base, ok := p.cfg.Agents.Address(route.AgentID)
+	if !ok {
+		p.problem(w, r, domain.Errorf("app.proxy", domain.KindUnavailable,
+			"agent %s has announced no HTTP endpoint (started without --listen), so its apps cannot be reached", route.AgentID))
+		return
+	}
+	u, err := url.Parse(strings.TrimRight(base, "/") + target)
+	if err != nil {
+		p.problem(w, r, fmt.Errorf("appproxy: agent %s address %q: %w", route.AgentID, base, err))
+		return
+	}
+	signed, _ := http.NewRequest(r.Method, u.String(), nil)
+	if err := p.cfg.Sign(signed, route.AgentID); err != nil {
+		p.problem(w, r, fmt.Errorf("appproxy: sign: %w", err))
+		return
+	}
+	p.touch(r, g)
+	up := &upstream{target: u, signature: signed.Header.Get(signatureHeader), grant: g, agentID: route.AgentID}
+	ctx := context.WithValue(r.Context(), upstreamKey{}, up)
+	upgrade := isUpgrade(r)
+	if upgrade {
+		p.metrics.sockets.Inc()
+	}
+	p.rp.ServeHTTP(w, r.WithContext(ctx))
+	if upgrade {
+		p.metrics.sockets.Dec()
+		p.record(r, g, "app.close "+g.App, http.StatusSwitchingProtocols)
+	}
+}
+
+// signatureHeader is the header the manager's signature travels in
+// (busauth.ManagerSignatureHeader; the proxy copies whatever Sign set).
+const signatureHeader = "Cairn-Manager-Signature"
+
+func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
+	up := pr.In.Context().Value(upstreamKey{}).(*upstream)
+	pr.Out.URL = up.target
+	pr.Out.Host = ""
+	pr.SetXForwarded()
+	pr.Out.Header.Set("X-Forwarded-Prefix", AppPath(up.grant.Session, up.grant.App))
+	// The user's Cairn credentials are for Cairn, not for the app.
+	stripCairnCookies(pr.Out.Header)
+	for k := range pr.Out.Header {
+		if strings.HasPrefix(http.CanonicalHeaderKey(k), "Cairn-") {
+			pr.Out.Header.Del(k)
+		}
+	}
+	pr.Out.Header.Set(signatureHeader, up.signature)
+}
+
+// stripCairnCookies removes the cookies named cairn_* from h's Cookie
+// headers, keeping the app's own.
+func stripCairnCookies(h http.Header) {
+	var kept []string
+	for _, line := range h.Values("Cookie") {
+		for _, part := range strings.Split(line, ";") {
+			name, _, _ := strings.Cut(strings.TrimSpace(part), "=")
+			if name != "" && !strings.HasPrefix(name, "cairn_") {
+				kept = append(kept, strings.TrimSpace(part))
+			}
+		}
+	}
+	h.Del("Cookie")
+	if len(kept) > 0 {
+		h.Set("Cookie", strings.Join(kept, "; "))
+	}
+}
+
+// modifyResponse keeps the app from setting cookies named like Cairn's
+// and counts the traffic of an upgraded connection as activity.
+func (p *Proxy) modifyResponse(res *http.Response) error {
+	up := res.Request.Context().Value(upstreamKey{}).(*upstream)
+	if cookies := res.Header.Values("Set-Cookie"); len(cookies) > 0 {
+		res.Header.Del("Set-Cookie")
+		for _, c := range cookies {
+			if !strings.HasPrefix(strings.TrimSpace(c), "cairn_") {
+				res.Header.Add("Set-Cookie", c)
+			}
+		}
+	}
+	res.Header.Del(signatureHeader)
+	if res.StatusCode == http.StatusSwitchingProtocols {
+		if rwc, ok := res.Body.(io.ReadWriteCloser); ok {
+			res.Body = &activeConn{ReadWriteCloser: rwc, touch: func() { p.touch(res.Request, up.grant) }}
+		}
+	}
+	return nil
+}
+
+// activeConn reports traffic on an upgraded connection.
+type activeConn struct {
+	io.ReadWriteCloser
+	touch func()
+}
+
+func (c *activeConn) Read(b []byte) (int, error) {
+	n, err := c.ReadWriteCloser.Read(b)
+	if n > 0 {
+		c.touch()
+	}
+	return n, err
+}
+
+func (c *activeConn) Write(b []byte) (int, error) {
+	n, err := c.ReadWriteCloser.Write(b)
+	if n > 0 {
+		c.touch()
+	}
+	return n, err
+}
+
+func (p *Proxy) upstreamError(w http.ResponseWriter, r *http.Request, err error) {
+	up, _ := r.Context().Value(upstreamKey{}).(*upstream)
+	if errors.Is(err, context.Canceled) {
+		return // the client went away
+	}
+	agent := ""
+	if up != nil {
+		agent = up.agentID
+	}
+	p.log.Warn("agent unreachable", "agent_id", agent, "path", r.URL.Path, "error", err)
+	p.metrics.upstreamErrors.Inc()
+	p.statusProblem(w, r, http.StatusBadGateway, "bad-gateway", fmt.Sprintf("the agent %s that runs this app does not answer", agent))
+}
+
+// touch records app traffic for the grant's session at most every
+// ActivityEvery: what keeps a session in use from idling out.
+func (p *Proxy) touch(r *http.Request, g Grant) {
+	now := p.cfg.Now()
+	k := activityKey{g.Session, g.App}
+	p.mu.Lock()
+	last, seen := p.activity[k]
+	fresh := !seen || now.Sub(last) >= p.cfg.ActivityEvery
+	if fresh {
+		p.activity[k] = now
+		if len(p.activity) > 100_000 { // bounded: forget the old ones
+			for key, at := range p.activity {
+				if now.Sub(at) >= p.cfg.ActivityEvery {
+					delete(p.activity, key)
+				}
+			}
+		}
+	}
+	p.mu.Unlock()
+	if fresh {
+		p.record(r, g, "app.traffic "+g.App, http.StatusOK)
+	}
+}
+
+// record writes an audit record about the grant's session.
+func (p *Proxy) record(r *http.Request, g Grant, action string, status int) {
+	if p.cfg.Record == nil {
+		return
+	}
+	rec := audit.Record{Time: p.cfg.Now().UTC(), UserID: g.User.String(), Action: action, EntityType: "session",
+		EntityID: g.Session.String(), ClientIP: clientIP(r), Outcome: audit.Success, Status: status,
+		RequestID: uuid.NewString()}
+	if err := p.cfg.Record(context.WithoutCancel(r.Context()), rec); err != nil {
+		p.log.Warn("cannot record app access in the audit trail", "action", action, "session_id", g.Session, "error", err)
+	}
+}
+
+func clientIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// problem answers err as problem details, without the query (a ticket
+// never echoes back).
+func (p *Proxy) problem(w http.ResponseWriter, r *http.Request, err error) {
+	r2 := *r
+	u := *r.URL
+	u.RawQuery = ""
+	r2.URL = &u
+	httpapi.WriteProblem(w, &r2, err)
+}
+
+// statusProblem answers a problem of the HTTP layer that has no domain
+// kind (426, 502).
+func (p *Proxy) statusProblem(w http.ResponseWriter, r *http.Request, status int, kind, detail string) {
+	w.Header().Set("Content-Type", httpapi.ProblemContentType)
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(httpapi.Problem{Type: "https://cairn.dev/problems/" + kind, Title: http.StatusText(status),
+		Status: status, Detail: detail, Instance: r.URL.Path, Kind: kind})
+}
+
+func isUpgrade(r *http.Request) bool {
+	return headerHasToken(r.Header, "Connection", "upgrade") && r.Header.Get("Upgrade") != ""
+}
+
+func headerHasToken(h http.Header, name, token string) bool {
+	for _, v := range h.Values(name) {
+		for _, t := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(t), token) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// usedTickets remembers the nonces of used tickets until they expire, so
+// a ticket opens one request only (per proxy process: a restarted proxy
+// forgets them, and a ticket lives a minute).
+type usedTickets struct {
+	mu    sync.Mutex
+	nonce map[string]time.Time
+}
+
+func newUsedTickets() *usedTickets { return &usedTickets{nonce: map[string]time.Time{}} }
+
+// use marks nonce used and reports whether it was not before.
+func (u *usedTickets) use(nonce string, expires, now time.Time) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if _, seen := u.nonce[nonce]; seen {
+		return false
+	}
+	if len(u.nonce) >= 4096 {
+		for n, exp := range u.nonce {
+			if !now.Before(exp) {
+				delete(u.nonce, n)
+			}
+		}
+	}
+	u.nonce[nonce] = expires
+	return true
+}
