@@ -29,11 +29,14 @@ type Opener struct {
 
 // Opened is a minted ticket and where to use it.
 type Opened struct {
-	// URL opens the app: for an HTTP app the page to navigate to; for the
-	// terminal the WebSocket URL (the client adds terminal, cols and
-	// rows). It carries the ticket, which one request consumes.
-	URL       string    `json:"url"`
-	ExpiresAt time.Time `json:"expires_at"`
+	// URL opens the app in a browser (the terminal: its page). It carries
+	// a ticket, which one request consumes.
+	URL string `json:"url"`
+	// WebSocketURL, for the terminal only, opens its WebSocket directly
+	// (for scripts; the client adds terminal, cols and rows), with a
+	// ticket of its own.
+	WebSocketURL string    `json:"websocket_url,omitempty"`
+	ExpiresAt    time.Time `json:"expires_at"`
 }
 
 // Open mints a ticket for user to reach app (TerminalApp: the terminal)
@@ -51,21 +54,23 @@ func (o Opener) Open(user, session uuid.UUID, app string) (Opened, error) {
 		ttl = DefaultTicketTTL
 	}
 	exp := now().Add(ttl).Truncate(time.Second)
-	sealed := o.Keys.Seal(Grant{User: user, Session: session, App: app, Kind: KindTicket, Expires: exp.Unix()})
-	u := *o.PublicURL
-	if app == TerminalApp {
-		u.Path = TerminalPath(session)
-		switch u.Scheme {
-		case "https":
-			u.Scheme = "wss"
-		default:
-			u.Scheme = "ws"
-		}
-	} else {
-		u.Path = AppPath(session, app)
+	link := func(path string) string {
+		sealed := o.Keys.Seal(Grant{User: user, Session: session, App: app, Kind: KindTicket, Expires: exp.Unix()})
+		u := *o.PublicURL
+		u.Path = path
+		u.RawQuery = url.Values{TicketParam: {sealed}}.Encode()
+		return u.String()
 	}
-	u.RawQuery = url.Values{TicketParam: {sealed}}.Encode()
-	return Opened{URL: u.String(), ExpiresAt: exp}, nil
+	out := Opened{URL: link(AppPath(session, app)), ExpiresAt: exp}
+	if app == TerminalApp {
+		ws, _ := url.Parse(link(TerminalPath(session)))
+		ws.Scheme = map[string]string{"https": "wss"}[ws.Scheme]
+		if ws.Scheme == "" {
+			ws.Scheme = "ws"
+		}
+		out.WebSocketURL = ws.String()
+	}
+	return out, nil
 }
 
 // AppPath is the path prefix of a session's app on the proxy, ending in

@@ -83,6 +83,11 @@ type Config struct {
 	// Transport reaches the agents (default: a clone of
 	// http.DefaultTransport).
 	Transport http.RoundTripper
+	// TerminalPage serves the terminal's page and its assets (the Web-UI's
+	// xterm.js page, package web) under the terminal's app path, which the
+	// proxy strips; its WebSocket is the path's "socket". Nil: only the
+	// ticket WebSocket at TerminalPath.
+	TerminalPage http.Handler
 	// Registerer receives the proxy's metrics (nil: none).
 	Registerer prometheus.Registerer
 	Now        func() time.Time
@@ -196,6 +201,10 @@ func (p *Proxy) serveApp(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	if app == TerminalApp && r.PathValue("rest") == terminalSocket && !isUpgrade(r) {
+		p.upgradeRequired(w, r) // before the grant: a ticket is not spent on it
+		return
+	}
 	g, fromTicket, ok := p.grant(w, r, session, app)
 	if !ok {
 		return
@@ -220,6 +229,14 @@ func (p *Proxy) serveApp(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	if app == TerminalApp {
+		if r.PathValue("rest") == terminalSocket {
+			p.forwardTerminal(w, r, g, route)
+			return
+		}
+		p.serveTerminalPage(w, r, session)
+		return
+	}
 	if route.Port <= 0 {
 		p.problem(w, r, domain.NotFound("app.proxy", "app"))
 		return
@@ -233,31 +250,45 @@ func (p *Proxy) serveApp(w http.ResponseWriter, r *http.Request) {
 	p.forward(w, r, g, route, target)
 }
 
+// terminalSocket is the terminal page's WebSocket, under the terminal's
+// app path (so the app cookie reaches it).
+const terminalSocket = "socket"
+
+// serveTerminal serves /v1/sessions/{id}/terminal: the terminal's
+// WebSocket for clients that hold a ticket (scripts; the Web-UI's page
+// uses the app path's socket with its cookie).
 func (p *Proxy) serveTerminal(w http.ResponseWriter, r *http.Request) {
 	session, _, ok := p.target(w, r, TerminalApp)
 	if !ok {
 		return
 	}
 	if !isUpgrade(r) {
-		// Checked before the grant, so the ticket is not spent on it.
-		p.statusProblem(w, r, http.StatusUpgradeRequired, "upgrade-required",
-			"the terminal is a WebSocket, and this request came without its Upgrade header: "+
-				"a proxy or load balancer between the browser and Cairn's app proxy dropped it "+
-				"(let it pass Upgrade and Connection headers, e.g. nginx: proxy_set_header Upgrade $http_upgrade; proxy_set_header Connection \"upgrade\")")
+		p.upgradeRequired(w, r) // before the grant: a ticket is not spent on it
+		return
+	}
+	if r.URL.Query().Get(TicketParam) == "" {
+		p.grantRefused(w, r, session, TerminalApp, errors.New("no ticket"))
 		return
 	}
 	g, _, ok := p.grant(w, r, session, TerminalApp)
 	if !ok {
 		return
 	}
+	route, ok := p.route(w, r, g)
+	if !ok {
+		return
+	}
+	p.forwardTerminal(w, r, g, route)
+}
+
+// forwardTerminal forwards a terminal WebSocket to the agent: the
+// terminal the client names (a UUID it chose: the same one reattaches to
+// the same shell), at cols x rows.
+func (p *Proxy) forwardTerminal(w http.ResponseWriter, r *http.Request, g Grant, route Route) {
 	q := r.URL.Query()
 	term, err := uuid.Parse(q.Get("terminal"))
 	if err != nil {
 		p.problem(w, r, domain.Invalid("app.terminal", "terminal", "name the terminal to open or reattach with a UUID the client chooses"))
-		return
-	}
-	route, ok := p.route(w, r, g)
-	if !ok {
 		return
 	}
 	out := url.Values{}
@@ -271,6 +302,24 @@ func (p *Proxy) serveTerminal(w http.ResponseWriter, r *http.Request) {
 		target += "?" + enc
 	}
 	p.forward(w, r, g, route, target)
+}
+
+// serveTerminalPage serves the terminal's page and its assets
+// (Config.TerminalPage) under the terminal's app path.
+func (p *Proxy) serveTerminalPage(w http.ResponseWriter, r *http.Request, session uuid.UUID) {
+	if p.cfg.TerminalPage == nil {
+		p.problem(w, r, domain.Errorf("app.terminal", domain.KindNotFound, "this proxy serves no terminal page: use the WebSocket at %s", TerminalPath(session)))
+		return
+	}
+	p.touch(r, Grant{Session: session, App: TerminalApp})
+	http.StripPrefix(strings.TrimSuffix(AppPath(session, TerminalApp), "/"), p.cfg.TerminalPage).ServeHTTP(w, r)
+}
+
+func (p *Proxy) upgradeRequired(w http.ResponseWriter, r *http.Request) {
+	p.statusProblem(w, r, http.StatusUpgradeRequired, "upgrade-required",
+		"the terminal is a WebSocket, and this request came without its Upgrade header: "+
+			"a proxy or load balancer between the browser and Cairn's app proxy dropped it "+
+			"(let it pass Upgrade and Connection headers, e.g. nginx: proxy_set_header Upgrade $http_upgrade; proxy_set_header Connection \"upgrade\")")
 }
 
 // target parses the session id of the path; app is the app's name.
@@ -289,10 +338,7 @@ func (p *Proxy) target(w http.ResponseWriter, r *http.Request, app string) (uuid
 func (p *Proxy) grant(w http.ResponseWriter, r *http.Request, session uuid.UUID, app string) (Grant, bool, bool) {
 	now := p.cfg.Now()
 	refuse := func(why error) (Grant, bool, bool) {
-		p.log.Info("app request refused", "session_id", session, "app", app, "path", r.URL.Path, "remote", r.RemoteAddr, "error", why)
-		p.metrics.refused.Inc()
-		p.problem(w, r, domain.Errorf("app.proxy", domain.KindNotFound,
-			"no app %q of session %s for you: open it from Cairn (POST /v1/sessions/{id}/apps/{app}), which gives a fresh link", app, session))
+		p.grantRefused(w, r, session, app, why)
 		return Grant{}, false, false
 	}
 	if sealed := r.URL.Query().Get(TicketParam); sealed != "" {
@@ -319,6 +365,15 @@ func (p *Proxy) grant(w http.ResponseWriter, r *http.Request, session uuid.UUID,
 		return g, false, true
 	}
 	return refuse(errors.New("no ticket and no cookie"))
+}
+
+// grantRefused answers a request without a good grant: 404, as for an
+// app that does not exist; why is only logged.
+func (p *Proxy) grantRefused(w http.ResponseWriter, r *http.Request, session uuid.UUID, app string, why error) {
+	p.log.Info("app request refused", "session_id", session, "app", app, "path", r.URL.Path, "remote", r.RemoteAddr, "error", why)
+	p.metrics.refused.Inc()
+	p.problem(w, r, domain.Errorf("app.proxy", domain.KindNotFound,
+		"no app %q of session %s for you: open it from Cairn (POST /v1/sessions/{id}/apps/{app}), which gives a fresh link", app, session))
 }
 
 // route asks the read models where the grant's app runs now.

@@ -91,7 +91,10 @@ func newEnv(t *testing.T) *env {
 			return nil
 		},
 		ActivityEvery: time.Hour,
-		Now:           e.clock,
+		TerminalPage: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.WriteString(w, "terminal page at "+r.URL.Path)
+		}),
+		Now: e.clock,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -173,6 +176,16 @@ func (e *env) open(app string) string {
 		e.t.Fatal(err)
 	}
 	return o.URL
+}
+
+// openSocket is the terminal's WebSocket link, for scripts.
+func (e *env) openSocket() string {
+	e.t.Helper()
+	o, err := e.opener.Open(e.user, e.routes.session, appproxy.TerminalApp)
+	if err != nil || o.WebSocketURL == "" {
+		e.t.Fatalf("no terminal WebSocket link: %v", err)
+	}
+	return o.WebSocketURL
 }
 
 func browser(t *testing.T) *http.Client {
@@ -281,10 +294,9 @@ func TestRefused(t *testing.T) {
 		"another session's": foreign,
 		"another app's":     otherApp,
 		"no grant":          e.proxy.URL + appproxy.AppPath(e.routes.session, "web"),
-		"terminal as app": strings.Replace(strings.Replace(e.open(appproxy.TerminalApp), "ws://", "http://", 1),
-			appproxy.TerminalPath(e.routes.session), appproxy.AppPath(e.routes.session, "web"), 1),
-		"not a session":  e.proxy.URL + "/v1/sessions/nope/apps/web/",
-		"somewhere else": e.proxy.URL + "/v1/users",
+		"terminal as app":   strings.Replace(e.open(appproxy.TerminalApp), "/apps/terminal/", "/apps/web/", 1),
+		"not a session":     e.proxy.URL + "/v1/sessions/nope/apps/web/",
+		"somewhere else":    e.proxy.URL + "/v1/users",
 	}
 	for name, u := range cases {
 		status, body, _ := get(t, browser(t), u)
@@ -325,7 +337,7 @@ func TestTerminalWebSocket(t *testing.T) {
 	term := uuid.New()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	link := e.open(appproxy.TerminalApp) + "&terminal=" + term.String() + "&cols=80&rows=24"
+	link := e.openSocket() + "&terminal=" + term.String() + "&cols=80&rows=24"
 	c, _, err := websocket.Dial(ctx, link, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -345,7 +357,7 @@ func TestTerminalWebSocket(t *testing.T) {
 		t.Fatal("a used terminal ticket opened a second WebSocket")
 	}
 
-	res, err := http.Get(strings.Replace(e.open(appproxy.TerminalApp), "ws://", "http://", 1) + "&terminal=" + term.String())
+	res, err := http.Get(strings.Replace(e.openSocket(), "ws://", "http://", 1) + "&terminal=" + term.String())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -377,7 +389,7 @@ func TestActivity(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	ws, _, err := websocket.Dial(ctx, e.open(appproxy.TerminalApp)+"&terminal="+uuid.NewString(), nil)
+	ws, _, err := websocket.Dial(ctx, e.openSocket()+"&terminal="+uuid.NewString(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -391,6 +403,47 @@ func TestActivity(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, func() bool { return count(e.actions(), "app.traffic terminal") > before })
+}
+
+// TestTerminalPage: the terminal's link opens its page (the ticket traded
+// for the cookie), whose socket reaches the terminal with the cookie.
+func TestTerminalPage(t *testing.T) {
+	e := newEnv(t)
+	c := browser(t)
+	status, body, res := get(t, c, e.open(appproxy.TerminalApp))
+	if status != http.StatusOK || body != "terminal page at /" {
+		t.Fatalf("page: %d %q", status, body)
+	}
+	if _, _, res2 := get(t, c, res.Request.URL.String()+"assets/x.js"); res2.StatusCode != http.StatusOK {
+		t.Fatalf("asset: %d", res2.StatusCode)
+	}
+	u, _ := url.Parse(e.proxy.URL + appproxy.AppPath(e.routes.session, appproxy.TerminalApp))
+	var cookie string
+	for _, ck := range c.Jar.Cookies(u) {
+		if ck.Name == appproxy.CookieName {
+			cookie = ck.Value
+		}
+	}
+	if cookie == "" {
+		t.Fatal("no terminal cookie")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	socket := "ws" + strings.TrimPrefix(e.proxy.URL, "http") + appproxy.AppPath(e.routes.session, appproxy.TerminalApp) + "socket?terminal=" + uuid.NewString()
+	if _, _, err := websocket.Dial(ctx, socket, nil); err == nil {
+		t.Fatal("the socket opened without the cookie")
+	}
+	ws, _, err := websocket.Dial(ctx, socket, &websocket.DialOptions{HTTPHeader: http.Header{"Cookie": {appproxy.CookieName + "=" + cookie}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.CloseNow()
+	if err := ws.Write(ctx, websocket.MessageBinary, []byte("ls\r")); err != nil {
+		t.Fatal(err)
+	}
+	if _, b, err := ws.Read(ctx); err != nil || string(b) != "ls\r" {
+		t.Fatalf("echo: %q %v", b, err)
+	}
 }
 
 func TestKeyring(t *testing.T) {
