@@ -47,25 +47,31 @@ func newUI(files fs.FS) (*UI, error) {
 	}
 	u := &UI{index: index, assets: map[string]asset{}}
 	err = fs.WalkDir(root, "assets", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
+		// The terminal page's assets are the app proxy's (TerminalPage).
+		if err != nil || d.IsDir() || strings.HasPrefix(d.Name(), terminalAssetPrefix) {
 			return err
 		}
 		body, err := fs.ReadFile(root, p)
 		if err != nil {
 			return err
 		}
-		sum := sha256.Sum256(body)
 		ct := mime.TypeByExtension(path.Ext(p))
 		if ct == "" {
 			ct = fiber.MIMEOctetStream
 		}
-		u.assets["/"+p] = asset{body: body, contentType: ct, etag: `"` + hex.EncodeToString(sum[:8]) + `"`}
+		u.assets["/"+p] = asset{body: body, contentType: ct, etag: etagOf(body)}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	return u, nil
+}
+
+// etagOf is a strong ETag of body: the start of its SHA-256.
+func etagOf(body []byte) string {
+	sum := sha256.Sum256(body)
+	return `"` + hex.EncodeToString(sum[:8]) + `"`
 }
 
 // Mount registers the Web-UI on app: /assets/* and every page path. Mount
