@@ -1,7 +1,8 @@
 // session.jsx — one session: its state (following it while it changes),
-// why it waits, its kernels and agents, its logs; terminate.
+// why it waits, its apps (the terminal, the service ports), its kernels and
+// agents, its logs; terminate.
 import { useEffect, useState } from 'preact/hooks';
-import { del, get, request } from '../api.js';
+import { del, get, post, request } from '../api.js';
 import { useLiveReload } from '../live.js';
 import { ended } from '../statuses.js';
 import { ErrorBox, Loading, Slots, Status, Time, useApi } from '../ui.jsx';
@@ -56,6 +57,7 @@ export function SessionPage({ params }) {
         </p>
       )}
       {x.status === 'PENDING' && <Pending id={id} tick={tick} />}
+      {x.status === 'RUNNING' && <Apps id={id} kernel={x.kernels.find((k) => k.role === 'main') || x.kernels[0]} />}
       <dl class="facts">
         <dt>Id</dt>
         <dd>
@@ -124,6 +126,82 @@ export function SessionPage({ params }) {
       <Logs id={id} placed={x.kernels.some((k) => k.agent_id)} />
       <Timeline id={id} tick={tick} />
     </section>
+  );
+}
+
+// Apps lists what the running session offers a browser: its terminal and
+// the service ports of its main kernel (an image's apps and the ports the
+// session pre-opened). Opening one asks the API for a link to the app
+// proxy (POST /v1/sessions/{id}/apps/{app}: a one-use ticket, a minute
+// long) and opens it in a new tab. The tab is opened in the click itself,
+// before the request (a popup blocker allows only that), then pointed at
+// the link, without a way back to this page (opener = null). A tcp port is
+// not a web app: it is listed with the host port the agent published it
+// on.
+function Apps({ id, kernel }) {
+  const [error, setError] = useState(null);
+  const [busy, setBusy] = useState('');
+  const [blocked, setBlocked] = useState(null); // {app, url} when the browser refused the tab
+  const ports = (kernel && kernel.service_ports) || [];
+  const open = async (app) => {
+    const tab = window.open('', '_blank');
+    setBusy(app);
+    setError(null);
+    setBlocked(null);
+    try {
+      const r = await post(`/v1/sessions/${encodeURIComponent(id)}/apps/${encodeURIComponent(app)}`);
+      if (tab) {
+        tab.opener = null;
+        tab.location.href = r.url;
+      } else {
+        setBlocked({ app, url: r.url });
+      }
+    } catch (e) {
+      tab?.close();
+      setError(e);
+    } finally {
+      setBusy('');
+    }
+  };
+  const button = (app, label) => (
+    <button type="button" disabled={busy === app} onClick={() => open(app)}>
+      {label}
+    </button>
+  );
+  return (
+    <>
+      <h2>Apps</h2>
+      <ErrorBox error={error} />
+      {blocked && (
+        <p role="status">
+          The browser did not open a tab:{' '}
+          <a href={blocked.url} target="_blank" rel="noopener noreferrer">
+            open {blocked.app}
+          </a>{' '}
+          <span class="muted">(the link works once, for a minute)</span>
+        </p>
+      )}
+      <ul class="apps">
+        <li>
+          {button('terminal', 'Terminal')} <span class="muted">a shell in the container</span>
+        </li>
+        {ports.map((p) => (
+          <li key={p.name}>
+            {p.protocol === 'tcp' ? (
+              <>
+                <span class="app-name">{p.name}</span> <span class="muted">
+                  tcp, not a web app: published on 127.0.0.1:{p.host_port} of agent {kernel.agent_id}
+                </span>
+              </>
+            ) : (
+              <>
+                {button(p.name, p.name)} <span class="muted">{p.protocol}, container port {p.container_port}</span>
+              </>
+            )}
+          </li>
+        ))}
+      </ul>
+    </>
   );
 }
 
