@@ -12,6 +12,11 @@
 // Content-Security-Policy (scripts and styles only from the site itself, no
 // inline script, no framing), nosniff and no-referrer.
 //
+// TerminalPage is the terminal's page (xterm.js) for the app proxy, which
+// serves it under each session's terminal path; the API's listener never
+// serves it. Its policy allows inline styles (xterm.js adds <style>
+// elements), nothing else more.
+//
 // The page talks to the /v1 API with the login cookie (infra/auth/httpauth);
 // the API decides what each caller may see and do, the page only follows
 // it.
