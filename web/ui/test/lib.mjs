@@ -29,6 +29,12 @@ export async function newPage(browser, problems) {
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   const page = await context.newPage();
   page.on('close', () => context.close().catch(() => {}));
+  watch(page, problems);
+  return page;
+}
+
+/** watch fails the test on any script error, console error or dialog of page (newPage's, or a tab it opened). */
+export function watch(page, problems) {
   page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
   page.on('dialog', async (d) => {
     problems.push(`a dialog opened: ${d.type()} ${d.message()}`);
@@ -37,7 +43,6 @@ export async function newPage(browser, problems) {
   page.on('console', (m) => {
     if (m.type() === 'error' && !/status of (400|401|403|404|409)/.test(m.text())) problems.push(`console error: ${m.text()}`);
   });
-  return page;
 }
 
 /** login fills the login form and waits for the shell. */
@@ -59,6 +64,17 @@ export async function api(method, path, body, token = admin.token) {
   const text = await res.text();
   if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);
   return text ? JSON.parse(text) : null;
+}
+
+/** tokenOf logs a user in through the API and answers its login token. */
+export async function tokenOf(user) {
+  const res = await fetch(`${base}/v1/auth/login`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ email: user.email, password: user.password }),
+  });
+  if (res.status !== 200) throw new Error(`log in ${user.email}: ${res.status} ${await res.text()}`);
+  return (await res.json()).token;
 }
 
 /** unique is a fresh name for a test's objects. */
