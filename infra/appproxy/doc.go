@@ -29,9 +29,12 @@
 //     terminal. The agent proxies to the port it published on its own
 //     loopback, so no app port is reachable from the network.
 //
-// The app sees its request at its full path (/v1/sessions/{id}/apps/{app}/
-// ...), with X-Forwarded-Prefix naming that prefix: apps are started with it
-// as their base path (Jupyter's base_url). The user's Cairn cookies and
+// An image's app sees its request at its full path (/v1/sessions/{id}/
+// apps/{app}/...), with X-Forwarded-Prefix naming that prefix: such apps are
+// started with it as their base path (Jupyter's base_url). A pre-opened port
+// runs whatever the user started there, which knows nothing of the prefix:
+// it gets its requests with the prefix removed, and the redirects it
+// answers within its root get the prefix back. The user's Cairn cookies and
 // Cairn-* headers are removed on the way in, and an app cannot set cookies
 // named cairn_*.
 //

@@ -40,6 +40,12 @@ type Route struct {
 	AgentID  string
 	// Port is the app's container port; 0 for the terminal.
 	Port int
+	// OwnsRoot says the app knows nothing of its path on the proxy: it is
+	// sent its requests with the app's prefix removed, and the redirects
+	// it answers get the prefix back (a pre-opened port: whatever the user
+	// runs there). Other apps (an image's service ports) get their full
+	// path and are started with it as their base path.
+	OwnsRoot bool
 }
 
 // Routes finds an app's route in the read models. It returns a
@@ -192,6 +198,7 @@ type upstream struct {
 	signature string
 	grant     Grant
 	agentID   string
+	ownsRoot  bool
 }
 
 type upstreamKey struct{}
@@ -234,7 +241,7 @@ func (p *Proxy) serveApp(w http.ResponseWriter, r *http.Request) {
 			p.forwardTerminal(w, r, g, route)
 			return
 		}
-		p.serveTerminalPage(w, r, session)
+		p.serveTerminalPage(w, r, g)
 		return
 	}
 	if route.Port <= 0 {
@@ -243,7 +250,11 @@ func (p *Proxy) serveApp(w http.ResponseWriter, r *http.Request) {
 	}
 	q := r.URL.Query()
 	q.Del(TicketParam)
-	target := "/kernels/" + route.KernelID.String() + "/apps/" + strconv.Itoa(route.Port) + r.URL.EscapedPath()
+	path := r.URL.EscapedPath()
+	if route.OwnsRoot {
+		path = "/" + strings.TrimPrefix(path, AppPath(session, app))
+	}
+	target := "/kernels/" + route.KernelID.String() + "/apps/" + strconv.Itoa(route.Port) + path
 	if enc := q.Encode(); enc != "" {
 		target += "?" + enc
 	}
@@ -306,12 +317,13 @@ func (p *Proxy) forwardTerminal(w http.ResponseWriter, r *http.Request, g Grant,
 
 // serveTerminalPage serves the terminal's page and its assets
 // (Config.TerminalPage) under the terminal's app path.
-func (p *Proxy) serveTerminalPage(w http.ResponseWriter, r *http.Request, session uuid.UUID) {
+func (p *Proxy) serveTerminalPage(w http.ResponseWriter, r *http.Request, g Grant) {
+	session := g.Session
 	if p.cfg.TerminalPage == nil {
 		p.problem(w, r, domain.Errorf("app.terminal", domain.KindNotFound, "this proxy serves no terminal page: use the WebSocket at %s", TerminalPath(session)))
 		return
 	}
-	p.touch(r, Grant{Session: session, App: TerminalApp})
+	p.touch(r, g)
 	http.StripPrefix(strings.TrimSuffix(AppPath(session, TerminalApp), "/"), p.cfg.TerminalPage).ServeHTTP(w, r)
 }
 
@@ -409,7 +421,7 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, g Grant, route R
 		return
 	}
 	p.touch(r, g)
-	up := &upstream{target: u, signature: signed.Header.Get(signatureHeader), grant: g, agentID: route.AgentID}
+	up := &upstream{target: u, signature: signed.Header.Get(signatureHeader), grant: g, agentID: route.AgentID, ownsRoot: route.OwnsRoot}
 	ctx := context.WithValue(r.Context(), upstreamKey{}, up)
 	upgrade := isUpgrade(r)
 	if upgrade {
@@ -473,6 +485,10 @@ func (p *Proxy) modifyResponse(res *http.Response) error {
 		}
 	}
 	res.Header.Del(signatureHeader)
+	if loc := res.Header.Get("Location"); up.ownsRoot && strings.HasPrefix(loc, "/") && !strings.HasPrefix(loc, "//") {
+		// The app redirects within its root: within its prefix here.
+		res.Header.Set("Location", strings.TrimSuffix(AppPath(up.grant.Session, up.grant.App), "/")+loc)
+	}
 	if res.StatusCode == http.StatusSwitchingProtocols {
 		if rwc, ok := res.Body.(io.ReadWriteCloser); ok {
 			res.Body = &activeConn{ReadWriteCloser: rwc, touch: func() { p.touch(res.Request, up.grant) }}

@@ -39,6 +39,8 @@ func (r *routes) Route(_ context.Context, session uuid.UUID, app string) (apppro
 	switch app {
 	case "web":
 		return appproxy.Route{KernelID: r.kernel, AgentID: "a1", Port: 8080}, nil
+	case "port-9000":
+		return appproxy.Route{KernelID: r.kernel, AgentID: "a1", Port: 9000, OwnsRoot: true}, nil
 	case appproxy.TerminalApp:
 		return appproxy.Route{KernelID: r.kernel, AgentID: "a1"}, nil
 	}
@@ -144,6 +146,10 @@ func (e *env) agent(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
+	}
+	if strings.HasSuffix(r.URL.Path, "/login") {
+		http.Redirect(w, r, "/home?x=1", http.StatusFound)
+		return
 	}
 	http.SetCookie(w, &http.Cookie{Name: "cairn_session", Value: "stolen", Path: "/"})
 	http.SetCookie(w, &http.Cookie{Name: "_xsrf", Value: "app", Path: "/"})
@@ -269,6 +275,26 @@ func TestTicketBecomesCookie(t *testing.T) {
 	}
 	if acts := e.actions(); len(acts) == 0 || acts[0] != "app.open web" {
 		t.Fatalf("audit records %v, want app.open first", acts)
+	}
+}
+
+// TestPreopenedPortOwnsItsRoot: a pre-opened port's app gets its path
+// without the prefix, and its redirects get the prefix back.
+func TestPreopenedPortOwnsItsRoot(t *testing.T) {
+	e := newEnv(t)
+	c := browser(t)
+	status, body, _ := get(t, c, e.open("port-9000")+"&q=1")
+	if want := "app says /kernels/" + e.routes.kernel.String() + "/apps/9000/?q=1"; status != http.StatusOK || body != want {
+		t.Fatalf("got %d %q, want %q", status, body, want)
+	}
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	res, err := c.Get(e.proxy.URL + appproxy.AppPath(e.routes.session, "port-9000") + "login")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if want := strings.TrimSuffix(appproxy.AppPath(e.routes.session, "port-9000"), "/") + "/home?x=1"; res.Header.Get("Location") != want {
+		t.Fatalf("Location %q, want %q", res.Header.Get("Location"), want)
 	}
 }
 
