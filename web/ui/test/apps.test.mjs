@@ -96,6 +96,26 @@ test('the terminal: a shell of the session from its page, the same shell after a
   await shell(tab, 'echo "got-$V"');
   await row(tab, 'got-kept').waitFor({ timeout: 30_000 });
 
+  // The same terminal opened in another window (same login, same
+  // terminal id) takes it over; this one waits for Reconnect rather than
+  // taking it back by itself, then Reconnect shows what the other typed.
+  const key = `cairn.terminal.${id}`;
+  const terminalId = await tab.evaluate((k) => sessionStorage.getItem(k), key);
+  const other = await tab.context().newPage();
+  watch(other, problems);
+  await other.addInitScript(([k, v]) => sessionStorage.setItem(k, v), [key, terminalId]);
+  await other.goto(tab.url());
+  await statusLine(other, /^connected$/).waitFor({ timeout: 30_000 });
+  await statusLine(tab, 'opened in another window').waitFor({ timeout: 30_000 });
+  await shell(other, 'echo "other-$V"');
+  await row(other, 'other-kept').waitFor({ timeout: 30_000 });
+  assert.equal(await other.locator('#status').innerText(), 'connected', 'the first window did not take the terminal back');
+  await tab.getByRole('button', { name: 'Reconnect' }).click();
+  await statusLine(tab, /^connected$/).waitFor({ timeout: 30_000 });
+  await row(tab, 'other-kept').waitFor({ timeout: 30_000 });
+  await statusLine(other, 'opened in another window').waitFor({ timeout: 30_000 });
+  await other.close();
+
   // New terminal: another shell, without the variable.
   await tab.getByRole('button', { name: 'New terminal' }).click();
   await statusLine(tab, 'connected (a new shell)').waitFor({ timeout: 30_000 });

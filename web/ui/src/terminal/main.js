@@ -11,7 +11,9 @@
 // The terminal's id is kept in sessionStorage per session: a reload, or a
 // reconnection after the network dropped, reattaches to the same shell,
 // which the agent keeps while no client is attached. "New terminal" starts
-// another shell.
+// another shell. One client at a time: when another window attaches the
+// same terminal, the agent closes this one with status 4001 and the page
+// waits for Reconnect (which takes it back) instead of fighting for it.
 import { Terminal } from '@xterm/xterm';
 import { FitAddon } from '@xterm/addon-fit';
 import '@xterm/xterm/css/xterm.css';
@@ -21,6 +23,10 @@ import { firstDelay, newTerminalId, nextDelay, sessionOf, socketURL } from './li
 const session = sessionOf(location.pathname);
 const storageKey = `cairn.terminal.${session}`;
 const statusLine = document.getElementById('status');
+const reconnectButton = document.getElementById('reconnect');
+
+/** The agent's close status for a client whose terminal another client attached. */
+const takenOver = 4001;
 if (session) document.title = `Terminal · ${session.slice(0, 8)} · Cairn`;
 
 const term = new Terminal({
@@ -75,6 +81,7 @@ function send(data) {
 function connect() {
   clearTimeout(timer);
   timer = 0;
+  reconnectButton.hidden = true;
   const sock = new WebSocket(socketURL(location.href, id, term.cols, term.rows));
   sock.binaryType = 'arraybuffer';
   ws = sock;
@@ -102,10 +109,16 @@ function connect() {
       status(`the shell exited (code ${msg.code})`, 'bad');
     }
   };
-  sock.onclose = () => {
+  sock.onclose = (e) => {
     if (ws !== sock) return; // replaced by New terminal
     ws = null;
-    if (!exited) retry(attached);
+    if (exited) return;
+    if (e.code === takenOver) {
+      status('opened in another window: Reconnect takes it back here', 'bad');
+      reconnectButton.hidden = false;
+      return;
+    }
+    retry(attached);
   };
 }
 
@@ -155,6 +168,13 @@ window.addEventListener('online', () => {
     delay = firstDelay;
     connect();
   }
+});
+
+reconnectButton.addEventListener('click', () => {
+  delay = firstDelay;
+  status('connecting…');
+  connect();
+  term.focus();
 });
 
 document.getElementById('new').addEventListener('click', () => {
