@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"slices"
 	"fmt"
 
 	"github.com/google/uuid"
@@ -153,6 +154,7 @@ func (s *Session) applyKernelEvent(ev Event) error {
 	switch e := ev.(type) {
 	case KernelRunning:
 		k.containerID = e.ContainerID
+		k.servicePorts = slices.Clone(e.ServicePorts)
 	case KernelExited:
 		code := e.ExitCode
 		k.exitCode = &code
