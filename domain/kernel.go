@@ -50,7 +50,9 @@ func (k Kernel) StatusReason() string  { return k.statusReason }
 
 // ServicePorts returns the ports the agent published for the kernel's
 // apps when it started (none before).
-func (k Kernel) ServicePorts() []PublishedPort { return append([]PublishedPort(nil), k.servicePorts...) }
+func (k Kernel) ServicePorts() []PublishedPort {
+	return append([]PublishedPort(nil), k.servicePorts...)
+}
 
 // Devices returns the device shares assigned to the kernel, by device id.
 func (k Kernel) Devices() []DeviceShare { return append([]DeviceShare(nil), k.devices...) }

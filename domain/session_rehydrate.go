@@ -1,8 +1,8 @@
 package domain
 
 import (
-	"slices"
 	"fmt"
+	"slices"
 
 	"github.com/google/uuid"
 )

@@ -41,7 +41,7 @@ type kernel struct {
 	// Guarded by Agent.mu.
 	containerID string
 	running     bool
-	apps        kernelApps // set before the container is created or adopted
+	apps        kernelApps             // set before the container is created or adopted
 	last        *protocol.KernelStatus // the last report sent
 }
 
