@@ -169,4 +169,3 @@ func TestServicePorts(t *testing.T) {
 		}
 	}
 }
-
