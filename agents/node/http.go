@@ -37,6 +37,11 @@ import (
 //	    cairn_* cookies. 404 for a kernel this agent does not run or a
 //	    port it did not publish; 502 when nothing answers on the port
 //	    (the app is not listening yet).
+//	GET /kernels/{kernel id}/ports/{container port}/tunnel
+//	    with Connection: Upgrade and Upgrade: cairn-tunnel (TunnelProtocol):
+//	    101, then the connection carries raw bytes both ways to the
+//	    published port (for tcp apps) until either side closes; 426 without
+//	    the upgrade headers, 404 and 502 as above.
 //	GET /healthz
 //	    200 application/json {"status":"ok","agent_id":...}
 //	GET /metrics
@@ -53,6 +58,7 @@ func (a *Agent) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /kernels/{id}/logs", a.managerOnly(a.serveLogs))
 	mux.HandleFunc("/kernels/{id}/apps/{port}/{rest...}", a.managerOnly(a.serveApp))
+	mux.HandleFunc("GET /kernels/{id}/ports/{port}/tunnel", a.managerOnly(a.serveTunnel))
 	mux.Handle("GET /metrics", promhttp.Handler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")

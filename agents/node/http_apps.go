@@ -1,7 +1,6 @@
 package node
 
 import (
-	"encoding/json"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -180,10 +179,5 @@ func dropCairnSetCookies(h http.Header) {
 // writeBadGateway answers 502 as a problem: the app behind a published
 // port did not answer.
 func writeBadGateway(w http.ResponseWriter, r *http.Request, detail string) {
-	const status = http.StatusBadGateway
-	p := httpapi.Problem{Type: "https://cairn.dev/problems/" + domain.KindUnavailable.String(), Title: http.StatusText(status),
-		Status: status, Kind: domain.KindUnavailable.String(), Detail: detail, Instance: r.URL.RequestURI()}
-	w.Header().Set("Content-Type", httpapi.ProblemContentType)
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(p)
+	writeProblemStatus(w, r, http.StatusBadGateway, domain.KindUnavailable, detail)
 }
