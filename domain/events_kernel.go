@@ -48,7 +48,10 @@ type KernelCreating struct {
 type KernelRunning struct {
 	KernelID    uuid.UUID `json:"kernel_id"`
 	ContainerID string    `json:"container_id"`
-	At          time.Time `json:"at"`
+	// ServicePorts are the ports the agent published for the kernel's
+	// apps (optional: older events and kernels without apps have none).
+	ServicePorts []PublishedPort `json:"service_ports,omitempty"`
+	At           time.Time       `json:"at"`
 }
 
 // KernelExited: the kernel's process ended with an exit code; the kernel is

@@ -49,6 +49,9 @@ type SessionRequested struct {
 	// Architecture is the CPU architecture the session needs (its image's);
 	// empty accepts any agent.
 	Architecture string `json:"architecture,omitempty"`
+	// PreopenPorts are container ports every kernel publishes besides its
+	// image's service ports (optional: older events have none).
+	PreopenPorts []int `json:"preopen_ports,omitempty"`
 }
 
 // KernelSpec is one requested kernel: its id, role and resource slots.

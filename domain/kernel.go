@@ -37,6 +37,7 @@ type Kernel struct {
 	status       SessionStatus
 	statusReason string
 	exitCode     *int
+	servicePorts []PublishedPort
 }
 
 func (k Kernel) ID() uuid.UUID         { return k.id }
@@ -46,6 +47,12 @@ func (k Kernel) AgentID() string       { return k.agentID }
 func (k Kernel) ContainerID() string   { return k.containerID }
 func (k Kernel) Status() SessionStatus { return k.status }
 func (k Kernel) StatusReason() string  { return k.statusReason }
+
+// ServicePorts returns the ports the agent published for the kernel's
+// apps when it started (none before).
+func (k Kernel) ServicePorts() []PublishedPort {
+	return append([]PublishedPort(nil), k.servicePorts...)
+}
 
 // Devices returns the device shares assigned to the kernel, by device id.
 func (k Kernel) Devices() []DeviceShare { return append([]DeviceShare(nil), k.devices...) }
@@ -69,6 +76,7 @@ func (k Kernel) clone() Kernel {
 	c := k
 	c.requested = k.requested.Clone()
 	c.devices = append([]DeviceShare(nil), k.devices...)
+	c.servicePorts = append([]PublishedPort(nil), k.servicePorts...)
 	if k.exitCode != nil {
 		code := *k.exitCode
 		c.exitCode = &code

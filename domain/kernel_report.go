@@ -45,7 +45,9 @@ type KernelReport struct {
 	ExitCode    int
 	Reason      string
 	Message     string
-	At          time.Time
+	// ServicePorts are the ports the agent published, when running.
+	ServicePorts []PublishedPort
+	At           time.Time
 }
 
 // ReportKernel folds an agent's report into the kernel's status and
@@ -130,6 +132,9 @@ func (r KernelReport) validate(op string) error {
 	case r.Phase == PhaseFailed && r.Reason == "":
 		return Invalid(op, "reason", "required when failed")
 	}
+	if err := CheckPublishedPorts(op, "service_ports", r.ServicePorts); err != nil {
+		return err
+	}
 	switch r.Phase {
 	case PhaseExited, PhaseRemoved, PhaseFailed:
 		return nil
@@ -181,7 +186,7 @@ func (s *Session) kernelEvent(op string, k Kernel, r KernelReport) (Event, error
 	case StatusCreating:
 		return KernelCreating{KernelID: k.id, At: r.At}, nil
 	}
-	return KernelRunning{KernelID: k.id, ContainerID: r.ContainerID, At: r.At}, nil
+	return KernelRunning{KernelID: k.id, ContainerID: r.ContainerID, ServicePorts: slices.Clone(r.ServicePorts), At: r.At}, nil
 }
 
 // withSessionEvent folds the kernel event into a copy of the kernels and

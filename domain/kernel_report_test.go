@@ -54,6 +54,36 @@ func TestKernelReportsSingleKernel(t *testing.T) {
 			},
 		},
 		{
+			name:  "running records the ports the agent published",
+			given: sched,
+			when: func(s *Session) ([]Event, error) {
+				r := runningReport(runningEv.ContainerID)
+				r.ServicePorts = []PublishedPort{{Name: "jupyter", Protocol: "http", ContainerPort: 8888, HostPort: 30000}}
+				return s.ReportKernel(r)
+			},
+			then: []Event{
+				KernelRunning{KernelID: kernelA, ContainerID: runningEv.ContainerID, At: at(4),
+					ServicePorts: []PublishedPort{{Name: "jupyter", Protocol: "http", ContainerPort: 8888, HostPort: 30000}}},
+				SessionStatusChanged{Status: StatusRunning, Reason: ReasonKernelStarted, At: at(4)},
+			},
+			check: func(t *testing.T, s *Session) {
+				k, _ := s.Kernel(kernelA)
+				if p := k.ServicePorts(); len(p) != 1 || p[0].HostPort != 30000 {
+					t.Fatalf("kernel's ports %+v", p)
+				}
+			},
+		},
+		{
+			name:  "ports that are not ports are refused",
+			given: sched,
+			when: func(s *Session) ([]Event, error) {
+				r := runningReport(runningEv.ContainerID)
+				r.ServicePorts = []PublishedPort{{Name: "jupyter", Protocol: "http", ContainerPort: 8888, HostPort: 0}}
+				return s.ReportKernel(r)
+			},
+			err: ErrInvalid,
+		},
+		{
 			name:  "running reported twice is no news",
 			given: run,
 			when:  func(s *Session) ([]Event, error) { return s.ReportKernel(runningReport(runningEv.ContainerID)) },

@@ -2,6 +2,7 @@ package domain
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/google/uuid"
 )
@@ -153,6 +154,7 @@ func (s *Session) applyKernelEvent(ev Event) error {
 	switch e := ev.(type) {
 	case KernelRunning:
 		k.containerID = e.ContainerID
+		k.servicePorts = slices.Clone(e.ServicePorts)
 	case KernelExited:
 		code := e.ExitCode
 		k.exitCode = &code

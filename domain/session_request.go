@@ -55,6 +55,10 @@ type SessionSpec struct {
 	// Mounts are the virtual folders to mount, already resolved and
 	// authorized (VFolder.MountBy); their paths must not overlap.
 	Mounts []VFolderMount
+	// PreopenPorts are container ports to publish besides the image's
+	// service ports (at most MaxPreopenPorts, none twice), each an HTTP
+	// app named port-<n>.
+	PreopenPorts []int
 }
 
 // SessionRequest is the request-session command: the spec plus the ids and
@@ -153,6 +157,7 @@ func RequestSession(req SessionRequest) ([]Event, error) {
 	if err := CheckMountPaths(op, spec.Mounts); err != nil {
 		errs = append(errs, err)
 	}
+	checkPreopenPorts(spec.PreopenPorts, bad)
 
 	if len(errs) == 1 {
 		return nil, errs[0]
@@ -195,6 +200,7 @@ func RequestSession(req SessionRequest) ([]Event, error) {
 		StartsAt:      spec.StartsAt.UTC(),
 		Dependencies:  slices.Clone(spec.Dependencies),
 		Architecture:  spec.Architecture,
+		PreopenPorts:  slices.Clone(spec.PreopenPorts),
 	}}, nil
 }
 

@@ -44,6 +44,62 @@ func TestRequestSessionRecordsTheRequest(t *testing.T) {
 	}
 }
 
+// Pre-opened ports are recorded, in the order asked.
+func TestRequestSessionPreopenPorts(t *testing.T) {
+	req := validRequest()
+	req.Spec.PreopenPorts = []int{9000, 8080}
+	got, err := RequestSession(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := batch()
+	want.PreopenPorts = []int{9000, 8080}
+	checkEvents(t, got, []Event{want})
+}
+
+// The ports a kernel publishes: the image's, then each pre-opened port
+// that is not one of them, named port-<n>.
+func TestSessionServicePorts(t *testing.T) {
+	image := []ServicePort{{Name: "jupyter", Protocol: "http", Port: 8888}, {Name: "ssh", Protocol: "tcp", Port: 22}}
+	got := SessionServicePorts(image, []int{9000, 8888, 7000})
+	want := []ServicePort{image[0], image[1], {Name: "port-9000", Protocol: "preopen", Port: 9000}, {Name: "port-7000", Protocol: "preopen", Port: 7000}}
+	if len(got) != len(want) {
+		t.Fatalf("got %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("port %d = %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	if SessionServicePorts(nil, nil) != nil {
+		t.Error("no ports: want nil")
+	}
+}
+
+func TestCheckPublishedPorts(t *testing.T) {
+	ok := []PublishedPort{{Name: "jupyter", Protocol: "http", ContainerPort: 8888, HostPort: 30000}, {Name: "port-9000", Protocol: "preopen", ContainerPort: 9000, HostPort: 30001}}
+	if err := CheckPublishedPorts("op", "service_ports", ok); err != nil {
+		t.Fatal(err)
+	}
+	for name, edit := range map[string]func([]PublishedPort){
+		"no name":              func(p []PublishedPort) { p[0].Name = "" },
+		"name twice":           func(p []PublishedPort) { p[1].Name = "jupyter" },
+		"unknown protocol":     func(p []PublishedPort) { p[0].Protocol = "udp" },
+		"container port 0":     func(p []PublishedPort) { p[0].ContainerPort = 0 },
+		"host port too big":    func(p []PublishedPort) { p[0].HostPort = 70000 },
+		"host port twice":      func(p []PublishedPort) { p[1].HostPort = 30000 },
+		"container port twice": func(p []PublishedPort) { p[1].ContainerPort = 8888 },
+	} {
+		p := append([]PublishedPort(nil), ok...)
+		edit(p)
+		err := CheckPublishedPorts("op", "service_ports", p)
+		var de *Error
+		if !errors.As(err, &de) || de.Field != "service_ports" {
+			t.Errorf("%s: %v, want an error naming service_ports", name, err)
+		}
+	}
+}
+
 // TestRequestSessionSchedulingFields: starts_at, dependencies and the
 // architecture are recorded (optional fields of session.requested) and
 // folded into the session.
@@ -122,6 +178,14 @@ func TestRequestSessionValidation(t *testing.T) {
 		{"kernel id twice", func(r *SessionRequest) {
 			r.Spec.ClusterSize, r.KernelIDs = 2, []uuid.UUID{kernelA, kernelA}
 		}, "kernel_ids"},
+		{"preopen port 0", func(r *SessionRequest) { r.Spec.PreopenPorts = []int{0} }, "preopen_ports"},
+		{"preopen port 65536", func(r *SessionRequest) { r.Spec.PreopenPorts = []int{8080, 65536} }, "preopen_ports"},
+		{"preopen port twice", func(r *SessionRequest) { r.Spec.PreopenPorts = []int{8080, 8080} }, "preopen_ports"},
+		{"too many preopen ports", func(r *SessionRequest) {
+			for p := range MaxPreopenPorts + 1 {
+				r.Spec.PreopenPorts = append(r.Spec.PreopenPorts, 9000+p)
+			}
+		}, "preopen_ports"},
 		{"no resources", func(r *SessionRequest) { r.Spec.Resources = nil }, "resources"},
 		{"all zero resources", func(r *SessionRequest) { r.Spec.Resources = Slots{SlotCPU: 0} }, "resources"},
 		{"no cpu", func(r *SessionRequest) { delete(r.Spec.Resources, SlotCPU) }, "resources.cpu"},

@@ -64,6 +64,11 @@ type kernelView struct {
 	ExitCode       *int                 `json:"exit_code,omitempty"`
 	RequestedSlots domain.Slots         `json:"requested_slots"`
 	Devices        []kernelDeviceView   `json:"devices"`
+	// ServicePorts are the kernel's apps as its agent published them
+	// (empty until it runs). The host port is on the agent's loopback:
+	// shown, as no secret and no way in; apps are reached through the app
+	// proxy.
+	ServicePorts []domain.PublishedPort `json:"service_ports"`
 }
 
 // kernelDeviceView is one device share of a kernel.
@@ -92,6 +97,7 @@ func viewSession(s sessions.Session) sessionView {
 			ID: k.ID, Index: k.Index, Role: k.Role, AgentID: k.AgentID, ContainerID: k.ContainerID,
 			Status: k.Status, StatusReason: k.StatusReason, StatusMessage: k.StatusMessage, ExitCode: k.ExitCode,
 			RequestedSlots: nonNilSlots(k.RequestedSlots), Devices: make([]kernelDeviceView, len(k.Devices)),
+			ServicePorts: nonNil(k.ServicePorts),
 		}
 		for j, d := range k.Devices {
 			kv.Devices[j] = kernelDeviceView{DeviceID: d.DeviceID, Amount: d.Amount.String()}

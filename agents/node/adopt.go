@@ -72,6 +72,11 @@ func (a *Agent) adopt(ctx context.Context) error {
 		if hasRecord && r.State == statePending && r.Create != nil {
 			k.create = r.Create
 		}
+		if hasRecord {
+			// The container keeps the host ports it was created with.
+			k.apps = kernelApps{ports: r.Ports, token: r.AppToken}
+			a.ports.reserve(id, r.Ports)
+		}
 		if hasRecord && (r.State == stateDestroying || r.State == stateRemoved) {
 			k.requestDestroy()
 		}
@@ -94,6 +99,7 @@ func (a *Agent) adopt(ctx context.Context) error {
 		case stateDestroying:
 			k := newKernel(r.KernelID, r.SessionID, r.Create)
 			k.requestDestroy()
+			a.ports.reserve(r.KernelID, r.Ports) // until the teardown ends
 			a.start(k)
 		case stateStarted:
 			a.vanished(ctx, newKernel(r.KernelID, r.SessionID, r.Create))

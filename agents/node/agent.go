@@ -33,6 +33,10 @@ type Agent struct {
 
 	ledger  *ledger
 	archive *logArchive
+	// ports hands out the host ports of kernels' apps (set by Run).
+	ports *portTable
+	// apps is the transport of requests forwarded to kernels' apps.
+	apps *http.Transport
 	// sealKey opens the messages of the agent's topic; sealPublic is
 	// announced in agent.register.
 	sealKey    nkeys.KeyPair
@@ -81,6 +85,7 @@ func New(cfg Config, logger *slog.Logger) (*Agent, error) {
 		}
 		a.verifier = &busauth.RequestVerifier{AgentID: cfg.AgentID, Issuer: issuer}
 	}
+	a.apps = newAppTransport()
 	return a, nil
 }
 
@@ -178,6 +183,7 @@ func (a *Agent) setUp(ctx context.Context) error {
 	if a.archive, err = openLogArchive(a.cfg.DataDir, a.cfg.LogArchiveBytes); err != nil {
 		return err
 	}
+	a.ports = newPortTable(a.cfg.AppPortRange)
 	if a.sealKey, a.sealPublic, err = loadSealKey(a.cfg.DataDir); err != nil {
 		return err
 	}

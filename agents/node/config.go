@@ -91,6 +91,10 @@ type Config struct {
 	// (http://host:port); default: from Listen, with this machine's host
 	// name when Listen's host is unspecified.
 	Advertise string
+	// AppPortRange is where the host ports of kernels' service ports come
+	// from (default DefaultAppPortRange). They are published on 127.0.0.1
+	// only; the endpoint on Listen proxies signed requests to them.
+	AppPortRange PortRange
 	// HeartbeatInterval is how often the agent sends agent.heartbeat.
 	HeartbeatInterval time.Duration
 	// RegisterInterval is how often the agent sends agent.register again
@@ -152,6 +156,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.Version == "" {
 		c.Version = "dev"
+	}
+	if c.AppPortRange == (PortRange{}) {
+		c.AppPortRange = DefaultAppPortRange
 	}
 	if c.UserNS == "" {
 		c.UserNS = UserNSPrivate
@@ -221,6 +228,11 @@ func (c Config) Validate() error {
 		}
 		if c.Listen == "" {
 			add("advertise %q: needs listen", c.Advertise)
+		}
+	}
+	if c.AppPortRange != (PortRange{}) {
+		if err := c.AppPortRange.Validate(); err != nil {
+			add("app ports: %w", err)
 		}
 	}
 	if c.CPU < 0 {
@@ -318,6 +330,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("data_dir", c.DataDir),
 		slog.String("listen", c.Listen),
 		slog.String("advertise", c.Advertise),
+		slog.String("app_ports", c.AppPortRange.String()),
 		slog.Duration("heartbeat_interval", c.HeartbeatInterval),
 		slog.Duration("register_interval", c.RegisterInterval),
 		slog.Duration("stop_grace", c.StopGrace),

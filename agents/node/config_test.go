@@ -45,13 +45,13 @@ func TestConfigValidate(t *testing.T) {
 		AgentID: "a.b", BusURL: "http://x", PodmanURI: "http://podman", GPUs: "cuda", Listen: "nope",
 		Advertise: "ftp://x", CPU: -1, MemoryBytes: -1, HeartbeatInterval: -time.Second, RetryMin: time.Minute, RetryMax: time.Second,
 		LogArchiveBytes: -1, Rlimits: runtime.Rlimits{NoFile: runtime.Rlimit{Soft: 2, Hard: 1}},
-		UserNS: "auto", Capabilities: []string{"CHOWN", "CAP_NOPE"},
+		UserNS: "auto", Capabilities: []string{"CHOWN", "CAP_NOPE"}, AppPortRange: PortRange{First: 31000, Last: 30000},
 	}.Validate()
 	if err == nil {
 		t.Fatal("a bad config validates")
 	}
 	for _, want := range []string{"agent id", "bus url", "podman uri", "gpus", "data dir", "listen", "advertise", "cpu", "memory",
-		"heartbeat interval", "retry min", "log archive bytes", "rlimit nofile", "kernel userns", "CAP_NOPE"} {
+		"heartbeat interval", "retry min", "log archive bytes", "rlimit nofile", "kernel userns", "CAP_NOPE", "app ports"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("%v\nwant it to mention %q", err, want)
 		}

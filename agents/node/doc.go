@@ -23,7 +23,8 @@
 //     (idempotent by kernel id: runtime.Runtime.Ensure) with the kernel's
 //     CPU and memory limits, environment (the request's, then
 //     CAIRN_KERNEL_ID, CAIRN_SESSION_ID and CAIRN_KERNEL_ROLE, then its GPU
-//     variables), devices, labels and rlimits, and started; the agent
+//     variables), devices, labels and rlimits, its service ports published
+//     on 127.0.0.1 (see Apps below), and started; the agent
 //     reports preparing, pulling (if it pulls), creating, running (with
 //     the container id), and exited with the exit code when the process
 //     ends. An image that cannot be had, a spec the runtime refuses, or a
@@ -104,6 +105,19 @@
 // first start, announced in agent.register) and opens only sealed
 // messages. Its HTTP endpoint answers /kernels/ only to requests the
 // manager signed with the key that issued those credentials.
+//
+// # Apps
+//
+// A kernel.create lists the kernel's service ports (its image's and its
+// session's pre-opened ones). Before creating the container, the agent
+// gives each a host port of its own from Config.AppPortRange (skipping
+// ports something else on the host holds) and makes the kernel an app
+// token, both kept in the kernel's record; the container gets the ports
+// published on 127.0.0.1 only and the token as CAIRN_APP_TOKEN. The
+// running report lists the ports; a restarted agent keeps them; they are
+// freed when the container is removed. Handler forwards the manager's
+// signed requests to them (/kernels/{id}/apps/{port}/...), adding the app
+// token, and tunnels raw TCP (/kernels/{id}/ports/{port}/tunnel).
 //
 // # Logs
 //

@@ -22,20 +22,43 @@ import (
 //	GET /kernels/{kernel id}/logs?offset=<bytes>&limit=<bytes>&follow=<bool>
 //	    200 text/plain: a byte range of the kernel's log, streamed (see
 //	    StreamLogs; headers and trailers in agents/protocol)
+//	ANY /kernels/{kernel id}/apps/{container port}/{path...}
+//	    the kernel's app on that service port: the request is forwarded
+//	    to http://127.0.0.1:<host port>/<path>?<query> (the host port the
+//	    agent published the container port on), the answer streamed back
+//	    unbuffered; WebSocket upgrades pass through. Hop-by-hop headers,
+//	    every Cairn-* header (the signature among them) and cookies named
+//	    cairn_* are not forwarded; X-Forwarded-Host, -Proto and -Prefix
+//	    are the ones the caller sent (else the agent's view), and the
+//	    caller's address is appended to X-Forwarded-For. A request
+//	    without an Authorization header gets "Authorization: token <app
+//	    token>", the kernel's secret (CAIRN_APP_TOKEN inside it), so apps
+//	    such as Jupyter need no token from the user. The app may not set
+//	    cairn_* cookies. 404 for a kernel this agent does not run or a
+//	    port it did not publish; 502 when nothing answers on the port
+//	    (the app is not listening yet).
+//	GET /kernels/{kernel id}/ports/{container port}/tunnel
+//	    with Connection: Upgrade and Upgrade: cairn-tunnel (TunnelProtocol):
+//	    101, then the connection carries raw bytes both ways to the
+//	    published port (for tcp apps) until either side closes; 426 without
+//	    the upgrade headers, 404 and 502 as above.
 //	GET /healthz
 //	    200 application/json {"status":"ok","agent_id":...}
 //	GET /metrics
 //	    the process's Prometheus metrics
 //
 // Errors are RFC 9457 problem details (application/problem+json): 400 for
-// a bad kernel id or option, 404 for a kernel without logs here, 503 when
-// Podman does not answer. /kernels/ answers only the manager: a request
+// a bad kernel id, port or option, 404 for a kernel without logs or apps
+// here, 502 for an app that does not answer, 503 when Podman does not
+// answer. /kernels/ answers only the manager: a request
 // must carry the manager's signature (busauth.ManagerSignatureHeader, made
 // with the key that issued the agent's bus credentials), or it gets 401.
 // /healthz and /metrics tell nothing about sessions and stay open.
 func (a *Agent) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /kernels/{id}/logs", a.managerOnly(a.serveLogs))
+	mux.HandleFunc("/kernels/{id}/apps/{port}/{rest...}", a.managerOnly(a.serveApp))
+	mux.HandleFunc("GET /kernels/{id}/ports/{port}/tunnel", a.managerOnly(a.serveTunnel))
 	mux.Handle("GET /metrics", promhttp.Handler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")

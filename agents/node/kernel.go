@@ -41,6 +41,7 @@ type kernel struct {
 	// Guarded by Agent.mu.
 	containerID string
 	running     bool
+	apps        kernelApps             // set before the container is created or adopted
 	last        *protocol.KernelStatus // the last report sent
 }
 
@@ -154,12 +155,38 @@ func (a *Agent) containerKernels() []uuid.UUID {
 	return out
 }
 
-// status returns a report about k in phase, with its container id.
+// status returns a report about k in phase, with its container id and,
+// when running, its published ports.
 func (a *Agent) status(k *kernel, phase domain.KernelPhase) protocol.KernelStatus {
-	return protocol.KernelStatus{
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s := protocol.KernelStatus{
 		SessionID: k.session, KernelID: k.id, AgentID: a.cfg.AgentID,
-		Phase: phase, ContainerID: a.containerOf(k),
+		Phase: phase, ContainerID: k.containerID,
 	}
+	if phase == domain.PhaseRunning {
+		s.ServicePorts = slices.Clone(k.apps.ports)
+	}
+	return s
+}
+
+// setApps records what k's apps are served with.
+func (a *Agent) setApps(k *kernel, apps kernelApps) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	k.apps = apps
+}
+
+// appsOf returns what the kernel's apps are served with; false for a
+// kernel the agent does not look after.
+func (a *Agent) appsOf(id uuid.UUID) (kernelApps, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	k, ok := a.kernels[id]
+	if !ok {
+		return kernelApps{}, false
+	}
+	return k.apps, true
 }
 
 func compareUUID(x, y uuid.UUID) int { return bytes.Compare(x[:], y[:]) }

@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/cairnhq/cairn/agents/protocol"
+	"github.com/cairnhq/cairn/domain"
 )
 
 // recordState is where a kernel is in the agent's own records. States only
@@ -69,6 +70,12 @@ type record struct {
 	Create *protocol.KernelCreate `json:"create,omitempty"`
 	// ContainerID is the kernel's container, once created.
 	ContainerID string `json:"container_id,omitempty"`
+	// Ports are the host ports published for the kernel's service ports,
+	// chosen before its container was created; AppToken is the secret the
+	// agent adds to the requests it forwards to the kernel's apps (see
+	// EnvAppToken). Records are files only the agent's user reads (0600).
+	Ports    []domain.PublishedPort `json:"ports,omitempty"`
+	AppToken string                 `json:"app_token,omitempty"`
 	// Reason and Message explain a failure or a destroy.
 	Reason    string    `json:"reason,omitempty"`
 	Message   string    `json:"message,omitempty"`

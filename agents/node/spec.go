@@ -33,8 +33,11 @@ const (
 // then the CAIRN_* variables, then the GPU variables, later ones winning,
 // so a kernel can neither fake its identity nor see a GPU it was not
 // given; and its isolation: the agent's user namespace mapping and
-// capabilities (Config.UserNS, Config.Capabilities). Errors are the kernel's fault: it is reported failed.
-func buildSpec(cfg Config, inv accelerator.Inventory, cdi accelerator.CDIInfo, m protocol.KernelCreate) (runtime.ContainerSpec, error) {
+// capabilities (Config.UserNS, Config.Capabilities); and its apps: each
+// service port published on its host port on 127.0.0.1, and the app
+// token in CAIRN_APP_TOKEN (set after the request's variables, like the
+// other CAIRN_* ones). Errors are the kernel's fault: it is reported failed.
+func buildSpec(cfg Config, inv accelerator.Inventory, cdi accelerator.CDIInfo, m protocol.KernelCreate, apps kernelApps) (runtime.ContainerSpec, error) {
 	devices, gpuEnv, err := accelerator.ContainerDevices(m.Devices, inv, cdi)
 	if err != nil {
 		return runtime.ContainerSpec{}, fmt.Errorf("devices: %w", err)
@@ -47,6 +50,13 @@ func buildSpec(cfg Config, inv accelerator.Inventory, cdi accelerator.CDIInfo, m
 	env[EnvSessionID] = m.SessionID.String()
 	if m.Role != "" {
 		env[EnvKernelRole] = string(m.Role)
+	}
+	if apps.token != "" {
+		env[EnvAppToken] = apps.token
+	}
+	ports := make([]runtime.PortMapping, 0, len(apps.ports))
+	for _, p := range apps.ports {
+		ports = append(ports, runtime.PortMapping{HostIP: appHost, HostPort: p.HostPort, ContainerPort: p.ContainerPort, Protocol: "tcp"})
 	}
 	for k, v := range gpuEnv {
 		env[k] = v
@@ -73,6 +83,7 @@ func buildSpec(cfg Config, inv accelerator.Inventory, cdi accelerator.CDIInfo, m
 		Labels:       map[string]string{LabelAllocationRevision: strconv.FormatInt(m.AllocationRevision, 10)},
 		Devices:      devices,
 		Mounts:       mounts,
+		Ports:        ports,
 		StopGrace:    cfg.StopGrace,
 		UserNS:       cfg.idMap(),
 		Capabilities: cfg.Capabilities,

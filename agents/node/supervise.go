@@ -133,7 +133,11 @@ func (a *Agent) createKernel(ctx context.Context, k *kernel) (runtime.Container,
 		}
 	}
 
-	spec, err := buildSpec(a.cfg, a.inv, a.cdi, cmd)
+	apps, err := a.prepareApps(k)
+	if err != nil {
+		return runtime.Container{}, a.fail(ctx, k, err)
+	}
+	spec, err := buildSpec(a.cfg, a.inv, a.cdi, cmd, apps)
 	if err != nil {
 		return runtime.Container{}, a.fail(ctx, k, err)
 	}
@@ -170,6 +174,37 @@ func (a *Agent) createKernel(ctx context.Context, k *kernel) (runtime.Container,
 	return c, true
 }
 
+// prepareApps returns the host ports and the app token of a kernel about
+// to be created: those its record holds (a creation resumed after a
+// restart, whose container may already exist with them), or new ones,
+// recorded before the container is created so that a restarted agent
+// keeps them.
+func (a *Agent) prepareApps(k *kernel) (kernelApps, error) {
+	r, ok, err := a.ledger.get(k.id)
+	if err != nil {
+		return kernelApps{}, err
+	}
+	if ok && r.AppToken != "" {
+		a.ports.reserve(k.id, r.Ports)
+		apps := kernelApps{ports: r.Ports, token: r.AppToken}
+		a.setApps(k, apps)
+		return apps, nil
+	}
+	ports, err := a.ports.allocate(k.id, k.create.ServicePorts)
+	if err != nil {
+		return kernelApps{}, err
+	}
+	apps := kernelApps{ports: ports, token: newAppToken()}
+	if _, _, err := a.ledger.advance(k.id, k.session, statePending, func(r *record) {
+		r.Ports, r.AppToken = apps.ports, apps.token
+	}); err != nil {
+		a.ports.release(k.id)
+		return kernelApps{}, err
+	}
+	a.setApps(k, apps)
+	return apps, nil
+}
+
 // fail records and reports that the kernel could not be created or
 // started; it returns false for createKernel's convenience. When ctx has
 // ended (the agent stops, or the kernel is being destroyed) it does
@@ -178,6 +213,7 @@ func (a *Agent) fail(ctx context.Context, k *kernel, cause error) bool {
 	if ctx.Err() != nil {
 		return false
 	}
+	a.ports.release(k.id) // the container never runs: nothing holds them
 	s := a.status(k, domain.PhaseFailed)
 	s.Reason, s.Message = domain.ReasonFailedToStart, cause.Error()
 	if _, _, err := a.ledger.advance(k.id, k.session, stateFailed, func(r *record) {
@@ -223,6 +259,7 @@ func (a *Agent) watch(ctx context.Context, k *kernel, id string) {
 func (a *Agent) vanished(ctx context.Context, k *kernel) {
 	a.log.Warn("kernel container vanished", "kernel_id", k.id)
 	a.setContainer(k, "", false)
+	a.ports.release(k.id)
 	if _, _, err := a.ledger.advance(k.id, k.session, stateRemoved, func(r *record) { r.Reason = reasonVanished }); err != nil {
 		a.log.Warn("kernel record not updated", "kernel_id", k.id, "error", err)
 	}
@@ -264,5 +301,6 @@ func (a *Agent) tearDown(ctx context.Context, k *kernel) {
 	s.Reason = r.Reason
 	a.setContainer(k, "", false)
 	a.drop(k)
+	a.ports.release(k.id) // after drop: the endpoint no longer finds the kernel
 	a.report(ctx, k, s)
 }

@@ -34,6 +34,11 @@ type KernelCreate struct {
 	Devices []domain.DeviceShare `json:"devices,omitempty"`
 	// Mounts are bind mounts (vfolders) with their permission.
 	Mounts []Mount `json:"mounts,omitempty"`
+	// ServicePorts are the container ports the agent publishes (on host
+	// ports of its own, on its loopback) and serves the kernel's apps
+	// from: the image's service ports plus the session's pre-opened ports
+	// (domain.SessionServicePorts).
+	ServicePorts []domain.ServicePort `json:"service_ports,omitempty"`
 	// AllocationRevision is the revision of the agent.allocated event in
 	// the agent's stream (agent-<agent id>); KernelSync compares it with its
 	// AsOfRevision to tell an orphan from a kernel allocated after the sync
@@ -70,6 +75,7 @@ func (m KernelCreate) Validate() error {
 	}
 	c.shares("devices", m.Devices)
 	c.mounts("mounts", m.Mounts)
+	c.servicePorts("service_ports", m.ServicePorts)
 	if m.AllocationRevision < 0 {
 		c.bad("allocation_revision", "must not be negative")
 	}
@@ -90,8 +96,10 @@ func ShellCommand(command string) []string {
 // NewKernelCreate builds the kernel.create for an allocation: alloc is the
 // agent.allocated event recorded at revision allocRevision in the stream
 // of agent agentID, req the session.requested event of alloc's session
-// (image, command, environment and the kernel's role). The command runs as
-// ShellCommand(req.Command). It refuses (domain.ErrInvalid) an allocation
+// (image, command, environment, pre-opened ports and the kernel's role).
+// The command runs as ShellCommand(req.Command). The service ports are
+// the session's pre-opened ports only: the caller adds the image's
+// (domain.SessionServicePorts), which the request does not carry. It refuses (domain.ErrInvalid) an allocation
 // of another session or of a kernel req does not name, and a result that
 // does not validate.
 func NewKernelCreate(agentID string, alloc domain.AgentAllocated, allocRevision int64, req domain.SessionRequested) (KernelCreate, error) {
@@ -120,6 +128,7 @@ func NewKernelCreate(agentID string, alloc domain.AgentAllocated, allocRevision 
 		Env:                env,
 		Slots:              alloc.Slots.Clone(),
 		Devices:            append([]domain.DeviceShare(nil), alloc.Devices...),
+		ServicePorts:       domain.SessionServicePorts(nil, req.PreopenPorts),
 		AllocationRevision: allocRevision,
 		At:                 alloc.At,
 	}

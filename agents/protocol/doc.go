@@ -77,9 +77,9 @@
 //
 // kernel.status (KernelStatus): a kernel's progress and end, mapped one to
 // one onto commands.ReportKernelStatus{SessionID, KernelID, AgentID, Phase,
-// ContainerID, ExitCode, Reason, Message}. The agent sends, per kernel:
-// preparing, pulling (only when the image must be pulled), creating,
-// running (with the container id), then exited (with the exit code) when
+// ContainerID, ExitCode, Reason, Message, ServicePorts}. The agent sends, per
+// kernel: preparing, pulling (only when the image must be pulled), creating,
+// running (with the container id and the ports it published), then exited (with the exit code) when
 // the process ends on its own, removed when the container is gone, or
 // failed (Reason failed-to-start, Message the cause) when it cannot be
 // created or started. Reports come at least once and may be repeated (a
@@ -96,8 +96,9 @@
 // kernel.create (KernelCreate): published by the forwarder for every
 // agent.allocated event, built with NewKernelCreate from the event, its
 // stream revision in agent-<agent id>, and the session's session.requested
-// event; message id = the agent.allocated event id. Self-contained: the
-// agent needs nothing else to run the kernel. Creating is idempotent by
+// event (plus the service ports of the session's image, which the forwarder
+// reads from the image's stream); message id = the agent.allocated event
+// id. Self-contained: the agent needs nothing else to run the kernel. Creating is idempotent by
 // kernel id: a repeated kernel.create never makes a second container nor
 // re-runs a kernel that exited; it is answered by repeating the kernel's
 // last report (its final one, removed or failed, for a kernel the agent

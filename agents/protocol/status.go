@@ -27,8 +27,11 @@ type KernelStatus struct {
 	// phases may carry one for the logs.
 	Reason string `json:"reason,omitempty"`
 	// Message explains a failure to humans.
-	Message    string    `json:"message,omitempty"`
-	ObservedAt time.Time `json:"observed_at"`
+	Message string `json:"message,omitempty"`
+	// ServicePorts are the ports the agent published for the kernel's
+	// apps, when running (the host ports are on the agent's loopback).
+	ServicePorts []domain.PublishedPort `json:"service_ports,omitempty"`
+	ObservedAt   time.Time              `json:"observed_at"`
 }
 
 func (KernelStatus) MessageType() string { return TypeKernelStatus }
@@ -55,6 +58,9 @@ func (m KernelStatus) Validate() error {
 		c.bad("container_id", "required when running")
 	case m.Phase == domain.PhaseFailed && m.Reason == "":
 		c.bad("reason", "required when failed")
+	}
+	if err := domain.CheckPublishedPorts(c.op, "service_ports", m.ServicePorts); err != nil {
+		c.errs = append(c.errs, err)
 	}
 	c.time("observed_at", m.ObservedAt)
 	return c.err()

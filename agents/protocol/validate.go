@@ -142,3 +142,37 @@ func (c *checker) address(field, addr string) {
 		c.bad(field, "%q is not an http(s) URL", addr)
 	}
 }
+
+// maxServicePorts bounds the ports of one kernel: an image's (at most 64)
+// and a session's pre-opened ones.
+const maxServicePorts = 64 + domain.MaxPreopenPorts
+
+// servicePorts: each named once, with a known protocol and a port in
+// 1..65535 used once.
+func (c *checker) servicePorts(field string, ports []domain.ServicePort) {
+	if len(ports) > maxServicePorts {
+		c.bad(field, "more than %d service ports", maxServicePorts)
+		return
+	}
+	names, used := map[string]bool{}, map[int]bool{}
+	for _, sp := range ports {
+		switch {
+		case sp.Name == "":
+			c.bad(field, "a service port without a name")
+		case names[sp.Name]:
+			c.bad(field, "service port %s is listed twice", sp.Name)
+		}
+		switch sp.Protocol {
+		case domain.ServiceProtocolHTTP, domain.ServiceProtocolTCP, domain.ServiceProtocolPreopen:
+		default:
+			c.bad(field, "service port %s: unknown protocol %q", sp.Name, sp.Protocol)
+		}
+		switch {
+		case sp.Port < 1 || sp.Port > 65535:
+			c.bad(field, "service port %s: port %d is not between 1 and 65535", sp.Name, sp.Port)
+		case used[sp.Port]:
+			c.bad(field, "service port %s: port %d is used twice", sp.Name, sp.Port)
+		}
+		names[sp.Name], used[sp.Port] = true, true
+	}
+}

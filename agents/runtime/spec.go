@@ -3,6 +3,7 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	"net"
 	"path"
 	"regexp"
 	"slices"
@@ -55,6 +56,11 @@ type ContainerSpec struct {
 	// is nosuid and nodev: setuid bits and device nodes on it are inert.
 	Mounts []Mount
 
+	// Ports publish container ports on host ports. Only loopback host
+	// addresses are accepted: a kernel's apps are reached through the
+	// agent's authenticated endpoint, never directly from the network.
+	Ports []PortMapping
+
 	// UserNS, when set, runs the container in its own user namespace with
 	// this mapping, so its root is an unprivileged id on the host; nil
 	// shares the host's (the container's root is the host's root).
@@ -74,6 +80,14 @@ type Mount struct {
 	Source   string // absolute host path; must exist
 	Target   string // absolute path inside the container
 	ReadOnly bool
+}
+
+// PortMapping publishes one container port on a host address and port.
+type PortMapping struct {
+	HostIP        string // a loopback address, such as 127.0.0.1
+	HostPort      int
+	ContainerPort int
+	Protocol      string // tcp (the default when empty)
 }
 
 // Rlimit is a soft and a hard POSIX resource limit.
@@ -179,6 +193,28 @@ func (s ContainerSpec) Validate() error {
 			bad("mounts", "target %q is mounted twice", m.Target)
 		}
 		targets[path.Clean(m.Target)] = true
+	}
+	hostPorts, containerPorts := map[int]bool{}, map[int]bool{}
+	for _, p := range s.Ports {
+		if ip := net.ParseIP(p.HostIP); ip == nil || !ip.IsLoopback() {
+			bad("ports", "host address %q is not a loopback address: apps are published on loopback only", p.HostIP)
+		}
+		switch {
+		case p.HostPort < 1 || p.HostPort > 65535:
+			bad("ports", "host port %d is not between 1 and 65535", p.HostPort)
+		case hostPorts[p.HostPort]:
+			bad("ports", "host port %d is used twice", p.HostPort)
+		}
+		switch {
+		case p.ContainerPort < 1 || p.ContainerPort > 65535:
+			bad("ports", "container port %d is not between 1 and 65535", p.ContainerPort)
+		case containerPorts[p.ContainerPort]:
+			bad("ports", "container port %d is published twice", p.ContainerPort)
+		}
+		if p.Protocol != "" && p.Protocol != "tcp" {
+			bad("ports", "protocol %q: only tcp is published", p.Protocol)
+		}
+		hostPorts[p.HostPort], containerPorts[p.ContainerPort] = true, true
 	}
 	if s.StopGrace < 0 {
 		bad("stop grace", "%s is negative", s.StopGrace)

@@ -24,6 +24,7 @@ func validSpec() ContainerSpec {
 			{Source: "/data/b", Target: "/home/work/b"},
 		},
 		MemoryBytes: 1 << 30,
+		Ports:       []PortMapping{{HostIP: "127.0.0.1", HostPort: 30000, ContainerPort: 8888, Protocol: "tcp"}, {HostIP: "::1", HostPort: 30001, ContainerPort: 22}},
 	}
 }
 
@@ -58,6 +59,12 @@ func TestValidate(t *testing.T) {
 		{"relative target", func(s *ContainerSpec) { s.Mounts[0].Target = "work" }, "target"},
 		{"root target", func(s *ContainerSpec) { s.Mounts[0].Target = "/" }, "target may not be /"},
 		{"same target twice", func(s *ContainerSpec) { s.Mounts[1].Target = "/home/work/a/" }, "mounted twice"},
+		{"port on every interface", func(s *ContainerSpec) { s.Ports[0].HostIP = "0.0.0.0" }, "not a loopback address"},
+		{"port on no address", func(s *ContainerSpec) { s.Ports[0].HostIP = "" }, "not a loopback address"},
+		{"host port 0", func(s *ContainerSpec) { s.Ports[0].HostPort = 0 }, "host port 0"},
+		{"host port twice", func(s *ContainerSpec) { s.Ports[1].HostPort = 30000 }, "host port 30000 is used twice"},
+		{"container port twice", func(s *ContainerSpec) { s.Ports[1].ContainerPort = 8888 }, "published twice"},
+		{"udp", func(s *ContainerSpec) { s.Ports[0].Protocol = "udp" }, "only tcp"},
 		{"negative grace", func(s *ContainerSpec) { s.StopGrace = -time.Second }, "stop grace"},
 		{"userns onto host root", func(s *ContainerSpec) { s.UserNS = &IDMap{HostID: 0, Size: 65536} }, "host id 0"},
 		{"empty userns", func(s *ContainerSpec) { s.UserNS = &IDMap{HostID: 100000} }, "size is 0"},

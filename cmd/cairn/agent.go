@@ -49,10 +49,17 @@ id before the kernel starts (files it does not own become the kernel root's).
 The agent refuses to start when the host cannot do that; --kernel-userns=host
 runs kernels' root as the host's root instead.
 
-With --listen it serves the kernels' logs over HTTP for the manager:
-GET /kernels/<kernel id>/logs?tail=N&max_bytes=N (no authentication: keep it
-on the manager's network). --advertise is the URL the manager reaches it at
-(default: from --listen, with this machine's host name).
+With --listen it serves the kernels' logs and apps over HTTP for the manager
+and the app proxy, answering only requests the manager's key signed:
+GET /kernels/<kernel id>/logs?tail=N&max_bytes=N, and
+/kernels/<kernel id>/apps/<container port>/<path>, proxied to the kernel's
+service port. --advertise is the URL the manager reaches it at (default: from
+--listen, with this machine's host name).
+
+A kernel's service ports (its image's, and the ports its session pre-opens)
+are published on 127.0.0.1 only, on host ports the agent takes from
+--app-ports (one kernel per host port, skipping ports something else holds);
+nothing but the agent reaches them.
 
 Its bus credentials: "cairn agent enroll" (a one-time token from a
 superadmin) writes them to <data dir>/bus.creds and <data dir>/bus-ca.pem,
@@ -85,6 +92,8 @@ which the agent uses when --bus-credentials and --bus-ca are not given.`,
 	f.StringVar(&cfg.DataDir, "data-dir", "./data/agent", "directory for the agent's records and the logs of removed kernels")
 	f.StringVar(&cfg.Listen, "listen", "", "address of the HTTP logs endpoint, host:port (default: none)")
 	f.StringVar(&cfg.Advertise, "advertise", "", "base URL the manager reaches --listen at, http://host:port (default: derived from --listen)")
+	cfg.AppPortRange = node.DefaultAppPortRange
+	f.Var(&cfg.AppPortRange, "app-ports", "host ports (first-last) for kernels' service ports; published on 127.0.0.1 only and reached through the --listen endpoint")
 	f.StringVar(&cfg.Architecture, "architecture", node.HostArchitecture(), "CPU architecture images must match")
 	f.StringVar(&flags.cpus, "cpus", "", "CPU cores to offer, e.g. 6 or 7.5 (default: discovered)")
 	f.StringVar(&flags.memory, "memory", "", "memory to offer, e.g. 48g (default: discovered)")

@@ -24,7 +24,8 @@ func newDevCommand() *cobra.Command {
 		Long: `dev runs Cairn in one process with its embedded defaults: the HTTP API
 (--listen), the command handlers, the read models' projectors, the
 scheduler, the forwarder and the reports consumer; an embedded NATS
-JetStream server carrying the message bus (--nats-listen); one local agent
+JetStream server carrying the message bus (--nats-listen); the app proxy
+that opens sessions' apps and terminals (--app-proxy-listen); one local agent
 running sessions as Podman containers (--podman; --no-agent for none); and
 the event store, SQLite in --data-dir (or --store names another one).
 
@@ -55,6 +56,9 @@ then the managers, the bus, NATS and the store.`,
 	f.StringVar(&cfg.DataDir, "data-dir", devserver.DefaultDataDir, "directory for the SQLite store, NATS streams, agent records and credentials.json")
 	f.StringVar(&cfg.Store, "store", "", "event store DSN (sqlite:///path/cairn.db or postgres://...); default: SQLite in --data-dir")
 	f.StringVar(&cfg.NATSListen, "nats-listen", devserver.DefaultNATSListen, "embedded NATS address, host:port; 0.0.0.0:4222 lets other machines' agents join")
+	f.StringVar(&cfg.AppProxyListen, "app-proxy-listen", devserver.DefaultAppProxyListen, "app proxy address, host:port: sessions' apps (Jupyter...) and terminals are reached there (port 0: any free port)")
+	f.StringVar(&cfg.AppProxyURL, "app-proxy-url", "", "the app proxy's base URL as browsers reach it, for the links the API hands out (default: http://<app proxy address>)")
+	f.StringVar(&cfg.AgentListen, "agent-listen", devserver.DefaultAgentListen, "the local agent's HTTP endpoint (logs, apps, terminals; answers only requests the manager signed)")
 	f.BoolVar(&cfg.NoAgent, "no-agent", false, "run no local agent (sessions wait for one to join over the bus)")
 	f.StringVar(&cfg.AgentID, "agent-id", devserver.DefaultAgentID, "id of the local agent (its containers are labelled cairn.agent=<id>)")
 	f.StringVar(&cfg.GPUs, "gpus", devserver.DefaultGPUs, "GPU discovery of the local agent: none, nvml, nvml:<library path>, mock:<dgxa100|dgxh100|dgxh200|dgxb200>")

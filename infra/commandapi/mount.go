@@ -40,6 +40,9 @@ type Deps struct {
 	// Maintenance starts rebuilds and audit verifications (maintenance.go);
 	// without it those routes are not mounted.
 	Maintenance Maintenance
+	// Apps open a session's apps through the app proxy
+	// (sessions_apps_open.go).
+	Apps AppDeps
 }
 
 // WithDefaults returns d with Passwords and LoginTTL set when they were not.
@@ -114,6 +117,7 @@ func (a *API) Mount(v1 fiber.Router) {
 	v1.Delete("/auth/session", a.deleteWebSession)
 	v1.Post("/sessions", a.createSession)
 	v1.Delete("/sessions/:id", a.deleteSession)
+	v1.Post("/sessions/:id/apps/:app", a.openApp)
 	v1.Post("/agents/:id/enrollment", a.offerEnrollment)
 	v1.Delete("/agents/:id/enrollment", a.revokeEnrollment)
 	v1.Post("/agents/:id/lost", a.markAgentLost)

@@ -40,6 +40,9 @@ type createSessionRequest struct {
 	ResourceGroup string            `json:"resource_group"`
 	// Mounts name virtual folders to mount: [{name, path?, permission?}].
 	Mounts []domain.VFolderMountRequest `json:"mounts"`
+	// PreopenPorts are container ports to publish besides the image's
+	// service ports, each an HTTP app named port-<n>.
+	PreopenPorts []int `json:"preopen_ports"`
 }
 
 // createSessionResponse is the answer of POST /v1/sessions (201).
@@ -146,6 +149,7 @@ func parseCreateSession(body []byte, known func(ref string) (bool, error)) (doma
 		ClusterMode:   domain.ClusterMode(req.ClusterMode),
 		ClusterSize:   size,
 		Resources:     slots,
+		PreopenPorts:  req.PreopenPorts,
 	}, req.Mounts, nil
 }
 

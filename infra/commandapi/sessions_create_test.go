@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -118,6 +119,11 @@ func TestCreateSessionRefusesBadInput(t *testing.T) {
 		{"cluster size too large", `{"image":"localhost/busybox:latest","cluster_size":1000,` + res + `}`, "cluster_size"},
 		{"unknown cluster mode", `{"image":"localhost/busybox:latest","cluster_mode":"mesh",` + res + `}`, "cluster_mode"},
 		{"bad name", `{"name":"-x","image":"localhost/busybox:latest",` + res + `}`, "name"},
+		{"preopen port 0", `{"image":"localhost/busybox:latest","preopen_ports":[0],` + res + `}`, "preopen_ports"},
+		{"preopen port too big", `{"image":"localhost/busybox:latest","preopen_ports":[8080,65536],` + res + `}`, "preopen_ports"},
+		{"preopen port twice", `{"image":"localhost/busybox:latest","preopen_ports":[8080,8080],` + res + `}`, "preopen_ports"},
+		{"too many preopen ports", `{"image":"localhost/busybox:latest","preopen_ports":[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17],` + res + `}`, "preopen_ports"},
+		{"preopen port not a number", `{"image":"localhost/busybox:latest","preopen_ports":["8080"],` + res + `}`, "preopen_ports"},
 		{"malformed JSON", `{"image":`, "body"},
 		{"two objects", `{"image":"localhost/busybox:latest",` + res + `} {}`, "body"},
 		{"not an object", `[1,2]`, "body"},
@@ -234,5 +240,17 @@ func TestCreateSessionBodyOverTheLimitIs413(t *testing.T) {
 	var p httpapi.Problem
 	if err := json.Unmarshal(r.body, &p); err != nil || p.Type != "https://cairn.dev/problems/too-large" {
 		t.Fatalf("problem %s: %v", r.body, err)
+	}
+}
+
+// A session may pre-open ports; its kernels show the ports their agent
+// published once they run, none before.
+func TestCreateSessionWithPreopenPorts(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{})
+	c := e.create(t, aliceToken, `{"image":"cr.io/pytorch:2.4","resources":{"cpu":1,"mem":"1g"},"preopen_ports":[8888,6006]}`)
+	r := e.do(t, "GET", "/v1/sessions/"+c.ID+"?wait_for_position="+strconv.FormatUint(c.Position, 10), aliceToken, "")
+	if r.status != http.StatusOK || !strings.Contains(string(r.body), `"service_ports":[]`) {
+		t.Fatalf("GET: %d %s; want a kernel with service_ports []", r.status, r.body)
 	}
 }

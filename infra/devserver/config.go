@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/url"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -32,6 +33,8 @@ const (
 	DefaultListen          = "127.0.0.1:8080"
 	DefaultDataDir         = "./data"
 	DefaultNATSListen      = "127.0.0.1:4222"
+	DefaultAppProxyListen  = "127.0.0.1:8081"
+	DefaultAgentListen     = "127.0.0.1:0"
 	DefaultAgentID         = "local"
 	DefaultGPUs            = nvml.SourceNone
 	DefaultPodman          = podman.DefaultURI
@@ -81,6 +84,19 @@ type Config struct {
 	// 127.0.0.1:4222, this machine only; 0.0.0.0:4222 lets other machines'
 	// agents join; port 0 picks a free port).
 	NATSListen string
+	// AppProxyListen is the app proxy's address, host:port (default
+	// 127.0.0.1:8081; 127.0.0.1:0 when Listen's port is 0). Sessions' apps
+	// and terminals are reached there, never through the API's listener.
+	AppProxyListen string
+	// AppProxyURL is the app proxy's base URL as browsers reach it, for
+	// the links the API hands out (default http://<AppProxyListen's bound
+	// address>). Give it when a TLS terminator or another host name is in
+	// front.
+	AppProxyURL string
+	// AgentListen is the local agent's HTTP endpoint (its logs, apps and
+	// terminals, answering only requests the manager signed; default
+	// 127.0.0.1:0).
+	AgentListen string
 	// NoAgent runs no local agent: sessions wait for an agent that joins
 	// over the bus.
 	NoAgent bool
@@ -200,6 +216,8 @@ type Endpoints struct {
 	BusURL string
 	// AgentID is the local agent's id, empty without one.
 	AgentID string
+	// AppProxyURL is the app proxy's base URL.
+	AppProxyURL string
 	// ServeWithoutAudit serves the same API on ln, without the access-log
 	// middleware (no request made there is recorded in the audit trail),
 	// until ctx ends. It exists for the API benchmark (cairn-bench api),
@@ -221,6 +239,13 @@ func (c Config) WithDefaults() Config {
 	set(&c.Listen, DefaultListen)
 	set(&c.DataDir, DefaultDataDir)
 	set(&c.NATSListen, DefaultNATSListen)
+	if c.AppProxyListen == "" {
+		c.AppProxyListen = DefaultAppProxyListen
+		if host, port, err := net.SplitHostPort(c.Listen); err == nil && port == "0" {
+			c.AppProxyListen = net.JoinHostPort(host, "0")
+		}
+	}
+	set(&c.AgentListen, DefaultAgentListen)
 	set(&c.AgentID, DefaultAgentID)
 	set(&c.GPUs, DefaultGPUs)
 	set(&c.Podman, DefaultPodman)
@@ -310,6 +335,20 @@ func (c Config) Validate() error {
 	if d.Listen == d.NATSListen && !hasPortZero(d.Listen) {
 		add("listen and nats listen are both %q", d.Listen)
 	}
+	if err := checkHostPort(d.AppProxyListen); err != nil {
+		add("app proxy listen %q: %w", d.AppProxyListen, err)
+	}
+	if !hasPortZero(d.AppProxyListen) && (d.AppProxyListen == d.Listen || d.AppProxyListen == d.NATSListen) {
+		add("app proxy listen %q is taken by the API or NATS", d.AppProxyListen)
+	}
+	if d.AppProxyURL != "" {
+		if u, err := url.Parse(d.AppProxyURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") {
+			add("app proxy url %q: want http(s)://host[:port], no path", d.AppProxyURL)
+		}
+	}
+	if err := checkHostPort(d.AgentListen); err != nil {
+		add("agent listen %q: %w", d.AgentListen, err)
+	}
 	if err := protocol.ValidateAgentID(d.AgentID); err != nil {
 		add("agent id: %w", err)
 	}
@@ -394,6 +433,9 @@ func (c Config) LogValue() slog.Value {
 		slog.String("data_dir", c.DataDir),
 		slog.String("store", config.RedactDSN(c.Store)),
 		slog.String("nats_listen", c.NATSListen),
+		slog.String("app_proxy_listen", c.AppProxyListen),
+		slog.String("app_proxy_url", c.AppProxyURL),
+		slog.String("agent_listen", c.AgentListen),
 		slog.Bool("no_agent", c.NoAgent),
 		slog.String("agent_id", c.AgentID),
 		slog.String("gpus", c.GPUs),

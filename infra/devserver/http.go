@@ -25,6 +25,7 @@ import (
 
 	"github.com/cairnhq/cairn/infra/accesslog"
 	"github.com/cairnhq/cairn/infra/agentlogs"
+	"github.com/cairnhq/cairn/infra/appproxy"
 	"github.com/cairnhq/cairn/infra/auth/httpauth"
 	"github.com/cairnhq/cairn/infra/bootstrap"
 	"github.com/cairnhq/cairn/infra/bus/busauth"
@@ -93,6 +94,10 @@ func (s *server) startHTTP(ctx context.Context) error {
 	}
 	s.access = access
 	s.parts.goRun("access log", access.Run)
+	if err := s.startAppProxy(reg, access); err != nil {
+		ln.Close()
+		return err
+	}
 	if err := s.registerHealth(reg); err != nil {
 		ln.Close()
 		return err
@@ -279,6 +284,7 @@ func (s *server) app(reg prometheus.Registerer, auth *httpauth.Authenticator, ac
 		},
 		Bus:         busauth.Signer{Keys: s.busKeys, CAFile: s.busCA},
 		Maintenance: s.maint,
+		Apps:        commandapi.AppDeps{Opener: s.appOpener, Routes: appproxy.SessionRoutes{Sessions: s.models.Sessions}},
 	})
 	if err != nil {
 		return nil, nil, err

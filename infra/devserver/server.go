@@ -27,6 +27,7 @@ import (
 	"github.com/cairnhq/cairn/eventstore/sqlite"
 	"github.com/cairnhq/cairn/infra/accesslog"
 	"github.com/cairnhq/cairn/infra/agentlogs"
+	"github.com/cairnhq/cairn/infra/appproxy"
 	"github.com/cairnhq/cairn/infra/auth/httpauth"
 	"github.com/cairnhq/cairn/infra/auth/password"
 	"github.com/cairnhq/cairn/infra/bootstrap"
@@ -88,7 +89,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	printBanner(cfg.Out, b)
 	if cfg.OnReady != nil {
 		cfg.OnReady(Endpoints{APIURL: s.apiURL, Token: s.credentials.Token, CredentialsPath: b.credentialsPath,
-			BusURL: s.nats.ClientURL(), AgentID: s.localAgentID(), ServeWithoutAudit: s.serveWithoutAudit})
+			BusURL: s.nats.ClientURL(), AgentID: s.localAgentID(), AppProxyURL: s.appProxyURL, ServeWithoutAudit: s.serveWithoutAudit})
 	}
 
 	select {
@@ -126,6 +127,8 @@ type server struct {
 	leases     *maintenance.Leases
 
 	apiURL      string
+	appProxyURL string
+	appOpener   *appproxy.Opener
 	credentials bootstrap.Credentials
 	created     bool
 
@@ -429,6 +432,9 @@ func (s *server) startAgent(context.Context) error {
 		UserNS:             s.cfg.KernelUserNS,
 		DataDir:            filepath.Join(s.cfg.DataDir, agentDir),
 		Version:            s.cfg.Version,
+		// Its endpoint serves logs, apps and terminals to the manager and
+		// the app proxy, as a remote agent's does.
+		Listen: s.cfg.AgentListen,
 	}, s.log)
 	if err != nil {
 		return err

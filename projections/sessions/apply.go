@@ -157,6 +157,7 @@ func (m *ReadModel) applyKernel(ctx context.Context, tx projections.Tx, sid stri
 		status                   domain.SessionStatus
 		reason                   string
 		container, code, message any
+		ports                    any
 	)
 	switch e := ev.(type) {
 	case domain.KernelPreparing:
@@ -170,6 +171,11 @@ func (m *ReadModel) applyKernel(ctx context.Context, tx projections.Tx, sid stri
 	case domain.KernelRunning:
 		id, status, reason = e.KernelID, domain.StatusRunning, domain.ReasonKernelStarted
 		container = e.ContainerID
+		text, err := jsonText(nonNilPorts(e.ServicePorts))
+		if err != nil {
+			return err
+		}
+		ports = text
 	case domain.KernelExited:
 		id, status, reason = e.KernelID, domain.StatusTerminated, e.Reason
 		code = int64(e.ExitCode)
@@ -181,7 +187,7 @@ func (m *ReadModel) applyKernel(ctx context.Context, tx projections.Tx, sid stri
 	default:
 		return fmt.Errorf("sessions: unexpected event %s", ev.EventType())
 	}
-	if err := exec(ctx, tx, m.sql.kernelStatus, id.String(), string(status), reason, container, code, message, pos); err != nil {
+	if err := exec(ctx, tx, m.sql.kernelStatus, id.String(), string(status), reason, container, code, message, pos, ports); err != nil {
 		return err
 	}
 	return exec(ctx, tx, m.sql.touchSession, sid, pos)
@@ -212,6 +218,13 @@ func jsonText(v any) (string, error) {
 		return "", fmt.Errorf("sessions: encode %T: %w", v, err)
 	}
 	return string(b), nil
+}
+
+func nonNilPorts(p []domain.PublishedPort) []domain.PublishedPort {
+	if p == nil {
+		return []domain.PublishedPort{}
+	}
+	return p
 }
 
 func nonNil(s []string) []string {

@@ -143,7 +143,7 @@ func checkMirrors(t *testing.T, got sessions.Session, want *domain.Session) {
 		}
 		if g.ID != k.ID() || g.Index != i || g.Role != k.Role() || g.AgentID != k.AgentID() || g.ContainerID != k.ContainerID() ||
 			g.Status != k.Status() || g.StatusReason != k.StatusReason() || !slices.Equal(g.Devices, k.Devices()) ||
-			!sameSlots(g.RequestedSlots, k.Requested()) {
+			!sameSlots(g.RequestedSlots, k.Requested()) || g.ServicePorts == nil || !slices.Equal(g.ServicePorts, k.ServicePorts()) {
 			t.Errorf("kernel %d = %+v, want %+v", i, g, k)
 		}
 		if code, ok := k.ExitCode(); ok != (g.ExitCode != nil) || (ok && *g.ExitCode != code) {
@@ -180,5 +180,5 @@ func sameSlots(a, b domain.Slots) bool {
 func dumpAll(t *testing.T, db *projections.DB) []string {
 	t.Helper()
 	out := projectiontest.Dump(t, db, "sessions", 30, "id")
-	return append(out, projectiontest.Dump(t, db, "kernels", 13, "id")...)
+	return append(out, projectiontest.Dump(t, db, "kernels", 14, "id")...)
 }

@@ -88,7 +88,7 @@ const (
        s.requested_slots, s.result, s.exit_code,
        s.created_at, s.scheduled_at, s.started_at, s.terminated_at, s.created_position, s.last_position`
 	kernelColumns = `k.id, k.idx, k.role, k.agent_id, k.container_id, k.status, k.status_reason,
-       k.status_message, k.exit_code, k.requested_slots, k.devices, k.last_position`
+       k.status_message, k.exit_code, k.requested_slots, k.devices, k.last_position, k.service_ports`
 )
 
 func newStatements(db *projections.DB) statements {
@@ -137,7 +137,7 @@ ON CONFLICT (id) DO NOTHING`),
 		kernelStatus: db.SQL(`UPDATE {schema}.kernels
    SET status = $2, status_reason = $3, container_id = COALESCE($4, container_id),
        exit_code = COALESCE($5, exit_code), status_message = COALESCE($6, status_message),
-       last_position = $7
+       last_position = $7, service_ports = COALESCE($8, service_ports)
  WHERE id = $1 AND last_position < $7`),
 		touchSession: db.SQL(`UPDATE {schema}.sessions SET last_position = $2 WHERE id = $1 AND last_position < $2`),
 		getSession: db.SQL(`SELECT ` + sessionColumns + `, ` + kernelColumns + `

@@ -70,10 +70,10 @@ type sessionRow struct {
 	createdAt, scheduledAt, startedAt, terminatedAt                                projections.NullTime
 	createdPos, lastPos                                                            int64
 
-	kID, kRole, kAgent, kContainer, kStatus, kReason, kMessage, kRequested, kDevices string
-	kIndex                                                                           int
-	kExitCode                                                                        sql.NullInt64
-	kPos                                                                             int64
+	kID, kRole, kAgent, kContainer, kStatus, kReason, kMessage, kRequested, kDevices, kPorts string
+	kIndex                                                                                   int
+	kExitCode                                                                                sql.NullInt64
+	kPos                                                                                     int64
 }
 
 func (r *sessionRow) dest() []any {
@@ -84,7 +84,7 @@ func (r *sessionRow) dest() []any {
 		&r.requested, &r.result, &r.exitCode,
 		&r.createdAt, &r.scheduledAt, &r.startedAt, &r.terminatedAt, &r.createdPos, &r.lastPos,
 		&r.kID, &r.kIndex, &r.kRole, &r.kAgent, &r.kContainer, &r.kStatus, &r.kReason,
-		&r.kMessage, &r.kExitCode, &r.kRequested, &r.kDevices, &r.kPos,
+		&r.kMessage, &r.kExitCode, &r.kRequested, &r.kDevices, &r.kPos, &r.kPorts,
 	}
 }
 
@@ -144,6 +144,7 @@ func (r *sessionRow) decode() (Session, Kernel, error) {
 		{"requested_slots", r.requested, &s.RequestedSlots},
 		{"kernels.requested_slots", r.kRequested, &k.RequestedSlots},
 		{"kernels.devices", r.kDevices, &k.Devices},
+		{"kernels.service_ports", r.kPorts, &k.ServicePorts},
 	} {
 		if err := json.Unmarshal([]byte(f.text), f.dst); err != nil {
 			return Session{}, Kernel{}, fmt.Errorf("sessions: session %s: column %s: %w", sid, f.name, err)

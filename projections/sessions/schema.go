@@ -69,6 +69,8 @@ var migrations = map[projections.Dialect][]string{
 		`ALTER TABLE {schema}.sessions ADD COLUMN starts_at INTEGER`,
 		`ALTER TABLE {schema}.sessions ADD COLUMN architecture TEXT NOT NULL DEFAULT ''`,
 		`ALTER TABLE {schema}.sessions ADD COLUMN dependencies TEXT NOT NULL DEFAULT '[]'`,
+		// The ports a running kernel's agent published (kernel.running).
+		`ALTER TABLE {schema}.kernels ADD COLUMN service_ports TEXT NOT NULL DEFAULT '[]'`,
 	},
 	projections.Postgres: {
 		`CREATE TABLE {schema}.sessions (
@@ -134,5 +136,6 @@ var migrations = map[projections.Dialect][]string{
 		`ALTER TABLE {schema}.sessions ADD COLUMN starts_at timestamptz`,
 		`ALTER TABLE {schema}.sessions ADD COLUMN architecture text NOT NULL DEFAULT ''`,
 		`ALTER TABLE {schema}.sessions ADD COLUMN dependencies jsonb NOT NULL DEFAULT '[]'`,
+		`ALTER TABLE {schema}.kernels ADD COLUMN service_ports jsonb NOT NULL DEFAULT '[]'`,
 	},
 }

@@ -70,8 +70,11 @@ type Kernel struct {
 	ExitCode       *int                 `json:"exit_code,omitempty"`
 	RequestedSlots domain.Slots         `json:"requested_slots"`
 	// Devices are the device shares the kernel holds, by device id.
-	Devices  []domain.DeviceShare `json:"devices"`
-	Position uint64               `json:"position"`
+	Devices []domain.DeviceShare `json:"devices"`
+	// ServicePorts are the ports the kernel's agent published for its apps
+	// when it started (empty before, and for a kernel without apps).
+	ServicePorts []domain.PublishedPort `json:"service_ports"`
+	Position     uint64                 `json:"position"`
 }
 
 // DeviceAssignment is one device share a session's kernel holds.

@@ -70,9 +70,17 @@ func TestSessionLifecycle(t *testing.T) {
 			step("report preparing", e.report(t, report(k, domain.PhasePreparing)))
 			running := report(k, domain.PhaseRunning)
 			running.ContainerID = fmt.Sprintf("c0ffee-%d", k)
+			if k == 0 {
+				running.ServicePorts = []domain.PublishedPort{
+					{Name: "jupyter", Protocol: "http", ContainerPort: 8888, HostPort: 30000},
+					{Name: "port-9000", Protocol: "preopen", ContainerPort: 9000, HostPort: 30001},
+				}
+			}
 			step("report running", e.report(t, running))
 		}
-		if s := e.get(t, 0, id); s.Status != domain.StatusRunning || s.StartedAt == nil || s.Kernels[1].ContainerID != "c0ffee-1" {
+		s = e.get(t, 0, id)
+		if s.Status != domain.StatusRunning || s.StartedAt == nil || s.Kernels[1].ContainerID != "c0ffee-1" ||
+			len(s.Kernels[0].ServicePorts) != 2 || s.Kernels[0].ServicePorts[1].HostPort != 30001 || len(s.Kernels[1].ServicePorts) != 0 {
 			t.Fatalf("running session %+v", s)
 		}
 		exited := report(0, domain.PhaseExited)
@@ -91,7 +99,9 @@ func TestSessionLifecycle(t *testing.T) {
 		}
 		for _, want := range []string{`"status":"TERMINATED"`, `"exit_code":3`, `"agent_ids":["node-1"]`,
 			`"requested_slots":{"cpu":"2","cuda.shares":"1","mem":"2147483648"}`,
-			`"devices":[{"device_id":"GPU-0","amount":"0.5"}]`, `"owner":{"user_id":"alice","access_key":"AK-alice"}`} {
+			`"devices":[{"device_id":"GPU-0","amount":"0.5"}]`, `"owner":{"user_id":"alice","access_key":"AK-alice"}`,
+			`"service_ports":[{"name":"jupyter","protocol":"http","container_port":8888,"host_port":30000},{"name":"port-9000","protocol":"preopen","container_port":9000,"host_port":30001}]`,
+			`"service_ports":[]`} {
 			if !strings.Contains(string(raw), want) {
 				t.Errorf("JSON %s lacks %s", raw, want)
 			}

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"time"
 
+	nettypes "github.com/containers/common/libnetwork/types"
 	"github.com/containers/podman/v5/pkg/specgen"
 	"github.com/containers/storage/pkg/idtools"
 	"github.com/containers/storage/types"
@@ -60,6 +61,15 @@ func specFor(s runtime.ContainerSpec) *specgen.SpecGenerator {
 	}
 	for _, m := range s.Mounts {
 		g.Mounts = append(g.Mounts, mountFor(m))
+	}
+	for _, p := range s.Ports {
+		proto := p.Protocol
+		if proto == "" {
+			proto = "tcp"
+		}
+		g.PortMappings = append(g.PortMappings, nettypes.PortMapping{
+			HostIP: p.HostIP, HostPort: uint16(p.HostPort), ContainerPort: uint16(p.ContainerPort), Protocol: proto,
+		})
 	}
 	return g
 }

@@ -46,10 +46,11 @@ type Forwarder struct {
 	pub    Publisher
 	cp     Checkpoint
 	logger *slog.Logger
-	// sealKeys caches the key each agent's messages are sealed to, read
-	// from its stream; an agent.registered in the log drops its entry.
-	// Only the forwarding goroutine uses it.
-	sealKeys map[string]string
+	// agents caches what the forwarder needs of each agent (the key its
+	// messages are sealed to, its architecture), read from its stream; an
+	// agent.registered in the log drops its entry. Only the forwarding
+	// goroutine uses it.
+	agents map[string]agentFacts
 }
 
 // New checks cfg and builds a forwarder from the store's log to the bus,

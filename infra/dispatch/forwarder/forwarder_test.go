@@ -441,3 +441,56 @@ func TestForwarderSealsWhatItSends(t *testing.T) {
 		t.Errorf("%d messages sent to a2, which has no seal key", n)
 	}
 }
+
+// kernel.create carries the service ports of the session's image, as
+// registered for the agent's architecture (the reference with its
+// implicit latest tag too), then the session's pre-opened ports that are
+// not already among them.
+func TestForwarderSendsServicePorts(t *testing.T) {
+	t.Parallel()
+	e := managertest.New(t)
+	b := e.Bus()
+	e.RegisterAgent(agentSpec("a1"))
+	ports := []domain.ServicePort{{Name: "jupyter", Protocol: "http", Port: 8888}, {Name: "ssh", Protocol: "tcp", Port: 22}}
+	for _, arch := range []string{"x86_64", "aarch64"} {
+		spec := domain.ImageSpec{ServicePorts: ports}
+		if arch == "aarch64" { // another architecture's registration is not this agent's
+			spec.ServicePorts = []domain.ServicePort{{Name: "other", Protocol: "http", Port: 1}}
+		}
+		if _, err := e.Handlers.RegisterImage.Handle(bg, e.MD, commands.RegisterImage{
+			Actor: managertest.Superadmin, Reference: "cr.io/notebook:latest", Architecture: arch, Spec: spec}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	received := e.Listen(b, "a1")
+	start(e, b, t.TempDir())
+
+	spec := sessionSpec()
+	spec.Image = "cr.io/notebook" // the request may leave the tag out
+	spec.PreopenPorts = []int{9000, 8888}
+	res := e.Request(spec)
+	if _, err := e.Handlers.ScheduleSession.Handle(bg, e.MD, commands.ScheduleSession{SessionID: res.SessionID, Kernels: []domain.KernelPlacement{{
+		KernelID: res.KernelIDs[0], AgentID: "a1", Devices: []domain.DeviceShare{{DeviceID: "GPU-0", Amount: q("0.5")}},
+	}}}); err != nil {
+		t.Fatal(err)
+	}
+	create, ok := e.Next(received).Message.(protocol.KernelCreate)
+	want := []domain.ServicePort{ports[0], ports[1], {Name: "port-9000", Protocol: "preopen", Port: 9000}}
+	if !ok || !reflect.DeepEqual(create.ServicePorts, want) {
+		t.Fatalf("kernel.create service ports = %+v, want %+v", create.ServicePorts, want)
+	}
+
+	// An image registered for no architecture of the agent: only the
+	// pre-opened ports.
+	spec.Image, spec.PreopenPorts = "cr.io/pytorch:2.4", []int{7000}
+	res = e.Request(spec)
+	if _, err := e.Handlers.ScheduleSession.Handle(bg, e.MD, commands.ScheduleSession{SessionID: res.SessionID, Kernels: []domain.KernelPlacement{{
+		KernelID: res.KernelIDs[0], AgentID: "a1", Devices: []domain.DeviceShare{{DeviceID: "GPU-1", Amount: q("0.5")}},
+	}}}); err != nil {
+		t.Fatal(err)
+	}
+	create, ok = e.Next(received).Message.(protocol.KernelCreate)
+	if want := []domain.ServicePort{{Name: "port-7000", Protocol: "preopen", Port: 7000}}; !ok || !reflect.DeepEqual(create.ServicePorts, want) {
+		t.Fatalf("kernel.create service ports = %+v, want %+v", create.ServicePorts, want)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/eventstore"
 	"github.com/cairnhq/cairn/infra/bus"
+	"github.com/cairnhq/cairn/infra/images"
 )
 
 const op = "forwarder.translate"
@@ -30,7 +31,7 @@ func (f *Forwarder) translate(ctx context.Context, rec eventstore.RecordedEvent)
 	switch rec.Type {
 	case domain.TypeAgentRegistered:
 		if agentID, err := agentOf(rec); err == nil {
-			delete(f.sealKeys, agentID) // it may have a new key
+			delete(f.agents, agentID) // it may have a new key
 		}
 		return nil, nil
 	case domain.TypeAgentAllocated:
@@ -78,6 +79,11 @@ func (f *Forwarder) kernelCreate(ctx context.Context, rec eventstore.RecordedEve
 	if m.Mounts, err = f.mounts(req.Mounts); err != nil {
 		return nil, err
 	}
+	imagePorts, err := f.imageServicePorts(ctx, agentID, req.Image)
+	if err != nil {
+		return nil, err
+	}
+	m.ServicePorts = domain.SessionServicePorts(imagePorts, req.PreopenPorts)
 	if err := m.Validate(); err != nil {
 		return nil, err
 	}
@@ -204,36 +210,93 @@ func (f *Forwarder) encode(ctx context.Context, agentID string, id uuid.UUID, m 
 	return []outgoing{{topic: topic, msg: msg}}, nil
 }
 
+// agentFacts is what the forwarder needs of an agent.
+type agentFacts struct {
+	sealKey      string
+	architecture string
+}
+
 // sealKey is the key the agent announced (domain.Agent.SealKey). An agent
 // that announced none gets nothing: nothing goes on the bus unsealed.
 func (f *Forwarder) sealKey(ctx context.Context, agentID string) (string, error) {
-	if k, ok := f.sealKeys[agentID]; ok {
-		return k, nil
+	a, err := f.agent(ctx, agentID)
+	if err != nil {
+		return "", err
+	}
+	if a.sealKey == "" {
+		return "", domain.Errorf(op, domain.KindInvalid, "agent %s announced no seal key: nothing is sent to it unsealed", agentID)
+	}
+	return a.sealKey, nil
+}
+
+// agent reads (once, until it registers again) what the forwarder needs of
+// an agent from its stream.
+func (f *Forwarder) agent(ctx context.Context, agentID string) (agentFacts, error) {
+	if a, ok := f.agents[agentID]; ok {
+		return a, nil
 	}
 	stream := domain.AgentStream(agentID).String()
 	recs, err := f.log.ReadStream(ctx, stream, eventstore.ReadStreamOptions{})
 	switch {
 	case errors.Is(err, eventstore.ErrStreamNotFound):
-		return "", domain.Errorf(op, domain.KindNotFound, "agent %s does not exist", agentID)
+		return agentFacts{}, domain.Errorf(op, domain.KindNotFound, "agent %s does not exist", agentID)
 	case err != nil:
-		return "", &domain.Error{Op: op, Kind: domain.KindUnavailable, Message: "read " + stream, Err: err}
+		return agentFacts{}, &domain.Error{Op: op, Kind: domain.KindUnavailable, Message: "read " + stream, Err: err}
 	}
 	events, err := commands.DecodeStream(recs)
 	if err != nil {
-		return "", err
+		return agentFacts{}, err
 	}
 	a, err := domain.RehydrateAgent(events)
 	if err != nil {
-		return "", err
+		return agentFacts{}, err
 	}
-	if a.SealKey() == "" {
-		return "", domain.Errorf(op, domain.KindInvalid, "agent %s announced no seal key: nothing is sent to it unsealed", agentID)
+	if f.agents == nil {
+		f.agents = map[string]agentFacts{}
 	}
-	if f.sealKeys == nil {
-		f.sealKeys = map[string]string{}
+	facts := agentFacts{sealKey: a.SealKey(), architecture: a.Architecture()}
+	f.agents[agentID] = facts
+	return facts, nil
+}
+
+// imageServicePorts are the service ports of the session's image as
+// registered for the agent's architecture (the reference as the session
+// names it, else with its implicit "latest" tag, as the request was
+// checked). An image not registered (any more) has none: the kernel
+// still runs, without apps.
+func (f *Forwarder) imageServicePorts(ctx context.Context, agentID, reference string) ([]domain.ServicePort, error) {
+	a, err := f.agent(ctx, agentID)
+	if err != nil {
+		return nil, err
 	}
-	f.sealKeys[agentID] = a.SealKey()
-	return a.SealKey(), nil
+	refs := []string{reference}
+	if images.Validate(reference) == nil && images.Normalize(reference) != reference {
+		refs = append(refs, images.Normalize(reference))
+	}
+	for _, ref := range refs {
+		stream := domain.ImageStream(ref, domain.NormalizeArchitecture(a.architecture)).String()
+		recs, err := f.log.ReadStream(ctx, stream, eventstore.ReadStreamOptions{})
+		switch {
+		case errors.Is(err, eventstore.ErrStreamNotFound):
+			continue
+		case err != nil:
+			return nil, &domain.Error{Op: op, Kind: domain.KindUnavailable, Message: "read " + stream, Err: err}
+		}
+		events, err := commands.DecodeStream(recs)
+		if err != nil {
+			return nil, err
+		}
+		img, err := domain.RehydrateImage(events)
+		if err != nil {
+			return nil, err
+		}
+		if img.Exists() {
+			return img.Spec().ServicePorts, nil
+		}
+	}
+	f.cfg.Logger.Info("the session's image is not registered for the agent's architecture: its kernel publishes only its pre-opened ports",
+		"image", reference, "agent_id", agentID, "architecture", a.architecture)
+	return nil, nil
 }
 
 func agentOf(rec eventstore.RecordedEvent) (string, error) {
