@@ -16,6 +16,7 @@ import (
 	"github.com/cairnhq/cairn/infra/accesslog"
 	"github.com/cairnhq/cairn/infra/appproxy"
 	"github.com/cairnhq/cairn/infra/httpapi"
+	"github.com/cairnhq/cairn/web"
 )
 
 // appProxyKeyFile holds the key that seals the app proxy's tickets and
@@ -58,6 +59,7 @@ func (s *server) startAppProxy(reg prometheus.Registerer, access *accesslog.Writ
 		Logger:       s.log,
 		CookieSecure: u.Scheme == "https",
 		Registerer:   reg,
+		TerminalPage: web.TerminalPage(),
 		Now:          s.cfg.Clock,
 	})
 	if err != nil {
