@@ -19,12 +19,16 @@ after(async () => {
   for (const id of sessions) await api('DELETE', `/v1/sessions/${id}`).catch(() => {});
 });
 
-/** newSession creates a session of the base image through the API and answers its id. */
+/**
+ * newSession creates a session of the base image through the API and
+ * answers its id. Half a CPU: the dev agent has few, and the other test
+ * files' sessions may still hold some.
+ */
 async function newSession(command, extra = {}) {
   const res = await api('POST', '/v1/sessions', {
     image: 'localhost/cairn/base:latest',
     name: unique('app'),
-    resources: { cpu: 1, mem: '64m' },
+    resources: { cpu: 0.5, mem: '64m' },
     command,
     ...extra,
   });
@@ -42,6 +46,9 @@ async function until(what, f, timeout = 90_000) {
     await new Promise((r) => setTimeout(r, 200));
   }
 }
+
+/** end terminates a test's session, so the next test's gets its CPU. */
+const end = (id) => api('DELETE', `/v1/sessions/${id}`);
 
 const status = async (id) => (await api('GET', `/v1/sessions/${id}`)).status;
 
@@ -128,6 +135,7 @@ test('the terminal: a shell of the session from its page, the same shell after a
   assert.deepEqual(problems, []);
   await tab.close();
   await page.close();
+  await end(id);
 });
 
 test('an app link opens once, only for the session’s owner, and nothing after the session ended', async () => {
@@ -157,7 +165,7 @@ test('an app link opens once, only for the session’s owner, and nothing after 
 
   // The session ends: the open terminal stops (the shell is gone, or its
   // link no longer opens anything), a reload is a 404, and a new link is refused.
-  await api('DELETE', `/v1/sessions/${id}`);
+  await end(id);
   await until('TERMINATED', async () => (await status(id)) === 'TERMINATED');
   await statusLine(first, /the shell exited|this link has expired: open the terminal again from Cairn/).waitFor({ timeout: 30_000 });
   assert.equal((await first.reload()).status(), 404);
@@ -191,6 +199,7 @@ test('the session page shows the API’s refusal to open an app, and closes the 
   await until('the blank tab closed', async () => tab.isClosed(), 10_000);
   assert.deepEqual(problems, []);
   await page.close();
+  await end(id);
 });
 
 test('a web app of the session: busybox httpd on a pre-opened port opens from its button (by keyboard)', async () => {
@@ -205,4 +214,5 @@ test('a web app of the session: busybox httpd on a pre-opened port opens from it
   assert.deepEqual(problems, []);
   await tab.close();
   await page.close();
+  await end(id);
 });
