@@ -9,7 +9,7 @@ if [[ $(id -u) -eq 0 ]]; then scripts/install-podman.sh; fi
 
 dir=$(mktemp -d /tmp/cairn-screenshots.XXXXXX)
 log=$dir/cairn.log
-bin/cairn dev --listen 127.0.0.1:0 --nats-listen 127.0.0.1:0 --data-dir "$dir/data" --agent-id screenshots >"$log" 2>&1 &
+bin/cairn dev --listen 127.0.0.1:0 --app-proxy-listen 127.0.0.1:0 --nats-listen 127.0.0.1:0 --data-dir "$dir/data" --agent-id screenshots >"$log" 2>&1 &
 pid=$!
 cleanup() {
   kill "$pid" 2>/dev/null || true

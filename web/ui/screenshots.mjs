@@ -38,13 +38,15 @@ await page.goto(base + '/');
 await page.getByLabel('E-mail address', { exact: true }).waitFor();
 await page.screenshot({ path: join(out, 'login.png') });
 await login(page, admin.email, admin.password);
+// The session page of a running session (its apps, its logs), else of the newest.
 const list = await api('GET', '/v1/sessions?limit=1');
+const run = (await api('GET', '/v1/sessions?status=RUNNING&limit=1')).items[0] || list.items[0];
 const shots = [
   ['start', '/'],
   ['dashboard', '/dashboard'],
   ['sessions', '/sessions'],
   ['session-create', '/sessions?new=1'],
-  ['session', `/sessions/${list.items[0].id}`],
+  ['session', `/sessions/${run.id}`],
   ['data', '/data'],
   ...(folder ? [['folder', `/data/${folder.id}`]] : []),
   ['environments', '/environments'],
@@ -62,10 +64,29 @@ const shots = [
 for (const [name, path] of shots) {
   await page.goto(base + path);
   await page.getByRole('heading', { level: 1 }).first().waitFor();
-  await page.waitForLoadState('networkidle');
+  // A running session's page follows its log (a request that stays
+  // open): wait for the log it shows instead of a quiet network.
+  if (name === 'session' && run.status === 'RUNNING') await page.locator('pre.logs').filter({ hasText: 'epoch 2' }).waitFor();
+  else await page.waitForLoadState('networkidle');
   await page.waitForTimeout(300);
   await page.screenshot({ path: join(out, `${name}.png`) });
   console.log(`docs/screenshots/${name}.png`);
+}
+// The terminal of the running session, opened from its page through the
+// app proxy.
+if (run.status === 'RUNNING') {
+  await page.goto(`${base}/sessions/${run.id}`);
+  const button = page.getByRole('button', { name: 'Terminal', exact: true });
+  const [tab] = await Promise.all([page.context().waitForEvent('page'), button.click()]);
+  await tab.setViewportSize({ width: 1280, height: 800 });
+  await tab.locator('#status').filter({ hasText: 'connected' }).waitFor();
+  await tab.locator('.xterm-rows > div').filter({ hasText: /#\s*$/ }).first().waitFor(); // the shell's prompt
+  await tab.locator('.xterm-helper-textarea').focus();
+  await tab.keyboard.type('echo $((6*7)); ls /');
+  await tab.keyboard.press('Enter');
+  await tab.locator('.xterm-rows > div').filter({ hasText: /^\s*42\s*$/ }).waitFor();
+  await tab.screenshot({ path: join(out, 'terminal.png') });
+  console.log('docs/screenshots/terminal.png');
 }
 await browser.close();
 if (problems.length) {

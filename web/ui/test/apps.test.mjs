@@ -73,6 +73,9 @@ const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 /** row is xterm's screen row that shows exactly text (the DOM renderer's rows). */
 const row = (tab, text) => tab.locator('.xterm-rows > div').filter({ hasText: new RegExp(`^\\s*${escape(text)}\\s*$`) });
 
+/** prompt is a row with the shell's prompt (busybox sh as root: "/ # "); type once it shows. */
+const prompt = (tab) => tab.locator('.xterm-rows > div').filter({ hasText: /#\s*$/ }).first();
+
 /** shell types a command line into the terminal and presses Enter. */
 async function shell(tab, line) {
   await tab.locator('.xterm-helper-textarea').focus();
@@ -94,6 +97,7 @@ test('the terminal: a shell of the session from its page, the same shell after a
   assert.equal(new URL(tab.url()).search, '');
   assert.equal(await tab.evaluate(() => window.opener), null);
   await statusLine(tab, 'connected').waitFor({ timeout: 30_000 });
+  await prompt(tab).waitFor({ timeout: 30_000 });
   await shell(tab, 'V=kept; echo $((6*7))');
   await row(tab, '42').waitFor({ timeout: 30_000 });
 
@@ -126,6 +130,7 @@ test('the terminal: a shell of the session from its page, the same shell after a
   // New terminal: another shell, without the variable.
   await tab.getByRole('button', { name: 'New terminal' }).click();
   await statusLine(tab, 'connected (a new shell)').waitFor({ timeout: 30_000 });
+  await prompt(tab).waitFor({ timeout: 30_000 });
   await shell(tab, 'echo "new:$V:"');
   await row(tab, 'new::').waitFor({ timeout: 30_000 });
 
