@@ -71,8 +71,8 @@ type Terminal interface {
 	io.Writer
 	// Resize sets the terminal's size, in characters.
 	Resize(ctx context.Context, cols, rows int) error
-	// ExitCode returns the process's exit code once it has exited (after
-	// Read returned io.EOF); before, it is an error.
+	// ExitCode waits until the process has exited and returns its exit
+	// code (a signal's is 128+signal), or ctx's error.
 	ExitCode(ctx context.Context) (int, error)
 	// Close ends the attachment and the process: the process gets the
 	// hang-up a closed terminal gives, and is killed if it ignores it.

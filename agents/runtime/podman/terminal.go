@@ -28,17 +28,21 @@ import (
 // to end (the shell and whatever it started that kept its environment).
 const EnvTerminalMark = "CAIRN_TERMINAL_MARK"
 
-// closeScript ends the processes whose environment holds the mark given
-// as $1: SIGHUP first, as a closed terminal would, then SIGKILL for what is
-// left after about two seconds. Podman has no call that ends an exec
-// session, and closing the attachment leaves the process running, so the
-// runtime looks for it from inside the container (with what busybox and
-// every shell image have: /proc, tr, grep, kill).
+// closeScript ends the terminal whose processes carry the mark given as
+// $1, as a terminal hanging up would: every marked process gets SIGHUP,
+// and those still holding the terminal (a /dev/pts on stdin, stdout or
+// stderr) after about two seconds get SIGKILL; what detached itself from
+// the terminal (nohup, redirected output) survives, as after a logout.
+// Podman has no call that ends an exec session and leaves it running when
+// its attachment closes, so the runtime does it from inside the container
+// with what busybox and every shell image have (/proc, tr, grep,
+// readlink, kill).
 const closeScript = `m="$1"
 mine() { for p in /proc/[0-9]*; do tr '\0' '\n' <"$p/environ" 2>/dev/null | grep -qxF "$m" && echo "${p#/proc/}"; done; }
+holding() { for p in $(mine); do for f in 0 1 2; do case "$(readlink "/proc/$p/fd/$f" 2>/dev/null)" in /dev/pts/*) echo "$p"; break;; esac; done; done; }
 pids=$(mine); [ -z "$pids" ] && exit 0
 kill -HUP $pids 2>/dev/null
-for i in 1 2 3 4 5 6 7 8 9 10; do pids=$(mine); [ -z "$pids" ] && exit 0; sleep 0.2 2>/dev/null || sleep 1; done
+for i in 1 2 3 4 5 6 7 8 9 10; do pids=$(holding); [ -z "$pids" ] && exit 0; sleep 0.2 2>/dev/null || sleep 1; done
 kill -KILL $pids 2>/dev/null
 exit 0`
 
@@ -143,15 +147,27 @@ func (t *terminal) Resize(ctx context.Context, cols, rows int) error {
 	return translate(ctx, "resize exec "+t.session, containers.ResizeExecTTY(t.rt.call(ctx), t.session, opts))
 }
 
+// exitPoll is how often ExitCode looks whether Podman has recorded the
+// exit (it learns of it from conmon a little after the attachment ends).
+const exitPoll = 100 * time.Millisecond
+
 func (t *terminal) ExitCode(ctx context.Context) (int, error) {
-	data, err := containers.ExecInspect(t.rt.call(ctx), t.session, nil)
-	if err != nil {
-		return 0, translate(ctx, "inspect exec "+t.session, err)
+	tick := time.NewTicker(exitPoll)
+	defer tick.Stop()
+	for {
+		data, err := containers.ExecInspect(t.rt.call(ctx), t.session, nil)
+		if err != nil {
+			return 0, translate(ctx, "inspect exec "+t.session, err)
+		}
+		if !data.Running {
+			return data.ExitCode, nil
+		}
+		select {
+		case <-ctx.Done():
+			return 0, fmt.Errorf("podman: inspect exec %s: still running: %w", t.session, ctx.Err())
+		case <-tick.C:
+		}
 	}
-	if data.Running {
-		return 0, fmt.Errorf("podman: inspect exec %s: %w: still running", t.session, runtime.ErrInvalid)
-	}
-	return data.ExitCode, nil
 }
 
 // closeTimeout bounds how long Close works at ending the processes.

@@ -2,11 +2,13 @@ package podman
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/cairnhq/cairn/agents/runtime"
 )
@@ -80,9 +82,11 @@ func TestExecTerminal(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.screenShows(s, "40 120")
-	if _, err := term.ExitCode(h.ctx); err == nil {
-		t.Error("ExitCode of a running shell: no error")
+	soon, cancel := context.WithTimeout(h.ctx, 300*time.Millisecond)
+	if _, err := term.ExitCode(soon); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("ExitCode of a running shell: %v, want it to wait until ctx ends", err)
 	}
+	cancel()
 	if _, err := io.WriteString(term, "exit 7\r"); err != nil {
 		t.Fatal(err)
 	}
@@ -95,8 +99,9 @@ func TestExecTerminal(t *testing.T) {
 	}
 }
 
-// Close ends the shell and what it started, even when they ignore the
-// hang-up; other processes of the container are left alone.
+// Close ends the shell and what it started that holds the terminal, even
+// when they ignore the hang-up; a process detached from the terminal
+// survives (as after a logout), and so do the container's others.
 func TestExecTerminalClose(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
@@ -106,11 +111,11 @@ func TestExecTerminalClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := watchScreen(term)
-	if _, err := io.WriteString(term, "trap '' HUP; sleep 1001 & echo started\r"); err != nil {
+	if _, err := io.WriteString(term, "trap '' HUP; sleep 1001 & (exec sleep 1002 </dev/null >/dev/null 2>&1) & echo started\r"); err != nil {
 		t.Fatal(err)
 	}
 	h.screenShows(s, "started")
-	if ps := h.output(c.ID, "sh", "-c", "ps"); !strings.Contains(ps, "sleep 1001") {
+	if ps := h.output(c.ID, "sh", "-c", "ps"); !strings.Contains(ps, "sleep 1001") || !strings.Contains(ps, "sleep 1002") {
 		t.Fatalf("ps before Close:\n%s", ps)
 	}
 	if err := term.Close(); err != nil {
@@ -121,8 +126,8 @@ func TestExecTerminalClose(t *testing.T) {
 		t.Errorf("exit code after Close = %d, %v; want a signal's", code, err)
 	}
 	ps := h.output(c.ID, "sh", "-c", "ps")
-	if strings.Contains(ps, "sleep 1001") || !strings.Contains(ps, "sleep 300") {
-		t.Errorf("ps after Close (want sleep 300, not sleep 1001):\n%s", ps)
+	if strings.Contains(ps, "sleep 1001") || !strings.Contains(ps, "sleep 1002") || !strings.Contains(ps, "sleep 300") {
+		t.Errorf("ps after Close (want sleep 300 and 1002, not sleep 1001):\n%s", ps)
 	}
 	if err := term.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
