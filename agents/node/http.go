@@ -36,6 +36,8 @@ import (
 func (a *Agent) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /kernels/{id}/logs", a.managerOnly(a.serveLogs))
+	mux.HandleFunc("GET /kernels/{id}/terminals", a.managerOnly(a.serveTerminals))
+	mux.HandleFunc("GET /kernels/{id}/terminals/{terminal}", a.managerOnly(a.serveTerminal))
 	mux.Handle("GET /metrics", promhttp.Handler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")

@@ -240,6 +240,10 @@ func (a *Agent) tearDown(ctx context.Context, k *kernel) {
 	name := runtime.ContainerName(k.id.String())
 	log := a.log.With("kernel_id", k.id, "session_id", k.session)
 
+	endCtx, cancel := context.WithTimeout(ctx, terminalEndTimeout)
+	a.closeTerminals(endCtx, k.id, "the kernel is being destroyed")
+	cancel()
+
 	keep := &tailKeeper{max: a.cfg.LogArchiveBytes}
 	_, err := rt.StreamLogs(ctx, name, runtime.LogRange{}, keep)
 	switch {
@@ -264,5 +268,6 @@ func (a *Agent) tearDown(ctx context.Context, k *kernel) {
 	s.Reason = r.Reason
 	a.setContainer(k, "", false)
 	a.drop(k)
+	a.terms.forget(k.id)
 	a.report(ctx, k, s)
 }
