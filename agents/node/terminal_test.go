@@ -80,8 +80,13 @@ func (w *terminalWorld) signedHeader(path string) http.Header {
 	return req.Header
 }
 
-// dial opens a WebSocket to path (signed unless header is given).
+// dial opens a WebSocket to path (signed unless header is given) and
+// reads what comes.
 func (w *terminalWorld) dial(path string, header http.Header) (*termClient, *http.Response, error) {
+	return w.dialReading(path, header, true)
+}
+
+func (w *terminalWorld) dialReading(path string, header http.Header, reading bool) (*termClient, *http.Response, error) {
 	if header == nil {
 		header = w.signedHeader(path)
 	}
@@ -92,7 +97,9 @@ func (w *terminalWorld) dial(path string, header http.Header) (*termClient, *htt
 		return nil, resp, err
 	}
 	c := &termClient{t: w.t, conn: conn, status: -1}
-	go c.read(w.ctx)
+	if reading {
+		go c.read(w.ctx)
+	}
 	w.t.Cleanup(func() {
 		_ = conn.CloseNow()
 		if w.t.Failed() {
@@ -343,11 +350,15 @@ func TestTerminalRefused(t *testing.T) {
 	w.open(uuid.New(), "")
 }
 
-// Destroying the kernel ends its terminals (the client is told), and a
-// terminal without a client ends after the detach timeout.
+// Destroying the kernel ends its terminals (the client is told), a
+// terminal without a client ends after the detach timeout, and a client
+// that does not answer pings is dropped.
 func TestTerminalEnds(t *testing.T) {
 	t.Parallel()
-	w := newTerminalWorld(t, func(cfg *node.Config) { cfg.TerminalDetachTimeout = time.Second })
+	w := newTerminalWorld(t, func(cfg *node.Config) {
+		cfg.TerminalDetachTimeout = time.Second
+		cfg.TerminalPingInterval = 200 * time.Millisecond
+	})
 
 	// Detached for longer than the timeout: ended.
 	gone := uuid.New()
@@ -360,11 +371,28 @@ func TestTerminalEnds(t *testing.T) {
 		return len(list) == 0
 	}, func() string { return "" })
 
-	// Attached: it outlives the timeout (pings keep nothing from ending it;
-	// the client is there), until the kernel is destroyed.
+	// A client that answers pings keeps its terminal past the detach
+	// timeout; one that does not (it never reads, so never answers) is
+	// dropped, and its terminal then ends.
 	c, _ := w.open(uuid.New(), "")
 	c.typeIn("echo attached\r")
 	c.shows("attached")
+	if _, resp, err := w.dialReading(w.terminalPath(uuid.New(), ""), nil, false); err != nil {
+		t.Fatalf("dial: %v, %v", err, resp)
+	}
+	waitFor(t, "two terminals listed", func() bool {
+		list, _ := w.list()
+		return len(list) == 2
+	}, c.Screen)
+	waitFor(t, "the silent client's terminal ended", func() bool {
+		list, _ := w.list()
+		return len(list) == 1
+	}, c.Screen)
+	if list, _ := w.list(); len(list) != 1 || !list[0].Attached {
+		t.Errorf("terminals = %+v, want the answering client's, attached", list)
+	}
+	c.typeIn("echo still-here\r")
+	c.shows("still-here")
 	mark := w.reports.mark()
 	w.send(w.destroy(w.create))
 	c.control(1, "exit")

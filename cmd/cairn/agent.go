@@ -49,10 +49,12 @@ id before the kernel starts (files it does not own become the kernel root's).
 The agent refuses to start when the host cannot do that; --kernel-userns=host
 runs kernels' root as the host's root instead.
 
-With --listen it serves the kernels' logs over HTTP for the manager:
-GET /kernels/<kernel id>/logs?tail=N&max_bytes=N (no authentication: keep it
-on the manager's network). --advertise is the URL the manager reaches it at
-(default: from --listen, with this machine's host name).
+With --listen it serves, over HTTP and only to requests the manager signed,
+the kernels' logs (GET /kernels/<kernel id>/logs?tail=N&max_bytes=N) and
+their terminals: shells in a kernel, over a WebSocket, that live on without a
+client for --terminal-detach-timeout, so a browser that lost its connection
+attaches again to the same shell. --advertise is the URL the manager reaches
+it at (default: from --listen, with this machine's host name).
 
 Its bus credentials: "cairn agent enroll" (a one-time token from a
 superadmin) writes them to <data dir>/bus.creds and <data dir>/bus-ca.pem,
@@ -83,13 +85,17 @@ which the agent uses when --bus-credentials and --bus-ca are not given.`,
 	f.StringVar(&cfg.PodmanURI, "podman", podman.DefaultURI, "Podman service URI (unix:///path, tcp://host:port, ssh://...)")
 	f.StringVar(&cfg.GPUs, "gpus", node.DefaultGPUs, "GPU discovery: nvml, nvml:<library path>, none, or mock:<dgxa100|dgxh100|dgxh200|dgxb200>[?mig=...]")
 	f.StringVar(&cfg.DataDir, "data-dir", "./data/agent", "directory for the agent's records and the logs of removed kernels")
-	f.StringVar(&cfg.Listen, "listen", "", "address of the HTTP logs endpoint, host:port (default: none)")
+	f.StringVar(&cfg.Listen, "listen", "", "address of the HTTP endpoint (kernel logs, terminals) the manager calls, host:port (default: none)")
 	f.StringVar(&cfg.Advertise, "advertise", "", "base URL the manager reaches --listen at, http://host:port (default: derived from --listen)")
 	f.StringVar(&cfg.Architecture, "architecture", node.HostArchitecture(), "CPU architecture images must match")
 	f.StringVar(&flags.cpus, "cpus", "", "CPU cores to offer, e.g. 6 or 7.5 (default: discovered)")
 	f.StringVar(&flags.memory, "memory", "", "memory to offer, e.g. 48g (default: discovered)")
 	f.DurationVar(&cfg.HeartbeatInterval, "heartbeat-interval", node.DefaultHeartbeatInterval, "how often to send a heartbeat")
 	f.DurationVar(&cfg.StopGrace, "stop-grace", 10*time.Second, "how long a kernel may take to exit after SIGTERM when it is destroyed")
+	f.DurationVar(&cfg.TerminalDetachTimeout, "terminal-detach-timeout", node.DefaultTerminalDetachTimeout, "how long a terminal (a shell in a kernel, served on --listen) lives on without a client attached")
+	f.IntVar(&cfg.TerminalScrollback, "terminal-scrollback", node.DefaultTerminalScrollback, "bytes of a terminal's latest output kept for a client that attaches again")
+	f.IntVar(&cfg.TerminalsPerKernel, "terminals-per-kernel", node.DefaultTerminalsPerKernel, "the most terminals one kernel may have at a time")
+	f.DurationVar(&cfg.TerminalPingInterval, "terminal-ping-interval", node.DefaultTerminalPingInterval, "how often a terminal's client is pinged (keeps idle connections through load balancers; a client that does not answer within it is dropped)")
 	f.StringVar(&cfg.UserNS, "kernel-userns", node.UserNSPrivate, "user namespace of kernels: private (their root is host id --kernel-userns-host-id, unprivileged) or host (their root is the host's root)")
 	f.Uint32Var(&cfg.UserNSHostID, "kernel-userns-host-id", runtime.DefaultIDMap.HostID, "with --kernel-userns=private: the host id kernels' root maps to (their id i is this + i); the same on every agent sharing storage")
 	f.Uint32Var(&cfg.UserNSSize, "kernel-userns-size", runtime.DefaultIDMap.Size, "with --kernel-userns=private: how many ids kernels have (0 to size-1)")
