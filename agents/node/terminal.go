@@ -75,7 +75,11 @@ type terminal struct {
 	detachTimer  *time.Timer
 	// closeReason is why the terminal was closed ("" until it is).
 	closeReason string
-	closeOnce   sync.Once
+	// ended is set, with exitCode, once the shell has ended: a client
+	// that attaches after is told so at once.
+	ended     bool
+	exitCode  int
+	closeOnce sync.Once
 }
 
 // TerminalInfo describes one terminal (GET /kernels/{kernel}/terminals).
@@ -278,16 +282,14 @@ func (t *terminal) pump() {
 	}
 	t.set.remove(t)
 	t.mu.Lock()
+	t.ended, t.exitCode = true, code
 	c := t.client
 	t.client = nil
 	if t.detachTimer != nil {
 		t.detachTimer.Stop()
 	}
-	reason := t.closeReason
+	reason := t.endReason()
 	t.mu.Unlock()
-	if reason == "" {
-		reason = reasonShellExited
-	}
 	if c != nil {
 		c.send(termFrame{control: exitMessage(code)})
 		c.finish(reason)
@@ -308,6 +310,14 @@ func (t *terminal) close(reason string) {
 			t.log.Warn("terminal close", "error", err)
 		}
 	})
+}
+
+// endReason is why the terminal ended, once it has. t.mu is held.
+func (t *terminal) endReason() string {
+	if t.closeReason != "" {
+		return t.closeReason
+	}
+	return reasonShellExited
 }
 
 func (t *terminal) reason() string {
@@ -343,6 +353,13 @@ func (t *terminal) attach(c *termClient, created bool) {
 	if back, _ := t.scroll.kept(); len(back) > 0 {
 		c.send(termFrame{data: slices.Clone(back)})
 	}
+	if t.ended {
+		code, reason := t.exitCode, t.endReason()
+		t.mu.Unlock()
+		c.send(termFrame{control: exitMessage(code)})
+		c.finish(reason)
+		return
+	}
 	old := t.client
 	t.client = c
 	if t.detachTimer != nil {
@@ -364,9 +381,7 @@ func (t *terminal) detach(c *termClient) {
 		return
 	}
 	t.client = nil
-	select {
-	case <-t.done:
-	default:
+	if !t.ended {
 		t.startDetachTimer()
 	}
 }
