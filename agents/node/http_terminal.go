@@ -257,23 +257,32 @@ func (a *Agent) runClient(t *terminal, conn *websocket.Conn, created bool) {
 // not JSON is an error (the client is closed); an unknown type, or a
 // resize to an impossible size, is ignored.
 func (a *Agent) control(ctx context.Context, t *terminal, data []byte) error {
-	var m controlMessage
-	if err := json.Unmarshal(data, &m); err != nil {
-		return fmt.Errorf("a text frame must be a JSON control message: %v", err)
+	rm, err := parseControl(data)
+	if err != nil || rm == nil {
+		return err
 	}
-	switch m.Type {
-	case "resize":
-		var rm resizeMessage
-		if err := json.Unmarshal(data, &rm); err != nil {
-			return fmt.Errorf("bad resize message: %v", err)
-		}
-		if err := t.tty.Resize(ctx, rm.Cols, rm.Rows); err != nil {
-			t.log.Warn("terminal resize", "cols", rm.Cols, "rows", rm.Rows, "error", err)
-		}
-	default:
-		t.log.Debug("unknown terminal control message ignored", "type", m.Type)
+	if err := t.tty.Resize(ctx, rm.Cols, rm.Rows); err != nil {
+		t.log.Warn("terminal resize", "cols", rm.Cols, "rows", rm.Rows, "error", err)
 	}
 	return nil
+}
+
+// parseControl decodes a client's text frame: a resize, or nil for a
+// type this agent does not know (a newer client's, ignored). A frame that
+// is not a JSON control message is an error.
+func parseControl(data []byte) (*resizeMessage, error) {
+	var m controlMessage
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("a text frame must be a JSON control message: %v", err)
+	}
+	if m.Type != "resize" {
+		return nil, nil
+	}
+	var rm resizeMessage
+	if err := json.Unmarshal(data, &rm); err != nil {
+		return nil, fmt.Errorf("bad resize message: %v", err)
+	}
+	return &rm, nil
 }
 
 // write sends the queued frames in order until a close frame, a failed
