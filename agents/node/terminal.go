@@ -228,6 +228,10 @@ func (a *Agent) openTerminal(ctx context.Context, key terminalKey, cols, rows in
 		s.remove(t)
 		close(t.ready)
 		close(t.done)
+		if errors.Is(err, runtime.ErrInvalid) {
+			// The container stopped since the agent last looked.
+			return nil, false, &domain.Error{Op: op, Kind: domain.KindConflict, Message: "kernel " + key.kernel.String() + " is not running", Err: err}
+		}
 		return nil, false, runtimeError(op, err)
 	}
 	t.tty = tty

@@ -48,13 +48,19 @@ type terminalWorld struct {
 
 func newTerminalWorld(t *testing.T, tune func(*node.Config)) *terminalWorld {
 	t.Helper()
+	return newTerminalWorldRunning(t, tune, "sleep", "600")
+}
+
+// newTerminalWorldRunning is a terminal world whose kernel runs command.
+func newTerminalWorldRunning(t *testing.T, tune func(*node.Config), command ...string) *terminalWorld {
+	t.Helper()
 	h := newHarness(t)
 	cfg := h.config()
 	if tune != nil {
 		tune(&cfg)
 	}
 	a, _ := h.runAgent(cfg)
-	create := h.create("sleep", "600")
+	create := h.create(command...)
 	h.send(create)
 	h.status(0, create.KernelID, domain.PhaseRunning)
 	srv := httptest.NewServer(a.Handler())
@@ -428,4 +434,22 @@ func TestTerminalFullScreen(t *testing.T) {
 	again.typeIn(":q!\r")
 	again.typeIn("echo vi-quit\r")
 	again.shows("vi-quit")
+}
+
+// A kernel that exits ends its terminals: the client is told, and the
+// kernel gets no new one.
+func TestTerminalKernelExits(t *testing.T) {
+	t.Parallel()
+	w := newTerminalWorldRunning(t, nil, "sh", "-c", "while [ ! -e /tmp/stop ]; do sleep 0.1; done")
+	c, _ := w.open(uuid.New(), "")
+	mark := w.reports.mark()
+	c.typeIn("touch /tmp/stop\r")
+	c.control(1, "exit")
+	if status, _ := c.closedWith(); status != websocket.StatusNormalClosure {
+		t.Errorf("closed with %d when the kernel exited, want 1000", status)
+	}
+	w.status(mark, w.create.KernelID, domain.PhaseExited)
+	if _, resp, err := w.dial(w.terminalPath(uuid.New(), ""), nil); err == nil || resp.StatusCode != http.StatusConflict {
+		t.Errorf("a terminal of an exited kernel: %v; want 409", err)
+	}
 }
