@@ -52,3 +52,21 @@ func FuzzParseControl(f *testing.F) {
 		}
 	})
 }
+
+// Scrollback starts at a line once output was dropped.
+func TestScrollback(t *testing.T) {
+	t.Parallel()
+	k := tailKeeper{max: 8}
+	_, _ = k.Write([]byte("abc\x1b[1m"))
+	if got := string(scrollback(k.kept())); got != "abc\x1b[1m" {
+		t.Errorf("nothing dropped: %q", got)
+	}
+	_, _ = k.Write([]byte("de\nfgh"))
+	if got := string(scrollback(k.kept())); got != "fgh" {
+		t.Errorf("dropped: %q, want from the line start", got)
+	}
+	_, _ = k.Write([]byte("ijklmnop"))
+	if got := string(scrollback(k.kept())); got != "ijklmnop" {
+		t.Errorf("no line start: %q, want all kept", got)
+	}
+}

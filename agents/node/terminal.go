@@ -1,6 +1,7 @@
 package node
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -354,7 +355,7 @@ func (t *terminal) startDetachTimer() {
 func (t *terminal) attach(c *termClient, created bool) {
 	c.send(termFrame{control: attachedMessage(t.key.id, created)})
 	t.mu.Lock()
-	if back, _ := t.scroll.kept(); len(back) > 0 {
+	if back := scrollback(t.scroll.kept()); len(back) > 0 {
 		c.send(termFrame{data: slices.Clone(back)})
 	}
 	if t.ended {
@@ -374,6 +375,23 @@ func (t *terminal) attach(c *termClient, created bool) {
 	if old != nil {
 		old.finishWith(statusTakenOver, reasonTakenOver)
 	}
+}
+
+// scrollbackCut is how far into kept output scrollback looks for a line
+// start.
+const scrollbackCut = 4 << 10
+
+// scrollback is what a client attaching is sent of the kept output: all
+// of it while nothing was dropped, else from the first line start, so
+// that it does not begin inside an escape sequence or a character.
+func scrollback(kept []byte, start int64) []byte {
+	if start == 0 {
+		return kept
+	}
+	if i := bytes.IndexByte(kept[:min(len(kept), scrollbackCut)], '\n'); i >= 0 {
+		return kept[i+1:]
+	}
+	return kept
 }
 
 // detach forgets c if it is still the client, and starts the detach

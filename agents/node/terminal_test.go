@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/cairnhq/cairn/agents/node"
 	"github.com/cairnhq/cairn/agents/protocol"
+	"github.com/cairnhq/cairn/agents/runtime"
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/infra/await"
 )
@@ -42,6 +44,7 @@ type termClient struct {
 type terminalWorld struct {
 	*harness
 	agent  *node.Agent
+	stop   func() // stops the agent
 	create protocol.KernelCreate
 	srv    *httptest.Server
 }
@@ -59,13 +62,13 @@ func newTerminalWorldRunning(t *testing.T, tune func(*node.Config), command ...s
 	if tune != nil {
 		tune(&cfg)
 	}
-	a, _ := h.runAgent(cfg)
+	a, stop := h.runAgent(cfg)
 	create := h.create(command...)
 	h.send(create)
 	h.status(0, create.KernelID, domain.PhaseRunning)
 	srv := httptest.NewServer(a.Handler())
 	t.Cleanup(srv.Close)
-	return &terminalWorld{harness: h, agent: a, create: create, srv: srv}
+	return &terminalWorld{harness: h, agent: a, stop: stop, create: create, srv: srv}
 }
 
 func (w *terminalWorld) terminalPath(id uuid.UUID, query string) string {
@@ -451,5 +454,33 @@ func TestTerminalKernelExits(t *testing.T) {
 	w.status(mark, w.create.KernelID, domain.PhaseExited)
 	if _, resp, err := w.dial(w.terminalPath(uuid.New(), ""), nil); err == nil || resp.StatusCode != http.StatusConflict {
 		t.Errorf("a terminal of an exited kernel: %v; want 409", err)
+	}
+}
+
+// The agent stopping ends its terminals (a restarted agent could not
+// attach them again): the client is told, the shell is gone, and the
+// kernel runs on.
+func TestTerminalAgentStops(t *testing.T) {
+	t.Parallel()
+	w := newTerminalWorld(t, nil)
+	c, _ := w.open(uuid.New(), "")
+	c.typeIn("echo up\r")
+	c.shows("up")
+	w.stop()
+	c.control(1, "exit")
+	if status, reason := c.closedWith(); status != websocket.StatusNormalClosure || !strings.Contains(reason, "agent stopped") {
+		t.Errorf("closed with %d %q when the agent stopped", status, reason)
+	}
+	term, err := w.rt.ExecTerminal(w.ctx, runtime.ContainerName(w.create.KernelID.String()), runtime.TerminalSpec{Command: []string{"sh", "-c", "ps -o args"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer term.Close()
+	ps, err := io.ReadAll(term)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(ps), "/bin/sh") || !strings.Contains(string(ps), "sleep 600") {
+		t.Errorf("processes after the agent stopped (want the kernel's, not the terminal's shell):\n%s", ps)
 	}
 }
