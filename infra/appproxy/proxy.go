@@ -598,18 +598,7 @@ func (p *Proxy) statusProblem(w http.ResponseWriter, r *http.Request, status int
 }
 
 func isUpgrade(r *http.Request) bool {
-	return headerHasToken(r.Header, "Connection", "upgrade") && r.Header.Get("Upgrade") != ""
-}
-
-func headerHasToken(h http.Header, name, token string) bool {
-	for _, v := range h.Values(name) {
-		for _, t := range strings.Split(v, ",") {
-			if strings.EqualFold(strings.TrimSpace(t), token) {
-				return true
-			}
-		}
-	}
-	return false
+	return httpapi.HeaderHasToken(r.Header, "Connection", "upgrade") && r.Header.Get("Upgrade") != ""
 }
 
 // usedTickets remembers the nonces of used tickets until they expire, so
