@@ -94,6 +94,11 @@ type Config struct {
 	// proxy strips; its WebSocket is the path's "socket". Nil: only the
 	// ticket WebSocket at TerminalPath.
 	TerminalPage http.Handler
+	// PublicHost is the proxy's host[:port] as browsers reach it, when a
+	// proxy in front changes the Host header: a write or WebSocket with
+	// the app cookie must come from a page of this origin (or of the
+	// request's Host).
+	PublicHost string
 	// Registerer receives the proxy's metrics (nil: none).
 	Registerer prometheus.Registerer
 	Now        func() time.Time
@@ -374,9 +379,38 @@ func (p *Proxy) grant(w http.ResponseWriter, r *http.Request, session uuid.UUID,
 		case g.Kind != KindCookie || g.Session != session || g.App != app:
 			return refuse(fmt.Errorf("a cookie for %s/%s", g.Session, g.App))
 		}
+		if err := p.checkOrigin(r); err != nil {
+			return refuse(err)
+		}
 		return g, false, true
 	}
 	return refuse(errors.New("no ticket and no cookie"))
+}
+
+// checkOrigin refuses a request the browser made on behalf of another
+// site's page with the app cookie: a write or a WebSocket (which the
+// browser opens from any page) whose Origin is not the proxy's own, or
+// that Sec-Fetch-Site says is cross-site. Reads and navigations pass: a
+// link from the Web-UI is one.
+func (p *Proxy) checkOrigin(r *http.Request) error {
+	switch r.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		if !isUpgrade(r) {
+			return nil
+		}
+	}
+	if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
+		return errors.New("a cross-site write or WebSocket")
+	}
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return nil // not a browser's cross-origin request
+	}
+	u, err := url.Parse(origin)
+	if err != nil || (!strings.EqualFold(u.Host, r.Host) && (p.cfg.PublicHost == "" || !strings.EqualFold(u.Host, p.cfg.PublicHost))) {
+		return fmt.Errorf("a write or WebSocket from origin %q", origin)
+	}
+	return nil
 }
 
 // grantRefused answers a request without a good grant: 404, as for an
