@@ -47,7 +47,7 @@ type Deps struct {
 	// refused is left out with a warning: a bad local image does not stop
 	// the start.
 	Local []LocalImage
-	Clock        func() time.Time
+	Clock func() time.Time
 	// Logger receives warnings (default slog.Default()).
 	Logger *slog.Logger
 }
