@@ -107,7 +107,7 @@ podman import \
   --change 'WORKDIR /home/work' \
   --change "LABEL ai.backend.service-ports=$SERVICE_PORTS" \
   --change "LABEL io.cairn.recipe=$recipe" \
-  --message "cairn python image, recipe $recipe" \
+  --message "cairn python image, recipe $recipe" --quiet \
   "$tmp/rootfs.tar" "$IMAGE" >/dev/null
 
 size=$(podman image inspect --format '{{.Size}}' "$IMAGE")

@@ -108,6 +108,33 @@ func TestPythonImageJupyter(t *testing.T) {
 	}
 }
 
+// Without a token the image starts no Jupyter (never an open notebook)
+// and the session stays up; the session's command runs, without the
+// token in its environment.
+func TestPythonImageWithoutTokenOrWithCommand(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	image := podmantest.Python(t, h.uri)
+	ctx, cancel := context.WithTimeout(context.Background(), jupyterTimeout)
+	defer cancel()
+	h.ctx = ctx
+
+	idle := h.spec()
+	idle.Image, idle.UserNS, idle.StopGrace = image, &runtime.DefaultIDMap, 5*time.Second
+	idle.Env = map[string]string{"CAIRN_SESSION_ID": idle.SessionID}
+	c := h.run(idle)
+	h.logsUntil(c.ID, "cairn-start: CAIRN_APP_TOKEN is not set; not starting Jupyter (it never runs without a token)")
+	if got, err := h.rt.Inspect(h.ctx, c.ID); err != nil || got.State != runtime.StateRunning {
+		t.Fatalf("without a token the session must stay up: %+v %v", got, err)
+	}
+
+	cmd := h.spec("python3", "-c", "import os, numpy; print(int(numpy.int64(6) * 7), 'CAIRN_APP_TOKEN' in os.environ)")
+	cmd.Image, cmd.UserNS, cmd.StopGrace = image, &runtime.DefaultIDMap, 5*time.Second
+	cmd.Env = map[string]string{"CAIRN_APP_TOKEN": randomHex(t, 24), "CAIRN_SESSION_ID": cmd.SessionID}
+	c = h.run(cmd)
+	h.logsUntil(c.ID, "42 False")
+}
+
 // runOnKernel executes code on a Jupyter kernel through its channels
 // WebSocket (Jupyter's messaging protocol, version 5) and returns what it
 // printed on stdout.
@@ -237,4 +264,32 @@ func randomHex(t testing.TB, n int) string {
 		t.Fatal(err)
 	}
 	return hex.EncodeToString(b)
+}
+
+// LocalImages finds the images built here under their names, with the
+// architecture and labels the python image's build gives it.
+func TestLocalImages(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	python := podmantest.Python(t, h.uri)
+	found, err := h.rt.LocalImages(h.ctx, "localhost/cairn/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	byRef := map[string]LocalImage{}
+	for _, img := range found {
+		if !strings.HasPrefix(img.Reference, "localhost/cairn/") || img.Architecture == "" {
+			t.Errorf("listed %+v", img)
+		}
+		byRef[img.Reference] = img
+	}
+	if _, ok := byRef[h.image]; !ok {
+		t.Errorf("the base image %s is not listed: %+v", h.image, found)
+	}
+	if py := byRef[python]; py.Labels["ai.backend.service-ports"] != "jupyter:http:8888" || py.Labels["io.cairn.recipe"] == "" {
+		t.Errorf("the python image is listed as %+v", py)
+	}
+	if none, err := h.rt.LocalImages(h.ctx, "localhost/no-such-prefix-"+randomID(t)+"/"); err != nil || len(none) != 0 {
+		t.Errorf("another prefix: %+v, %v", none, err)
+	}
 }
