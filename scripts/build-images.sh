@@ -39,9 +39,23 @@ if ! command -v podman >/dev/null 2>&1; then
   log "podman is missing (run scripts/install-podman.sh)"
   exit 1
 fi
-have=$(podman image inspect --format '{{index .Labels "io.cairn.recipe"}}' "$IMAGE" 2>/dev/null || true)
+current() { podman image inspect --format '{{index .Labels "io.cairn.recipe"}}' "$IMAGE" 2>/dev/null || true; }
+have=$(current)
 if [[ "$have" == "$recipe" ]]; then
   log "$IMAGE is up to date (recipe $recipe)"
+  exit 0
+fi
+if [[ $(id -u) -ne 0 ]]; then
+  log "$IMAGE ${have:+has recipe $have, }needs a build (recipe $recipe), which needs root (mmdebstrap): run sudo scripts/build-images.sh"
+  exit 1
+fi
+# One build at a time (make run and make test may start together); the
+# one that waited finds the image built.
+exec 9>/var/tmp/cairn-build-images.lock
+flock 9
+have=$(current)
+if [[ "$have" == "$recipe" ]]; then
+  log "$IMAGE was built meanwhile (recipe $recipe)"
   exit 0
 fi
 if [[ -n "$have" ]]; then
@@ -49,10 +63,7 @@ if [[ -n "$have" ]]; then
 else
   log "$IMAGE is missing: building it (recipe $recipe)"
 fi
-if [[ $(id -u) -ne 0 ]]; then
-  log "building needs root (mmdebstrap); run: sudo scripts/build-images.sh"
-  exit 1
-fi
+old_id=$(podman image inspect --format '{{.Id}}' "$IMAGE" 2>/dev/null || true)
 if ! command -v mmdebstrap >/dev/null 2>&1; then
   log "installing mmdebstrap"
   export DEBIAN_FRONTEND=noninteractive
@@ -110,5 +121,10 @@ podman import \
   --message "cairn python image, recipe $recipe" --quiet \
   "$tmp/rootfs.tar" "$IMAGE" >/dev/null
 
+# The image it replaces would stay as an untagged copy: remove it, unless
+# a container still uses it.
+if [[ -n "$old_id" ]] && ! podman image inspect --format '{{.Id}}' "$IMAGE" | grep -qx "$old_id"; then
+  podman rmi "$old_id" >/dev/null 2>&1 || log "the previous image $old_id is still in use; kept"
+fi
 size=$(podman image inspect --format '{{.Size}}' "$IMAGE")
 log "built $IMAGE in $(($(date +%s) - start)) s, $((size / 1024 / 1024)) MiB (recipe $recipe)"
