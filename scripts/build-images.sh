@@ -80,8 +80,11 @@ start=$(date +%s)
 
 log "mmdebstrap: bookworm with $packages"
 # essential plus the packages and their dependencies (no Recommends); no
-# manual pages, documentation (copyright files stay) or translations.
+# manual pages, documentation (copyright files stay) or translations. The
+# merged-usr hooks install usr-is-merged before the packages, so apt does
+# not pick usrmerge (and perl, ~55 MB) for init-system-helpers.
 mmdebstrap --variant=essential --include="$packages" \
+  --hook-dir=/usr/share/mmdebstrap/hooks/merged-usr \
   --dpkgopt='path-exclude=/usr/share/man/*' \
   --dpkgopt='path-exclude=/usr/share/locale/*' \
   --dpkgopt='path-include=/usr/share/locale/locale.alias' \
