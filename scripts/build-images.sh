@@ -82,9 +82,11 @@ log "mmdebstrap: bookworm with $packages"
 # essential plus the packages and their dependencies (no Recommends); no
 # manual pages, documentation (copyright files stay) or translations. The
 # merged-usr hooks install usr-is-merged before the packages, so apt does
-# not pick usrmerge (and perl, ~55 MB) for init-system-helpers.
+# not pick usrmerge (and perl, ~55 MB) for init-system-helpers. dpkg
+# unpacks without fsync: a half-written tree is thrown away anyway.
 mmdebstrap --variant=essential --include="$packages" \
   --hook-dir=/usr/share/mmdebstrap/hooks/merged-usr \
+  --dpkgopt=force-unsafe-io \
   --dpkgopt='path-exclude=/usr/share/man/*' \
   --dpkgopt='path-exclude=/usr/share/locale/*' \
   --dpkgopt='path-include=/usr/share/locale/locale.alias' \
