@@ -18,6 +18,13 @@ elif ! scripts/install-podman.sh; then
   echo "test.sh: WARNING: Podman is not ready; the Podman suites will not run" >&2
 fi
 
+# The local images (localhost/cairn/python: Jupyter, from Debian). Fast
+# when the image's recipe has not changed; a failed build leaves the
+# Jupyter suite to say so (skipped loudly, failed with CI=true).
+if [[ $(id -u) -eq 0 || "${CI:-}" == "true" ]]; then
+  scripts/build-images.sh || echo "test.sh: WARNING: the local images could not be built; the Jupyter suite will not run" >&2
+fi
+
 # Node's packages and Chromium for the Web-UI's build check and browser
 # tests (as root this installs what is missing; otherwise those suites skip
 # loudly, and fail with CI=true).

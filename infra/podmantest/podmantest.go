@@ -1,7 +1,8 @@
 // Package podmantest gives tests the Podman service that
 // scripts/install-podman.sh provides (the REST API on
-// unix:///run/podman/podman.sock, or the URI in CAIRN_PODMAN_URL) and the
-// local base image it builds.
+// unix:///run/podman/podman.sock, or the URI in CAIRN_PODMAN_URL), the
+// local base image it builds, and the Jupyter image scripts/build-images.sh
+// builds.
 //
 // Without the service or the image, tests fail when CI=true and are skipped
 // loudly otherwise: the skip is also appended to the file named by
@@ -61,6 +62,25 @@ func Image(t testing.TB, uri string) string {
 	if ref == "" {
 		ref = DefaultImage
 	}
+	present(t, uri, ref)
+	return ref
+}
+
+// PythonImage is the Jupyter image scripts/build-images.sh builds
+// (python3, numpy, Jupyter started by its entrypoint).
+const PythonImage = "localhost/cairn/python:latest"
+
+// Python returns PythonImage after checking that the service at uri has
+// it, or ends the test like URL.
+func Python(t testing.TB, uri string) string {
+	t.Helper()
+	present(t, uri, PythonImage)
+	return PythonImage
+}
+
+// present ends the test like URL unless the service at uri has ref.
+func present(t testing.TB, uri, ref string) {
+	t.Helper()
 	client, base, err := clientFor(uri)
 	if err != nil {
 		unavailable(t, err.Error())
@@ -72,12 +92,11 @@ func Image(t testing.TB, uri string) string {
 	if resp != http.StatusNoContent {
 		unavailable(t, fmt.Sprintf("image %s is not present on %s (status %d)", ref, uri, resp))
 	}
-	return ref
 }
 
 func unavailable(t testing.TB, why string) {
 	t.Helper()
-	msg := fmt.Sprintf("Podman suite %s NOT RUN: %s (run scripts/install-podman.sh as root, which installs podman, starts the service and builds %s, or point %s at a service)", t.Name(), why, DefaultImage, EnvURL)
+	msg := fmt.Sprintf("Podman suite %s NOT RUN: %s (run scripts/install-podman.sh as root, which installs podman, starts the service and builds %s, then scripts/build-images.sh for %s; or point %s at a service)", t.Name(), why, DefaultImage, PythonImage, EnvURL)
 	if os.Getenv("CI") == "true" {
 		t.Fatal(msg)
 	}
