@@ -70,12 +70,51 @@ func Image(t testing.TB, uri string) string {
 // (python3, numpy, Jupyter started by its entrypoint).
 const PythonImage = "localhost/cairn/python:latest"
 
+// EnvImagesBuildDone names a file that appears once a build of the local
+// images, started in the background by scripts/test.sh, has ended (it
+// holds the build's exit status): the tests that need those images wait
+// for it, while every other suite runs during the build.
+const EnvImagesBuildDone = "CAIRN_IMAGES_BUILD_DONE"
+
+// imagesBuildWait bounds the wait for a background build of the images.
+const imagesBuildWait = 40 * time.Minute
+
 // Python returns PythonImage after checking that the service at uri has
-// it, or ends the test like URL.
+// it, or ends the test like URL. While a background build runs
+// (EnvImagesBuildDone), it waits for the build to end first.
 func Python(t testing.TB, uri string) string {
 	t.Helper()
+	waitForImagesBuild(t)
 	present(t, uri, PythonImage)
 	return PythonImage
+}
+
+// waitForImagesBuild waits until the file EnvImagesBuildDone names
+// exists, if the variable is set.
+func waitForImagesBuild(t testing.TB) {
+	t.Helper()
+	done := os.Getenv(EnvImagesBuildDone)
+	if done == "" {
+		return
+	}
+	start := time.Now()
+	logged := false
+	for {
+		if _, err := os.Stat(done); err == nil {
+			if logged {
+				t.Logf("the images' build ended after %s of waiting", time.Since(start).Round(time.Second))
+			}
+			return
+		}
+		if time.Since(start) > imagesBuildWait {
+			unavailable(t, fmt.Sprintf("the background build of the local images has not ended after %s", imagesBuildWait))
+		}
+		if !logged {
+			t.Logf("waiting for the background build of the local images (scripts/build-images.sh)")
+			logged = true
+		}
+		time.Sleep(2 * time.Second)
+	}
 }
 
 // present ends the test like URL unless the service at uri has ref.
