@@ -18,6 +18,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/google/uuid"
 
+	"github.com/cairnhq/cairn/agents/protocol"
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/infra/bus/busauth"
 	"github.com/cairnhq/cairn/infra/httpapi"
@@ -96,7 +97,7 @@ func closedPort(t testing.TB) int {
 
 // url is the endpoint's URL of path under the kernel's app on port.
 func (w *appWorld) url(port int, path string) string {
-	return w.server.URL + "/kernels/" + w.kernel.String() + "/apps/" + strconv.Itoa(port) + path
+	return w.server.URL + protocol.AppPath(w.kernel, port) + path
 }
 
 // do sends a request, signed by the manager's key when signed.
@@ -398,7 +399,7 @@ func TestAppTunnel(t *testing.T) {
 	k := w.agent.kernels[w.kernel]
 	k.apps.ports = append(k.apps.ports, domain.PublishedPort{Name: "ssh", Protocol: domain.ServiceProtocolTCP, ContainerPort: 22, HostPort: portOf(t, echo.Addr())})
 	w.agent.mu.Unlock()
-	tunnelURL := w.server.URL + "/kernels/" + w.kernel.String() + "/ports/22/tunnel"
+	tunnelURL := w.server.URL + protocol.TunnelPath(w.kernel, 22)
 
 	// Without the upgrade: 426, saying what is missing; unsigned: 401.
 	if p := problemOf(t, w.get(tunnelURL, true)); p.Status != http.StatusUpgradeRequired || !strings.Contains(p.Detail, "Upgrade: cairn-tunnel") {
