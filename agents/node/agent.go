@@ -65,6 +65,9 @@ type Agent struct {
 	kernels map[uuid.UUID]*kernel
 	// wg counts the kernel supervisors.
 	wg sync.WaitGroup
+
+	// terms are the kernels' terminals (see terminal.go).
+	terms *terminals
 }
 
 // New returns an agent for cfg (with its defaults applied), after
@@ -77,7 +80,7 @@ func New(cfg Config, logger *slog.Logger) (*Agent, error) {
 		logger = slog.Default()
 	}
 	cfg = cfg.WithDefaults()
-	a := &Agent{cfg: cfg, log: logger.With("component", "agent", "agent_id", cfg.AgentID)}
+	a := &Agent{cfg: cfg, log: logger.With("component", "agent", "agent_id", cfg.AgentID), terms: newTerminals()}
 	if cfg.BusCredentialsFile != "" {
 		issuer, err := busauth.CredentialsIssuer(cfg.BusCredentialsFile)
 		if err != nil {
@@ -140,6 +143,12 @@ func (a *Agent) Run(ctx context.Context) error {
 	defer func() {
 		stop()
 		a.wg.Wait()
+		// A terminal cannot be attached again after a restart (Podman
+		// starts an exec session once): end them rather than leave their
+		// shells behind.
+		endCtx, cancel := context.WithTimeout(context.Background(), terminalEndTimeout)
+		a.endTerminals(endCtx, a.terms.all(), "the agent stopped")
+		cancel()
 		if srv != nil {
 			shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()

@@ -34,6 +34,18 @@ const (
 	// DefaultLogArchiveBytes caps the logs kept of a removed kernel.
 	DefaultLogArchiveBytes = runtime.DefaultLogMaxBytes
 
+	// DefaultTerminalDetachTimeout is how long a terminal outlives its
+	// last client.
+	DefaultTerminalDetachTimeout = 30 * time.Minute
+	// DefaultTerminalScrollback is how much of a terminal's latest output
+	// a client that attaches again is sent.
+	DefaultTerminalScrollback = 256 << 10
+	// DefaultTerminalsPerKernel caps the terminals of one kernel.
+	DefaultTerminalsPerKernel = 8
+	// DefaultTerminalPingInterval is how often an attached client is
+	// pinged: often enough that load balancers keep an idle connection.
+	DefaultTerminalPingInterval = 20 * time.Second
+
 	// durablePrefix + agent id is the agent's durable consumer.
 	durablePrefix = "agent-"
 )
@@ -125,6 +137,17 @@ type Config struct {
 	RecordTTL time.Duration
 	// LogArchiveBytes caps the logs kept of a removed kernel.
 	LogArchiveBytes int
+	// TerminalDetachTimeout is how long a terminal (a shell in a kernel,
+	// served on Listen) stays alive without a client attached.
+	TerminalDetachTimeout time.Duration
+	// TerminalScrollback is how many bytes of a terminal's latest output
+	// the agent keeps to send a client that attaches again.
+	TerminalScrollback int
+	// TerminalsPerKernel caps the terminals one kernel has at a time.
+	TerminalsPerKernel int
+	// TerminalPingInterval is how often the agent pings a terminal's
+	// client; a client that does not answer within it is dropped.
+	TerminalPingInterval time.Duration
 	// Version is reported in agent.register.
 	Version string
 }
@@ -153,6 +176,14 @@ func (c Config) WithDefaults() Config {
 	def(&c.RecordTTL, DefaultRecordTTL)
 	if c.LogArchiveBytes == 0 {
 		c.LogArchiveBytes = DefaultLogArchiveBytes
+	}
+	def(&c.TerminalDetachTimeout, DefaultTerminalDetachTimeout)
+	def(&c.TerminalPingInterval, DefaultTerminalPingInterval)
+	if c.TerminalScrollback == 0 {
+		c.TerminalScrollback = DefaultTerminalScrollback
+	}
+	if c.TerminalsPerKernel == 0 {
+		c.TerminalsPerKernel = DefaultTerminalsPerKernel
 	}
 	if c.Version == "" {
 		c.Version = "dev"
@@ -247,7 +278,8 @@ func (c Config) Validate() error {
 	}{
 		{"heartbeat interval", c.HeartbeatInterval}, {"register interval", c.RegisterInterval},
 		{"stop grace", c.StopGrace}, {"retry min", c.RetryMin}, {"retry max", c.RetryMax},
-		{"record ttl", c.RecordTTL},
+		{"record ttl", c.RecordTTL}, {"terminal detach timeout", c.TerminalDetachTimeout},
+		{"terminal ping interval", c.TerminalPingInterval},
 	} {
 		if d.v < 0 {
 			add("%s %s: must not be negative", d.name, d.v)
@@ -258,6 +290,12 @@ func (c Config) Validate() error {
 	}
 	if c.LogArchiveBytes < 0 {
 		add("log archive bytes %d: must not be negative", c.LogArchiveBytes)
+	}
+	if c.TerminalScrollback < 0 {
+		add("terminal scrollback %d: must not be negative", c.TerminalScrollback)
+	}
+	if c.TerminalsPerKernel < 0 {
+		add("terminals per kernel %d: must not be negative", c.TerminalsPerKernel)
 	}
 	for _, rl := range []struct {
 		name string
@@ -339,6 +377,10 @@ func (c Config) LogValue() slog.Value {
 		slog.String("kernel_userns", c.UserNS),
 		slog.String("kernel_idmap", idMapString(c.idMap())),
 		slog.Any("kernel_capabilities", c.Capabilities),
+		slog.Duration("terminal_detach_timeout", c.TerminalDetachTimeout),
+		slog.Int("terminal_scrollback", c.TerminalScrollback),
+		slog.Int("terminals_per_kernel", c.TerminalsPerKernel),
+		slog.Duration("terminal_ping_interval", c.TerminalPingInterval),
 	)
 }
 

@@ -27,6 +27,10 @@ func TestConfigDefaults(t *testing.T) {
 		!slices.Equal(d.Capabilities, runtime.DefaultCapabilities) {
 		t.Errorf("isolation defaults = %q %d+%d %v", d.UserNS, d.UserNSHostID, d.UserNSSize, d.Capabilities)
 	}
+	if d.TerminalDetachTimeout != DefaultTerminalDetachTimeout || d.TerminalScrollback != DefaultTerminalScrollback ||
+		d.TerminalsPerKernel != DefaultTerminalsPerKernel || d.TerminalPingInterval != DefaultTerminalPingInterval {
+		t.Errorf("terminal defaults = %s %d %d %s", d.TerminalDetachTimeout, d.TerminalScrollback, d.TerminalsPerKernel, d.TerminalPingInterval)
+	}
 	if m := c.idMap(); m == nil || *m != runtime.DefaultIDMap {
 		t.Errorf("default mapping = %+v, want %+v", m, runtime.DefaultIDMap)
 	}
@@ -46,12 +50,14 @@ func TestConfigValidate(t *testing.T) {
 		Advertise: "ftp://x", CPU: -1, MemoryBytes: -1, HeartbeatInterval: -time.Second, RetryMin: time.Minute, RetryMax: time.Second,
 		LogArchiveBytes: -1, Rlimits: runtime.Rlimits{NoFile: runtime.Rlimit{Soft: 2, Hard: 1}},
 		UserNS: "auto", Capabilities: []string{"CHOWN", "CAP_NOPE"}, AppPortRange: PortRange{First: 31000, Last: 30000},
+		TerminalDetachTimeout: -time.Second, TerminalScrollback: -1, TerminalsPerKernel: -1, TerminalPingInterval: -time.Second,
 	}.Validate()
 	if err == nil {
 		t.Fatal("a bad config validates")
 	}
 	for _, want := range []string{"agent id", "bus url", "podman uri", "gpus", "data dir", "listen", "advertise", "cpu", "memory",
-		"heartbeat interval", "retry min", "log archive bytes", "rlimit nofile", "kernel userns", "CAP_NOPE", "app ports"} {
+		"heartbeat interval", "retry min", "log archive bytes", "rlimit nofile", "kernel userns", "CAP_NOPE", "app ports",
+		"terminal detach timeout", "terminal scrollback", "terminals per kernel", "terminal ping interval"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("%v\nwant it to mention %q", err, want)
 		}

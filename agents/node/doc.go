@@ -131,4 +131,17 @@
 // the endpoint serves it for ?offset=N&limit=N&follow=true. The archive
 // keeps, with a removed kernel's last bytes, the offset of the first, so
 // ranges read from it name the same bytes they did in the container.
+//
+// # Terminals
+//
+// Handler also serves terminals: a shell (bash -l where the image has
+// it, else sh) in a running kernel, one runtime exec with a TTY per
+// terminal, named by the kernel and an id its client chooses. The agent
+// keeps each one alive without a client, with its latest output, so a
+// browser that lost its connection attaches again to the same shell; see
+// Handler for the protocol and Config's Terminal fields for the limits.
+// A kernel's terminals end before its container is removed, and every
+// terminal ends when the agent stops (an exec cannot be attached again).
+// TerminalActivity tells idle rules when a kernel's terminals were last
+// used.
 package node

@@ -42,14 +42,37 @@ import (
 //	    101, then the connection carries raw bytes both ways to the
 //	    published port (for tcp apps) until either side closes; 426 without
 //	    the upgrade headers, 404 and 502 as above.
+//	GET /kernels/{kernel id}/terminals/{terminal id}?cols=<n>&rows=<n>
+//	    a WebSocket to the terminal (a shell in the kernel) of that id, a
+//	    UUID the client chooses: started if there is none, attached again
+//	    if there is (see below)
+//	GET /kernels/{kernel id}/terminals
+//	    200 application/json [{"id","created","attached","last_activity"}]
 //	GET /healthz
 //	    200 application/json {"status":"ok","agent_id":...}
 //	GET /metrics
 //	    the process's Prometheus metrics
 //
+// A terminal's WebSocket carries the terminal's bytes, raw, in binary
+// frames both ways, and JSON control messages in text frames: from the
+// client {"type":"resize","cols":N,"rows":N}; from the agent first
+// {"type":"attached","terminal":"<id>","new":true|false}, then the
+// scrollback (the last Config.TerminalScrollback bytes) and the live
+// output, and {"type":"exit","code":N} once the shell has ended, followed
+// by close status 1000. One client at a time: a second attach takes the
+// terminal over and the first is closed with status 4001. The agent pings
+// every Config.TerminalPingInterval and drops a client that does not
+// answer. The terminal lives on without a client for
+// Config.TerminalDetachTimeout; it ends with its shell, its kernel, or the
+// agent. Origin is not checked: the manager's signature is, and the app
+// proxy in front checks browsers' origins.
+//
 // Errors are RFC 9457 problem details (application/problem+json): 400 for
-// a bad kernel id, port or option, 404 for a kernel without logs or apps
-// here, 502 for an app that does not answer, 503 when Podman does not
+// a bad kernel id, port or option (naming it), 404 for a kernel without
+// logs or apps (or not running) here, 409 for a terminal of a kernel that
+// is not running or has Config.TerminalsPerKernel terminals already, 426
+// for a terminal request without the WebSocket upgrade (a proxy stripped
+// it), 502 for an app that does not answer, 503 when Podman does not
 // answer. /kernels/ answers only the manager: a request
 // must carry the manager's signature (busauth.ManagerSignatureHeader, made
 // with the key that issued the agent's bus credentials), or it gets 401.
@@ -59,6 +82,8 @@ func (a *Agent) Handler() http.Handler {
 	mux.HandleFunc("GET /kernels/{id}/logs", a.managerOnly(a.serveLogs))
 	mux.HandleFunc("/kernels/{id}/apps/{port}/{rest...}", a.managerOnly(a.serveApp))
 	mux.HandleFunc("GET /kernels/{id}/ports/{port}/tunnel", a.managerOnly(a.serveTunnel))
+	mux.HandleFunc("GET /kernels/{id}/terminals", a.managerOnly(a.serveTerminals))
+	mux.HandleFunc("GET /kernels/{id}/terminals/{terminal}", a.managerOnly(a.serveTerminal))
 	mux.Handle("GET /metrics", promhttp.Handler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")

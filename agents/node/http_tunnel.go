@@ -7,19 +7,19 @@ import (
 	"net"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/cairnhq/cairn/agents/protocol"
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/infra/httpapi"
 )
 
 // TunnelProtocol is the Upgrade token of the raw TCP tunnel to a published
 // port (GET /kernels/{id}/ports/{port}/tunnel).
-const TunnelProtocol = "cairn-tunnel"
+const TunnelProtocol = protocol.TunnelUpgrade
 
 // serveTunnel answers GET /kernels/{id}/ports/{port}/tunnel: with the
 // upgrade to TunnelProtocol asked, it answers 101 and then carries bytes
@@ -47,7 +47,7 @@ func (a *Agent) serveTunnel(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteProblem(w, r, domain.Errorf(op, domain.KindNotFound, "kernel %s publishes no port %d", id, port))
 		return
 	}
-	if !headerHasToken(r.Header, "Connection", "upgrade") || !headerHasToken(r.Header, "Upgrade", TunnelProtocol) {
+	if !httpapi.HeaderHasToken(r.Header, "Connection", "upgrade") || !httpapi.HeaderHasToken(r.Header, "Upgrade", TunnelProtocol) {
 		writeProblemStatus(w, r, http.StatusUpgradeRequired, domain.KindInvalid,
 			"a tunnel needs the headers Connection: Upgrade and Upgrade: "+TunnelProtocol+
 				"; without them (a proxy or load balancer in the way may strip them) there is nothing to tunnel")
@@ -111,19 +111,6 @@ func closeWrite(c net.Conn) {
 		return
 	}
 	_ = c.Close()
-}
-
-// headerHasToken reports whether a comma-separated header holds token
-// (case-insensitive).
-func headerHasToken(h http.Header, name, token string) bool {
-	for _, v := range h.Values(name) {
-		for part := range strings.SplitSeq(v, ",") {
-			if strings.EqualFold(strings.TrimSpace(part), token) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // writeProblemStatus answers a problem with a status no error kind maps to.

@@ -277,6 +277,10 @@ func (a *Agent) tearDown(ctx context.Context, k *kernel) {
 	name := runtime.ContainerName(k.id.String())
 	log := a.log.With("kernel_id", k.id, "session_id", k.session)
 
+	endCtx, cancel := context.WithTimeout(ctx, terminalEndTimeout)
+	a.closeTerminals(endCtx, k.id, "the kernel is being destroyed")
+	cancel()
+
 	keep := &tailKeeper{max: a.cfg.LogArchiveBytes}
 	_, err := rt.StreamLogs(ctx, name, runtime.LogRange{}, keep)
 	switch {
@@ -302,5 +306,6 @@ func (a *Agent) tearDown(ctx context.Context, k *kernel) {
 	a.setContainer(k, "", false)
 	a.drop(k)
 	a.ports.release(k.id) // after drop: the endpoint no longer finds the kernel
+	a.terms.forget(k.id)
 	a.report(ctx, k, s)
 }

@@ -17,6 +17,9 @@
 //     in this port kills a container except Remove.
 //   - Remove is idempotent: a container that is already gone is not an error.
 //   - Logs stay readable after the container exits, until Remove.
+//   - A terminal (ExecTerminal) is one process with a pseudo-terminal in a
+//     running container; Close ends it and what it started, since a
+//     detached exec would otherwise run on unseen.
 //
 // Only containers labelled cairn.managed=true are visible through the port:
 // an id that names any other container is reported as ErrNotFound, so the

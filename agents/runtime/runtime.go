@@ -57,6 +57,14 @@ type Runtime interface {
 	// exist is not an error.
 	Remove(ctx context.Context, id string) error
 
+	// ExecTerminal starts spec.Command in the running container id with a
+	// pseudo-terminal (stdin, stdout and stderr on it), as the container's
+	// user in its working directory, and returns it attached. A container
+	// that does not run is ErrInvalid. The process lives until it exits or
+	// the Terminal is closed, whoever holds the Terminal; closing the
+	// attachment any other way is not enough to end it.
+	ExecTerminal(ctx context.Context, id string, spec TerminalSpec) (Terminal, error)
+
 	// ImageExists reports whether ref is present locally.
 	ImageExists(ctx context.Context, ref string) (bool, error)
 

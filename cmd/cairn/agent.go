@@ -49,12 +49,14 @@ id before the kernel starts (files it does not own become the kernel root's).
 The agent refuses to start when the host cannot do that; --kernel-userns=host
 runs kernels' root as the host's root instead.
 
-With --listen it serves the kernels' logs and apps over HTTP for the manager
-and the app proxy, answering only requests the manager's key signed:
-GET /kernels/<kernel id>/logs?tail=N&max_bytes=N, and
-/kernels/<kernel id>/apps/<container port>/<path>, proxied to the kernel's
-service port. --advertise is the URL the manager reaches it at (default: from
---listen, with this machine's host name).
+With --listen it serves, over HTTP and only to requests the manager's key
+signed (the manager and the app proxy): the kernels' logs (GET
+/kernels/<kernel id>/logs?tail=N&max_bytes=N), their apps
+(/kernels/<kernel id>/apps/<container port>/<path>, proxied to the kernel's
+service port) and their terminals: shells in a kernel, over a WebSocket, that
+live on without a client for --terminal-detach-timeout, so a browser that lost
+its connection attaches again to the same shell. --advertise is the URL the
+manager reaches it at (default: from --listen, with this machine's host name).
 
 A kernel's service ports (its image's, and the ports its session pre-opens)
 are published on 127.0.0.1 only, on host ports the agent takes from
@@ -90,7 +92,7 @@ which the agent uses when --bus-credentials and --bus-ca are not given.`,
 	f.StringVar(&cfg.PodmanURI, "podman", podman.DefaultURI, "Podman service URI (unix:///path, tcp://host:port, ssh://...)")
 	f.StringVar(&cfg.GPUs, "gpus", node.DefaultGPUs, "GPU discovery: nvml, nvml:<library path>, none, or mock:<dgxa100|dgxh100|dgxh200|dgxb200>[?mig=...]")
 	f.StringVar(&cfg.DataDir, "data-dir", "./data/agent", "directory for the agent's records and the logs of removed kernels")
-	f.StringVar(&cfg.Listen, "listen", "", "address of the HTTP logs endpoint, host:port (default: none)")
+	f.StringVar(&cfg.Listen, "listen", "", "address of the HTTP endpoint (kernel logs, terminals) the manager calls, host:port (default: none)")
 	f.StringVar(&cfg.Advertise, "advertise", "", "base URL the manager reaches --listen at, http://host:port (default: derived from --listen)")
 	cfg.AppPortRange = node.DefaultAppPortRange
 	f.Var(&cfg.AppPortRange, "app-ports", "host ports (first-last) for kernels' service ports; published on 127.0.0.1 only and reached through the --listen endpoint")
@@ -99,6 +101,10 @@ which the agent uses when --bus-credentials and --bus-ca are not given.`,
 	f.StringVar(&flags.memory, "memory", "", "memory to offer, e.g. 48g (default: discovered)")
 	f.DurationVar(&cfg.HeartbeatInterval, "heartbeat-interval", node.DefaultHeartbeatInterval, "how often to send a heartbeat")
 	f.DurationVar(&cfg.StopGrace, "stop-grace", 10*time.Second, "how long a kernel may take to exit after SIGTERM when it is destroyed")
+	f.DurationVar(&cfg.TerminalDetachTimeout, "terminal-detach-timeout", node.DefaultTerminalDetachTimeout, "how long a terminal (a shell in a kernel, served on --listen) lives on without a client attached")
+	f.IntVar(&cfg.TerminalScrollback, "terminal-scrollback", node.DefaultTerminalScrollback, "bytes of a terminal's latest output kept for a client that attaches again")
+	f.IntVar(&cfg.TerminalsPerKernel, "terminals-per-kernel", node.DefaultTerminalsPerKernel, "the most terminals one kernel may have at a time")
+	f.DurationVar(&cfg.TerminalPingInterval, "terminal-ping-interval", node.DefaultTerminalPingInterval, "how often a terminal's client is pinged (keeps idle connections through load balancers; a client that does not answer within it is dropped)")
 	f.StringVar(&cfg.UserNS, "kernel-userns", node.UserNSPrivate, "user namespace of kernels: private (their root is host id --kernel-userns-host-id, unprivileged) or host (their root is the host's root)")
 	f.Uint32Var(&cfg.UserNSHostID, "kernel-userns-host-id", runtime.DefaultIDMap.HostID, "with --kernel-userns=private: the host id kernels' root maps to (their id i is this + i); the same on every agent sharing storage")
 	f.Uint32Var(&cfg.UserNSSize, "kernel-userns-size", runtime.DefaultIDMap.Size, "with --kernel-userns=private: how many ids kernels have (0 to size-1)")

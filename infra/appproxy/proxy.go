@@ -11,14 +11,14 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
-	"strconv"
-	"strings"
+		"strings"
 	"sync"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/cairnhq/cairn/agents/protocol"
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/domain/audit"
 	"github.com/cairnhq/cairn/infra/httpapi"
@@ -94,6 +94,11 @@ type Config struct {
 	// proxy strips; its WebSocket is the path's "socket". Nil: only the
 	// ticket WebSocket at TerminalPath.
 	TerminalPage http.Handler
+	// PublicHost is the proxy's host[:port] as browsers reach it, when a
+	// proxy in front changes the Host header: a write or WebSocket with
+	// the app cookie must come from a page of this origin (or of the
+	// request's Host).
+	PublicHost string
 	// Registerer receives the proxy's metrics (nil: none).
 	Registerer prometheus.Registerer
 	Now        func() time.Time
@@ -254,7 +259,7 @@ func (p *Proxy) serveApp(w http.ResponseWriter, r *http.Request) {
 	if route.OwnsRoot {
 		path = "/" + strings.TrimPrefix(path, AppPath(session, app))
 	}
-	target := "/kernels/" + route.KernelID.String() + "/apps/" + strconv.Itoa(route.Port) + path
+	target := protocol.AppPath(route.KernelID, route.Port) + path
 	if enc := q.Encode(); enc != "" {
 		target += "?" + enc
 	}
@@ -374,9 +379,38 @@ func (p *Proxy) grant(w http.ResponseWriter, r *http.Request, session uuid.UUID,
 		case g.Kind != KindCookie || g.Session != session || g.App != app:
 			return refuse(fmt.Errorf("a cookie for %s/%s", g.Session, g.App))
 		}
+		if err := p.checkOrigin(r); err != nil {
+			return refuse(err)
+		}
 		return g, false, true
 	}
 	return refuse(errors.New("no ticket and no cookie"))
+}
+
+// checkOrigin refuses a request the browser made on behalf of another
+// site's page with the app cookie: a write or a WebSocket (which the
+// browser opens from any page) whose Origin is not the proxy's own, or
+// that Sec-Fetch-Site says is cross-site. Reads and navigations pass: a
+// link from the Web-UI is one.
+func (p *Proxy) checkOrigin(r *http.Request) error {
+	switch r.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		if !isUpgrade(r) {
+			return nil
+		}
+	}
+	if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
+		return errors.New("a cross-site write or WebSocket")
+	}
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return nil // not a browser's cross-origin request
+	}
+	u, err := url.Parse(origin)
+	if err != nil || (!strings.EqualFold(u.Host, r.Host) && (p.cfg.PublicHost == "" || !strings.EqualFold(u.Host, p.cfg.PublicHost))) {
+		return fmt.Errorf("a write or WebSocket from origin %q", origin)
+	}
+	return nil
 }
 
 // grantRefused answers a request without a good grant: 404, as for an
@@ -598,18 +632,7 @@ func (p *Proxy) statusProblem(w http.ResponseWriter, r *http.Request, status int
 }
 
 func isUpgrade(r *http.Request) bool {
-	return headerHasToken(r.Header, "Connection", "upgrade") && r.Header.Get("Upgrade") != ""
-}
-
-func headerHasToken(h http.Header, name, token string) bool {
-	for _, v := range h.Values(name) {
-		for _, t := range strings.Split(v, ",") {
-			if strings.EqualFold(strings.TrimSpace(t), token) {
-				return true
-			}
-		}
-	}
-	return false
+	return httpapi.HeaderHasToken(r.Header, "Connection", "upgrade") && r.Header.Get("Upgrade") != ""
 }
 
 // usedTickets remembers the nonces of used tickets until they expire, so

@@ -472,6 +472,62 @@ func TestTerminalPage(t *testing.T) {
 	}
 }
 
+// TestOtherOrigins: with the app cookie, a write or a WebSocket that a
+// page of another origin makes is refused; the app's own pages pass.
+func TestOtherOrigins(t *testing.T) {
+	e := newEnv(t)
+	c := browser(t)
+	get(t, c, e.open("web"))
+	appURL := e.proxy.URL + appproxy.AppPath(e.routes.session, "web") + "api"
+	post := func(origin, site string) int {
+		req, _ := http.NewRequest(http.MethodPost, appURL, strings.NewReader("x"))
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		if site != "" {
+			req.Header.Set("Sec-Fetch-Site", site)
+		}
+		res, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	if got := post(e.proxy.URL, "same-origin"); got != http.StatusOK {
+		t.Fatalf("the app's own page: %d", got)
+	}
+	if got := post("", ""); got != http.StatusOK {
+		t.Fatalf("no Origin (not a browser's cross-origin request): %d", got)
+	}
+	for _, tc := range [][2]string{{"https://evil.example", "cross-site"}, {"http://127.0.0.1:1", "same-site"}, {"", "cross-site"}} {
+		if got := post(tc[0], tc[1]); got != http.StatusNotFound {
+			t.Fatalf("origin %q, %s: %d, want 404", tc[0], tc[1], got)
+		}
+	}
+	// A WebSocket to the terminal's socket from another origin.
+	tc := browser(t)
+	get(t, tc, e.open(appproxy.TerminalApp))
+	u, _ := url.Parse(e.proxy.URL + appproxy.AppPath(e.routes.session, appproxy.TerminalApp))
+	var cookie string
+	for _, ck := range tc.Jar.Cookies(u) {
+		cookie = ck.Value
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	socket := "ws" + strings.TrimPrefix(e.proxy.URL, "http") + appproxy.AppPath(e.routes.session, appproxy.TerminalApp) + "socket?terminal=" + uuid.NewString()
+	h := http.Header{"Cookie": {appproxy.CookieName + "=" + cookie}, "Origin": {"https://evil.example"}}
+	if _, _, err := websocket.Dial(ctx, socket, &websocket.DialOptions{HTTPHeader: h}); err == nil {
+		t.Fatal("a WebSocket from another origin opened the terminal")
+	}
+	h.Set("Origin", e.proxy.URL)
+	ws, _, err := websocket.Dial(ctx, socket, &websocket.DialOptions{HTTPHeader: h})
+	if err != nil {
+		t.Fatalf("the terminal page's own WebSocket: %v", err)
+	}
+	ws.CloseNow()
+}
+
 func TestKeyring(t *testing.T) {
 	if _, err := appproxy.NewKeyring(make([]byte, 8)); err == nil {
 		t.Fatal("a short key was accepted")

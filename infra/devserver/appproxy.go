@@ -58,6 +58,7 @@ func (s *server) startAppProxy(reg prometheus.Registerer, access *accesslog.Writ
 		Record:       func(ctx context.Context, rec audit.Record) error { return access.Write(ctx, rec) },
 		Logger:       s.log,
 		CookieSecure: u.Scheme == "https",
+		PublicHost:   u.Host,
 		Registerer:   reg,
 		TerminalPage: web.TerminalPage(),
 		Now:          s.cfg.Clock,

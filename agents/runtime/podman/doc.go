@@ -20,6 +20,13 @@
 //   - Log ranges: StreamLogs reads that file itself when it can (only
 //     whole lines, following what is appended), else the logs API; both
 //     give the same bytes, the log as runtime.LogRange defines it.
+//   - Terminals: ExecTerminal creates an exec session with a TTY and starts
+//     it over an upgraded connection of its own (the bindings'
+//     ExecStartAndAttach mutates the shared client and looks at the
+//     agent's own stdin). Podman cannot end an exec session and leaves it
+//     running when its attachment closes, so each terminal's processes
+//     carry a mark in their environment (EnvTerminalMark) and Close ends
+//     them from inside the container: SIGHUP, then SIGKILL.
 //   - Least privilege: every container runs with no-new-privileges, with
 //     every capability dropped but the spec's (runtime.DefaultCapabilities
 //     unless it names others), its bind mounts nosuid and nodev, and, when
