@@ -1,7 +1,9 @@
 // A session's apps in the browser, through the real app proxy to the real
 // agent and container: the terminal opened from the session page runs a
-// shell (echo $((6*7)) shows 42 in xterm's screen), a reload reattaches to
-// the same shell, New terminal starts another, an exit is shown; a link
+// shell (echo $((6*7)) shows 42 in xterm's screen), a reload and a cut
+// connection reattach to the same shell, a second window takes it over
+// and the first waits for Reconnect, New terminal starts another, an exit
+// is shown; a link
 // opens once and only for the session's owner, and nothing after the
 // session ended; a web app (busybox httpd on a pre-opened port) opens from
 // its button; the API's refusal is shown with its words.
@@ -102,10 +104,25 @@ test('the terminal: a shell of the session from its page, the same shell after a
   await row(tab, '42').waitFor({ timeout: 30_000 });
 
   // A reload reattaches to the same shell: the variable is still set.
+  // (Its sockets now pass through the test, which can cut them.)
+  const sockets = [];
+  await tab.routeWebSocket(/\/apps\/terminal\/socket\?/, (ws) => {
+    ws.connectToServer();
+    sockets.push(ws);
+  });
   await tab.reload();
   await statusLine(tab, /^connected$/).waitFor({ timeout: 30_000 });
   await shell(tab, 'echo "got-$V"');
   await row(tab, 'got-kept').waitFor({ timeout: 30_000 });
+
+  // The connection drops under the page (as a network or a restarted
+  // proxy would): the page connects again by itself, to the same shell.
+  assert.equal(sockets.length, 1);
+  await sockets[0].close({ code: 1012, reason: 'cut by the test' });
+  await until('a new socket', async () => sockets.length === 2, 30_000);
+  await statusLine(tab, /^connected$/).waitFor({ timeout: 30_000 });
+  await shell(tab, 'echo "again-$V"');
+  await row(tab, 'again-kept').waitFor({ timeout: 30_000 });
 
   // The same terminal opened in another window (same login, same
   // terminal id) takes it over; this one waits for Reconnect rather than
