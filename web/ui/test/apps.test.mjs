@@ -6,7 +6,8 @@
 // is shown; a link
 // opens once and only for the session's owner, and nothing after the
 // session ended; a web app (busybox httpd on a pre-opened port) opens from
-// its button; the API's refusal is shown with its words.
+// its button; a tcp port is listed, not offered as a link; the API's
+// refusal is shown with its words.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { admin, api, base, launch, login, newPage, newUser, tokenOf, unique, watch } from './lib.mjs';
@@ -202,12 +203,26 @@ test('an app link opens once, only for the session’s owner, and nothing after 
   await second.close();
 });
 
-test('the session page shows the API’s refusal to open an app, and closes the tab it opened', async () => {
+test('the session page lists a tcp port without a button, shows the API’s refusal to open an app, and closes the tab it opened', async () => {
   const problems = [];
   const id = await newSession("sh -c 'sleep 3600'");
   const page = await newPage(browser, problems);
+  // The session as the API answers it, with a tcp service port added to
+  // its main kernel (the base image declares none).
+  await page.route(
+    (u) => u.pathname === `/v1/sessions/${id}`,
+    async (route) => {
+      const res = await route.fetch();
+      const s = await res.json();
+      if (s.kernels?.[0]) s.kernels[0].service_ports = [{ name: 'ssh', protocol: 'tcp', container_port: 22, host_port: 30522 }];
+      await route.fulfill({ response: res, json: s });
+    },
+  );
   await login(page, admin.email, admin.password);
   await running(page, id);
+  const apps = page.locator('ul.apps');
+  await apps.getByText('tcp, not a web app: published on 127.0.0.1:30522 of agent').waitFor();
+  assert.equal(await apps.getByRole('button', { name: 'ssh' }).count(), 0);
   // The session ends between the page's read and the click: the API answers 409.
   await page.route(`**/v1/sessions/${id}/apps/terminal`, (route) =>
     route.fulfill({
