@@ -1,13 +1,12 @@
 // A session's apps in the browser, through the real app proxy to the real
 // agent and container: the terminal opened from the session page runs a
 // shell (echo $((6*7)) shows 42 in xterm's screen), a reload and a cut
-// connection reattach to the same shell, a second window takes it over
-// and the first waits for Reconnect, New terminal starts another, an exit
-// is shown; a link
-// opens once and only for the session's owner, and nothing after the
-// session ended; a web app (busybox httpd on a pre-opened port) opens from
-// its button; a tcp port is listed, not offered as a link; the API's
-// refusal is shown with its words.
+// connection reattach to the same shell, a second window takes it over and
+// the first waits for Reconnect, New terminal starts another, an exit is
+// shown; a link opens once and only for the session's owner, and nothing
+// after the session ended; a web app (busybox httpd on a pre-opened port)
+// opens from its button; a tcp port is listed, not offered as a link; the
+// API's refusal is shown with its words.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { admin, api, base, launch, login, newPage, newUser, tokenOf, unique, watch } from './lib.mjs';
