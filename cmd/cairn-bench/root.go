@@ -29,7 +29,7 @@ on. Flags win.`,
 		SilenceErrors: true,
 		Version:       version,
 	}
-	root.AddCommand(newBenchStoreCommand(), newBenchSessionsCommand(), newBenchScheduleCommand(), newBenchAPICommand())
+	root.AddCommand(newBenchStoreCommand(), newBenchSessionsCommand(), newBenchScheduleCommand(), newBenchAPICommand(), newBenchWebUICommand())
 	cli.Setup(root)
 	return root
 }

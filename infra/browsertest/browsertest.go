@@ -42,8 +42,18 @@ func UIDir() string {
 // check needs only Node and the packages).
 func Require(t testing.TB, browser bool) Tools {
 	t.Helper()
-	tools := Tools{UIDir: UIDir()}
-	var missing []string
+	tools, missing := Find(browser)
+	if len(missing) > 0 {
+		unavailable(t, strings.Join(missing, "; "))
+	}
+	return tools
+}
+
+// Find finds the tools outside a test (a benchmark runs them too) and
+// lists what is missing (nothing when all are there). browser says
+// whether Chromium is needed.
+func Find(browser bool) (tools Tools, missing []string) {
+	tools = Tools{UIDir: UIDir()}
 	node, err := exec.LookPath("node")
 	if err != nil {
 		missing = append(missing, "node is not on PATH")
@@ -61,10 +71,7 @@ func Require(t testing.TB, browser bool) Tools {
 			missing = append(missing, "no browser at "+tools.Chromium)
 		}
 	}
-	if len(missing) > 0 {
-		unavailable(t, strings.Join(missing, "; "))
-	}
-	return tools
+	return tools, missing
 }
 
 func unavailable(t testing.TB, why string) {
