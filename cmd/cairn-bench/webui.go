@@ -63,7 +63,7 @@ func parseSizes(raw []string) ([]webuibench.Size, error) {
 func newBenchWebUICommand() *cobra.Command {
 	cfg := benchWebUIConfig{Bench: webuibench.Config{
 		Loads: webuibench.DefaultLoads, Warmup: webuibench.DefaultWarmup, Changes: webuibench.DefaultChanges,
-		Workers: webuibench.DefaultWorkers, Timeout: webuibench.DefaultTimeout, Image: images.BaseImage,
+		Timeout: webuibench.DefaultTimeout, Image: images.BaseImage,
 	}}
 	var sizes []string
 	for _, s := range webuibench.DefaultSizes {
@@ -74,8 +74,11 @@ func newBenchWebUICommand() *cobra.Command {
 		Short: "Benchmark the Web-UI in Chromium: first page of Sessions and Data over a big store, queries per page, SSE delivery",
 		Long: `webui starts a cairn dev in this process (no local agent: the sessions stay
 PENDING; SQLite in a temporary directory, or a fresh PostgreSQL schema),
-provisions five users in two domains, and seeds the store through the API
-(parallel clients) up to each of --sizes in turn, a small baseline first.
+provisions five users in two domains through the API, each with one
+session and one folder made through the API, and grows the store to each
+of --sizes in turn (a small baseline first) with copies of those events,
+appended while the server is stopped (through the API, creates slow down
+as an owner's objects grow: 100,000 would take hours).
 At each size, once the read models show the last write, Node drives
 Debian's Chromium (web/ui/bench/webui.bench.mjs, playwright-core): logged
 in as the user who owns nine in ten objects, it loads /sessions and /data
@@ -130,7 +133,6 @@ is set (unless --backends says otherwise).`,
 	f.IntVar(&b.Loads, "loads", b.Loads, "measured loads of each page per size")
 	f.IntVar(&b.Warmup, "warmup", b.Warmup, "unmeasured loads of each page before the measured ones")
 	f.IntVar(&b.Changes, "changes", b.Changes, "sessions created one at a time to time the live stream, per target (page, bare EventSource)")
-	f.IntVar(&b.Workers, "workers", b.Workers, "parallel clients seeding the store")
 	f.DurationVar(&b.Timeout, "timeout", b.Timeout, "longest browser run per size")
 	f.StringVar(&cfg.CPUProfile, "cpu-profile", "", "write a CPU profile of the whole run (seeding and browser) to PREFIX-<backend>.pprof")
 	f.StringVar(&cfg.UIDir, "ui-dir", "", "the Web-UI's Node project, with node_modules (default: web/ui of the source tree)")
@@ -154,9 +156,11 @@ func runBenchWebUI(ctx context.Context, cfg benchWebUIConfig) error {
 		header := fmt.Sprintf("\n## Web-UI: first page over a big store, queries per page, live delivery (%s)\n\n"+
 			"Made by `cairn-bench webui` on %s, %s, %d CPUs, %s; load average %s before, %s after (1, 5, 15 min).\n"+
 			"A `cairn dev` in the benchmark's process (%s, no local agent: every session stays PENDING, as in a long queue;\n"+
-			"the scheduler runs) is seeded through its API by %d parallel clients: five users in two domains, nine in ten\n"+
-			"sessions and folders owned by the measured user, each store size in turn in the same server, until the read models\n"+
-			"show the last write. Debian's Chromium (playwright-core, web/ui/bench/webui.bench.mjs), logged in once as the\n"+
+			"the scheduler runs) is seeded: five users in two domains through its API, each with one session and one folder made\n"+
+			"through the API (the real commands); the rest are copies of those events with fresh ids, names and times, appended\n"+
+			"while the server is stopped (the folders' name claims decided by their owner's index, their directories made), nine\n"+
+			"in ten owned by the measured user; the server restarts and its projectors build the read models from the log.\n"+
+			"Each size in turn grows the same store. Debian's Chromium (playwright-core, web/ui/bench/webui.bench.mjs), logged in once as the\n"+
 			"measured user, loads each page %d times (after %d warm-up loads): full navigations, the HTTP cache allowed. The time\n"+
 			"is the page's own clock from navigation start to the animation frame after the first row of the list\n"+
 			"(`table.list tbody tr`) entered the DOM (a MutationObserver installed before the app's script; \"rows in DOM\" is\n"+
@@ -169,7 +173,7 @@ func runBenchWebUI(ctx context.Context, cfg benchWebUIConfig) error {
 			"sessions and 10,000 folders, the same queries per page at every size, SSE delivery to the page p99 ≤ 250 ms.\n"+
 			"The machine is shared: read the ratios first.",
 			backend, time.Now().UTC().Format("2006-01-02"), runtime.GOOS+"/"+runtime.GOARCH, runtime.NumCPU(), runtime.Version(),
-			loadBefore, loadAfter, backendDescription(backend), b.Workers, b.Loads, b.Warmup, b.Changes)
+			loadBefore, loadAfter, backendDescription(backend), b.Loads, b.Warmup, b.Changes)
 		if err := webuibench.WriteMarkdown(&md, res, header); err != nil {
 			return err
 		}

@@ -4,14 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/cairnhq/cairn/commands"
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/eventstore"
 	"github.com/cairnhq/cairn/eventstore/dsn"
+	"github.com/cairnhq/cairn/infra/devserver"
 	"github.com/cairnhq/cairn/infra/progress"
+	"github.com/cairnhq/cairn/infra/vfstorage"
+	"github.com/cairnhq/cairn/infra/vfstorage/localfs"
 )
 
 // appendBatch is how many sessions one AppendMany writes.
@@ -72,20 +77,15 @@ func (t sessionTemplate) clone(n int, at time.Time) (eventstore.EventData, uuid.
 // seedName is the name of the n-th seeded object.
 func seedName(n int) string { return fmt.Sprintf("bench-%06d", n) }
 
-// appendSessions opens the store at storeDSN (the server is stopped) and
-// appends the sessions [from, to), each a new stream with a copy of the
-// session.requested event RequestSession appended for the template
-// session of its owner (templates: user id → session id; owner(n) names
-// the user), in batches of appendBatch streams.
-func appendSessions(ctx context.Context, storeDSN string, templateIDs map[string]uuid.UUID, owner func(int) string, from, to int) (err error) {
+// appendSessions appends the sessions [from, to) to store (the server is
+// stopped), each a new stream with a copy of the session.requested event
+// RequestSession appended for the template session of its owner
+// (templateIDs: user id → session id; owner(n) names the user), in
+// batches of appendBatch streams.
+func appendSessions(ctx context.Context, store eventstore.Store, templateIDs map[string]uuid.UUID, owner func(int) string, from, to int) (err error) {
 	if to <= from {
 		return nil
 	}
-	store, err := dsn.Open(ctx, storeDSN)
-	if err != nil {
-		return err
-	}
-	defer func() { err = errors.Join(err, store.Close()) }()
 	templates := map[string]sessionTemplate{}
 	for user, id := range templateIDs {
 		if templates[user], err = readTemplate(ctx, store, id); err != nil {
@@ -116,4 +116,163 @@ func appendSessions(ctx context.Context, storeDSN string, templateIDs map[string
 		bar.Update(uint64(hi-from), uint64(to-from))
 	}
 	return nil
+}
+
+// folderTemplate is the vfolder.created event CreateVFolder appended for
+// a folder created through the API, and its metadata.
+type folderTemplate struct {
+	event    domain.VFolderCreated
+	metadata eventstore.Metadata
+}
+
+// readFolderTemplate reads the vfolder.created event of the folder id.
+func readFolderTemplate(ctx context.Context, store eventstore.Store, id uuid.UUID) (folderTemplate, error) {
+	recs, err := store.ReadStream(ctx, domain.VFolderStream(id).String(), eventstore.ReadStreamOptions{})
+	if err != nil {
+		return folderTemplate{}, err
+	}
+	for _, r := range recs {
+		ev, err := domain.DecodeEvent(r.Type, r.Version, r.Data)
+		if err != nil {
+			return folderTemplate{}, err
+		}
+		switch e := ev.(type) {
+		case domain.VFolderCreated:
+			return folderTemplate{event: e, metadata: r.Metadata}, nil
+		case *domain.VFolderCreated:
+			return folderTemplate{event: *e, metadata: r.Metadata}, nil
+		}
+	}
+	return folderTemplate{}, fmt.Errorf("folder %s: no vfolder.created event", id)
+}
+
+// ownerIndex is an owner's folder index as the appends grow it.
+type ownerIndex struct {
+	stream   string
+	revision int64
+	index    *domain.VFolderIndex
+}
+
+// loadIndex reads an owner's index stream.
+func loadIndex(ctx context.Context, store eventstore.Store, owner domain.VFolderOwner) (*ownerIndex, error) {
+	stream := owner.Stream().String()
+	recs, err := store.ReadStream(ctx, stream, eventstore.ReadStreamOptions{})
+	if err != nil {
+		return nil, err
+	}
+	decoded, err := commands.DecodeStream(recs)
+	if err != nil {
+		return nil, err
+	}
+	x, err := domain.RehydrateVFolderIndex(decoded)
+	if err != nil {
+		return nil, err
+	}
+	return &ownerIndex{stream: stream, revision: int64(len(recs)) - 1, index: x}, nil
+}
+
+// appendFolders appends the folders [from, to) to store (the server is
+// stopped) as CreateVFolder writes a folder: its directory on the storage
+// host first, then in one AppendMany vfolder.created on the folder's new
+// stream (a copy of its owner's template folder's event, with a fresh id,
+// name and time) and the name's claim on the owner's index stream
+// (decided by the index, domain.VFolderIndex.Claim).
+func appendFolders(ctx context.Context, store eventstore.Store, storage *localfs.Storage, templateIDs map[string]uuid.UUID, owner func(int) string, from, to int) (err error) {
+	if to <= from {
+		return nil
+	}
+	templates := map[string]folderTemplate{}
+	indexes := map[string]*ownerIndex{}
+	for user, id := range templateIDs {
+		t, err := readFolderTemplate(ctx, store, id)
+		if err != nil {
+			return err
+		}
+		templates[user] = t
+		if indexes[user], err = loadIndex(ctx, store, t.event.Owner); err != nil {
+			return err
+		}
+	}
+	bar := progress.New("append folders", progress.Options{Unit: "folders"})
+	defer func() { bar.Finish(err) }()
+	// Each batch holds at most one part per owner's index besides its
+	// folders' streams.
+	const batch = eventstore.MaxStreamsPerAppend - 16
+	at := time.Now().UTC()
+	for lo := from; lo < to; lo += batch {
+		hi := min(lo+batch, to)
+		parts := make([]eventstore.StreamAppend, 0, hi-lo+len(indexes))
+		claims := map[string][]eventstore.EventData{}
+		for n := lo; n < hi; n++ {
+			user := owner(n)
+			t, ok := templates[user]
+			if !ok {
+				return fmt.Errorf("no folder template for user %s", user)
+			}
+			e := t.event
+			e.FolderID, e.Name, e.At = uuid.New(), seedName(n), at.Add(time.Duration(n-from)*time.Millisecond)
+			// The names are fresh: each claim is decided on the index as
+			// it was before the batch.
+			evs, err := indexes[user].index.Claim(e.FolderID, e.Name, 0, e.At)
+			if err != nil {
+				return err
+			}
+			if err := storage.CreateFolder(ctx, vfstorage.Ref{Host: e.Host, ID: e.FolderID}); err != nil {
+				return err
+			}
+			md := t.metadata
+			md.RequestID = fmt.Sprintf("cairn-bench-webui-folder-%d", n)
+			created, err := encodeEvents(md, e)
+			if err != nil {
+				return err
+			}
+			claim, err := encodeEvents(md, evs...)
+			if err != nil {
+				return err
+			}
+			claims[user] = append(claims[user], claim...)
+			parts = append(parts, eventstore.StreamAppend{Stream: domain.VFolderStream(e.FolderID).String(), Expected: eventstore.NoStream, Events: created})
+		}
+		for user, evs := range claims {
+			x := indexes[user]
+			parts = append(parts, eventstore.StreamAppend{Stream: x.stream, Expected: eventstore.Exact(x.revision), Events: evs})
+			x.revision += int64(len(evs))
+		}
+		if _, err := store.AppendMany(ctx, parts...); err != nil {
+			return err
+		}
+		bar.Update(uint64(hi-from), uint64(to-from))
+	}
+	return nil
+}
+
+// encodeEvents stores events as the commands do, with metadata md.
+func encodeEvents(md eventstore.Metadata, events ...domain.Event) ([]eventstore.EventData, error) {
+	out := make([]eventstore.EventData, len(events))
+	for i, e := range events {
+		data, err := domain.MarshalEvent(e)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = eventstore.EventData{ID: eventstore.NewEventID(), Type: e.EventType(), Version: domain.SchemaVersion, Data: data, Metadata: md}
+	}
+	return out, nil
+}
+
+// offline opens the store at storeDSN and the storage hosts of the server
+// whose data directory is dataDir (the server is stopped), runs fn and
+// closes them.
+func offline(ctx context.Context, storeDSN, dataDir string, fn func(eventstore.Store, *localfs.Storage) error) (err error) {
+	store, err := dsn.Open(ctx, storeDSN)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, store.Close()) }()
+	hosts := devserver.Config{DataDir: dataDir}.WithDefaults().VFolderHosts
+	storage, err := localfs.Open(localfs.Config{Hosts: hosts, CreateHostDirs: true}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, storage.Close()) }()
+	return fn(store, storage)
 }

@@ -9,8 +9,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cairnhq/cairn/eventstore"
 	"github.com/cairnhq/cairn/infra/browsertest"
 	"github.com/cairnhq/cairn/infra/devserver"
+	"github.com/cairnhq/cairn/infra/vfstorage/localfs"
 )
 
 // Size is a store size the pages are measured at.
@@ -31,8 +33,6 @@ type Config struct {
 	// Changes is how many sessions the SSE phase creates, per target (the
 	// Sessions page, the bare EventSource).
 	Changes int
-	// Workers is how many clients seed the store in parallel.
-	Workers int
 	// Tools are Node, Chromium and web/ui (browsertest.Find).
 	Tools browsertest.Tools
 	// Timeout bounds one browser run.
@@ -46,7 +46,6 @@ const (
 	DefaultLoads   = 50
 	DefaultWarmup  = 5
 	DefaultChanges = 200
-	DefaultWorkers = 8
 	DefaultTimeout = 30 * time.Minute
 )
 
@@ -73,9 +72,6 @@ func (c Config) Validate() error {
 	}
 	if c.Warmup < 0 || c.Changes < 0 {
 		errs = append(errs, errors.New("warm-up and changes must not be negative"))
-	}
-	if c.Workers < 1 {
-		errs = append(errs, fmt.Errorf("workers %d: must be at least 1", c.Workers))
 	}
 	if c.Image == "" {
 		errs = append(errs, errors.New("no image"))
@@ -117,12 +113,14 @@ type PageResult struct {
 }
 
 // Run starts the server of sc, seeds its store up to each size in turn
-// and measures the pages there, and stops the server. Folders are made
-// through the API; sessions are appended while the server is stopped
-// (RequestSession's admission reads quota standings whose cost grows with
-// a user's pending sessions, so 100,000 of them through the API would
-// take hours): the server restarts on the grown store and its projectors
-// catch up from the log before it serves.
+// and measures the pages there, and stops the server. Beyond one session
+// and one folder per user made through the API, the sessions and folders
+// are appended while the server is stopped, as copies of those events:
+// through the API each create costs time that grows with its owner's
+// objects (RequestSession's admission sums the owner's pending sessions,
+// CreateVFolder reads the owner's whole folder index), so 100,000 of them
+// would take hours. The server restarts on the grown store and its
+// projectors catch up from the log before it serves.
 func Run(ctx context.Context, sc ServerConfig, cfg Config) (res Result, err error) {
 	if err := cfg.Validate(); err != nil {
 		return Result{}, err
@@ -137,26 +135,28 @@ func Run(ctx context.Context, sc ServerConfig, cfg Config) (res Result, err erro
 			err = errors.Join(err, srv.Stop())
 		}
 	}()
-	seeder, err := NewSeeder(ctx, srv, cfg.Workers)
+	seeder, err := NewSeeder(ctx, srv)
 	if err != nil {
 		return Result{}, fmt.Errorf("provision the users: %w", err)
 	}
 	for i, size := range cfg.Sizes {
 		slog.Info("web-UI benchmark: seeding", "size", size.String())
 		start := time.Now()
-		if err := seeder.Folders(ctx, size.Folders); err != nil {
-			return res, err
-		}
-		if size.Sessions > seeder.sessions {
+		if size.Sessions > seeder.sessions || size.Folders > seeder.folders {
 			err := srv.Stop()
 			srv = nil
 			if err != nil {
-				return res, fmt.Errorf("stop the server to append sessions: %w", err)
+				return res, fmt.Errorf("stop the server to append: %w", err)
 			}
-			if err := appendSessions(ctx, storeDSN, seeder.templateIDs, func(n int) string { return seeder.owner(n).ID }, seeder.sessions, size.Sessions); err != nil {
-				return res, fmt.Errorf("append sessions: %w", err)
+			owner := func(n int) string { return seeder.owner(n).ID }
+			if err := offline(ctx, storeDSN, sc.DataDir, func(store eventstore.Store, storage *localfs.Storage) error {
+				return errors.Join(
+					appendSessions(ctx, store, seeder.templateIDs, owner, seeder.sessions, size.Sessions),
+					appendFolders(ctx, store, storage, seeder.folderTemplateIDs, owner, seeder.folders, size.Folders))
+			}); err != nil {
+				return res, fmt.Errorf("append: %w", err)
 			}
-			seeder.sessions = size.Sessions
+			seeder.sessions, seeder.folders = max(seeder.sessions, size.Sessions), max(seeder.folders, size.Folders)
 			slog.Info("web-UI benchmark: restarting cairn dev on the grown store (its read models catch up first)")
 			if srv, err = StartServer(ctx, sc); err != nil {
 				return res, err

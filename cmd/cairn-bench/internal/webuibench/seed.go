@@ -10,8 +10,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -20,7 +18,6 @@ import (
 	"github.com/cairnhq/cairn/infra/devserver"
 	"github.com/cairnhq/cairn/infra/httpapi"
 	"github.com/cairnhq/cairn/infra/images"
-	"github.com/cairnhq/cairn/infra/progress"
 )
 
 // OtherDomain is the second domain the seeded users live in.
@@ -39,29 +36,29 @@ type User struct {
 	Token           string
 }
 
-// Seeder makes the benchmark's users and folders through the API of srv,
-// and its sessions through the API (one per user) and as copies of their
-// events (appendSessions) while the server is stopped.
+// Seeder makes the benchmark's users through the API of srv, one session
+// and one folder per user too, and the other sessions and folders as
+// copies of their events (appendSessions, appendFolders) while the server
+// is stopped.
 type Seeder struct {
-	srv     *Server
-	client  *http.Client
-	workers int
+	srv    *Server
+	client *http.Client
 	// Measured is the user whose pages are measured; Others own the rest.
 	Measured User
 	Others   []User
 
 	sessions, folders int    // made so far
 	last              uint64 // highest position written
-	// templateIDs are the sessions made through the API, by owner.
-	templateIDs map[string]uuid.UUID
+	// templateIDs and folderTemplateIDs are the sessions and folders made
+	// through the API, by owner.
+	templateIDs, folderTemplateIDs map[string]uuid.UUID
 }
 
 // NewSeeder provisions the users: the measured one and two others in the
 // default domain and project, two more in OtherDomain and its project;
 // each logs in once (its bearer token makes its objects).
-func NewSeeder(ctx context.Context, srv *Server, workers int) (*Seeder, error) {
-	s := &Seeder{srv: srv, workers: max(workers, 1),
-		client: &http.Client{Timeout: 2 * time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: max(workers, 1) + 2}}}
+func NewSeeder(ctx context.Context, srv *Server) (*Seeder, error) {
+	s := &Seeder{srv: srv, client: &http.Client{Timeout: 2 * time.Minute}}
 	// Both domains' users may create folders on the default storage host.
 	hosts := map[string]any{devserver.DefaultVFolderHost: []string{"create-vfolder", "modify-vfolder", "upload-file", "download-file", "invite-others"}}
 	if err := s.admin(ctx, http.MethodPatch, "/v1/domains/"+bootstrap.DefaultScope, map[string]any{"allowed_vfolder_hosts": hosts}, nil); err != nil {
@@ -138,11 +135,11 @@ func (s *Seeder) owner(n int) User {
 	return s.Others[(n/10)%len(s.Others)]
 }
 
-// templates creates one session per user through the API (the real
-// RequestSession): the sessions appended later are copies of their
-// events.
+// templates creates one session and one folder per user through the API
+// (the real RequestSession and CreateVFolder): the sessions and folders
+// appended later are copies of their events.
 func (s *Seeder) templates(ctx context.Context) error {
-	s.templateIDs = map[string]uuid.UUID{}
+	s.templateIDs, s.folderTemplateIDs = map[string]uuid.UUID{}, map[string]uuid.UUID{}
 	for _, u := range append([]User{s.Measured}, s.Others...) {
 		var res struct {
 			ID       uuid.UUID `json:"id"`
@@ -157,65 +154,18 @@ func (s *Seeder) templates(ctx context.Context) error {
 		s.note(res.Position)
 		s.templateIDs[u.ID] = res.ID
 		s.sessions++
+		var folder struct {
+			ID       uuid.UUID `json:"id"`
+			Position uint64    `json:"position"`
+		}
+		if err := s.call(ctx, http.MethodPost, "/v1/vfolders", u.Token, map[string]any{"name": "bench-template"}, &folder); err != nil {
+			return err
+		}
+		s.note(folder.Position)
+		s.folderTemplateIDs[u.ID] = folder.ID
+		s.folders++
 	}
 	return nil
-}
-
-// Folders creates folders until the store holds total of them.
-func (s *Seeder) Folders(ctx context.Context, total int) error {
-	from := s.folders
-	err := s.parallel(ctx, "seed folders", "folders", from, total, func(ctx context.Context, n int) (uint64, error) {
-		var res struct {
-			Position uint64 `json:"position"`
-		}
-		err := s.call(ctx, http.MethodPost, "/v1/vfolders", s.owner(n).Token, map[string]any{"name": seedName(n)}, &res)
-		return res.Position, err
-	})
-	if err == nil {
-		s.folders = max(s.folders, total)
-	}
-	return err
-}
-
-// parallel runs make for every n in [from, to) on s.workers clients, with
-// a progress bar (log lines when not on a terminal).
-func (s *Seeder) parallel(ctx context.Context, name, unit string, from, to int, create func(context.Context, int) (uint64, error)) error {
-	if to <= from {
-		return nil
-	}
-	bar := progress.New(name, progress.Options{Unit: unit})
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	var next, done atomic.Int64
-	next.Store(int64(from))
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	for range s.workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				n := int(next.Add(1) - 1)
-				if n >= to || ctx.Err() != nil {
-					return
-				}
-				pos, err := create(ctx, n)
-				if err != nil {
-					cancel(fmt.Errorf("%s: object %d: %w", name, n, err))
-					return
-				}
-				mu.Lock()
-				s.note(pos)
-				mu.Unlock()
-				bar.Update(uint64(done.Add(1)), uint64(to-from))
-			}
-		}()
-	}
-	wg.Wait()
-	// Nil unless a client failed or the caller gave up.
-	err := context.Cause(ctx)
-	bar.Finish(err)
-	return err
 }
 
 // note keeps the highest position written.
