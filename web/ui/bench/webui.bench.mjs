@@ -10,7 +10,9 @@
 // MutationObserver and notes when the first row of the page's list table
 // (`table.list tbody tr`) is in the document, and when the next animation
 // frame after it runs (the frame that paints it); both are
-// performance.now(), whose origin is the navigation's start.
+// performance.now(), whose origin is the navigation's start. The
+// resource timings say where the time went: the document, the app's
+// script and the last API answer (their responseEnd).
 // Each load also counts the page's API requests (/v1/..., the EventSource
 // included) and the read-model queries the server ran for them (its
 // cairn_readmodel_queries_total, read from /metrics before and after the
@@ -104,11 +106,26 @@ async function load(page, path, selector) {
     await page.goto(base + path, { waitUntil: 'commit' });
     await page.waitForSelector(selector);
     await page.waitForFunction(() => window.__bench && window.__bench.frameAt > 0);
-    const t = await page.evaluate(() => window.__bench);
+    const t = await page.evaluate(() => {
+      // Where the time went: the document, the app's script and the
+      // last API answer (each responseEnd, from navigation start).
+      const nav = performance.getEntriesByType('navigation')[0];
+      const res = performance.getEntriesByType('resource');
+      const end = (f) => Math.max(0, ...res.filter(f).map((r) => r.responseEnd));
+      return {
+        ...window.__bench,
+        html: nav ? nav.responseEnd : 0,
+        script: end((r) => /\/assets\/.*\.js$/.test(new URL(r.name).pathname)),
+        api: end((r) => {
+          const p = new URL(r.name).pathname;
+          return p.startsWith('/v1/') && p !== '/v1/events';
+        }),
+      };
+    });
     if (eventsAsked) await eventsAnswered;
     while (pending.size) await new Promise((r) => setTimeout(r, 5));
     const after = await queriesSoFar();
-    return { dom: t.domAt, painted: t.frameAt, requests: started.sort(), queries: after - before };
+    return { dom: t.domAt, painted: t.frameAt, html: t.html, script: t.script, api: t.api, requests: started.sort(), queries: after - before };
   } finally {
     page.off('request', onRequest);
     page.off('requestfinished', onDone);

@@ -26,6 +26,9 @@ type browserOutput struct {
 	Pages map[string][]struct {
 		DOM      float64  `json:"dom"`
 		Painted  float64  `json:"painted"`
+		HTML     float64  `json:"html"`
+		Script   float64  `json:"script"`
+		API      float64  `json:"api"`
 		Requests []string `json:"requests"`
 		Queries  float64  `json:"queries"`
 	} `json:"pages"`

@@ -106,6 +106,9 @@ type PageResult struct {
 	// Painted is navigation start → the frame after the first row is in
 	// the DOM; DOM is navigation start → the first row in the DOM.
 	Painted, DOM []time.Duration
+	// HTML, Script and API are navigation start → the document, the
+	// app's script and the load's last API answer received.
+	HTML, Script, API []time.Duration
 	// Requests are the API requests of the loads ("GET /v1/..."), one
 	// list per load; Queries the read-model queries of each load.
 	Requests [][]string
@@ -187,6 +190,9 @@ func (sr *SizeResult) fill(out browserOutput) {
 		for _, s := range out.Pages[path] {
 			p.Painted = append(p.Painted, ms(s.Painted))
 			p.DOM = append(p.DOM, ms(s.DOM))
+			p.HTML = append(p.HTML, ms(s.HTML))
+			p.Script = append(p.Script, ms(s.Script))
+			p.API = append(p.API, ms(s.API))
 			p.Requests = append(p.Requests, s.Requests)
 			p.Queries = append(p.Queries, int(s.Queries))
 		}
