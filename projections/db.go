@@ -119,8 +119,9 @@ type DB struct {
 	// log, when set, is the database whose events table rebuilds count
 	// (WithLog); nil: this one.
 	log *DB
-	// reads counts the statements run by Query and QueryRow (see Reads).
-	reads atomic.Uint64
+	// reads counts the statements run by Query and QueryRow (see Reads);
+	// copies made by WithLog share it.
+	reads *atomic.Uint64
 }
 
 // takesTurns reports whether write transactions take turns with the event
@@ -133,7 +134,7 @@ func (db *DB) takesTurns() bool {
 // NewDB builds a DB over a backend of dialect; prefix replaces "{schema}."
 // in statements ("" on SQLite, the quoted schema and a dot on PostgreSQL).
 func NewDB(dialect Dialect, prefix string, b Backend) *DB {
-	db := &DB{dialect: dialect, prefix: prefix, b: b}
+	db := &DB{dialect: dialect, prefix: prefix, b: b, reads: new(atomic.Uint64)}
 	db.cp = newCheckpointSQL(db)
 	return db
 }

@@ -3,7 +3,8 @@
 // tests, and reports what is missing to run them: with CI=true a missing
 // browser, Node or npm packages fail the test, otherwise it is skipped
 // loudly (and listed by `make test`). scripts/install-browser.sh installs
-// all of them.
+// all of them. Find does the same outside a test, for the Web-UI's
+// benchmark (cairn-bench webui).
 package browsertest
 
 import (

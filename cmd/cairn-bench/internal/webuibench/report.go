@@ -87,7 +87,9 @@ func WriteMarkdown(w io.Writer, res Result, header string) error {
 // breakdown is the p50s of the document, the script and the last API
 // answer, in ms.
 func (p PageResult) breakdown() string {
-	v := func(d []time.Duration) string { return fmt.Sprintf("%.0f", float64(Percentile(d, 50))/float64(time.Millisecond)) }
+	v := func(d []time.Duration) string {
+		return fmt.Sprintf("%.0f", float64(Percentile(d, 50))/float64(time.Millisecond))
+	}
 	return v(p.HTML) + " / " + v(p.Script) + " / " + v(p.API) + " ms"
 }
 
