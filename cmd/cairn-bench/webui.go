@@ -63,7 +63,7 @@ func parseSizes(raw []string) ([]webuibench.Size, error) {
 func newBenchWebUICommand() *cobra.Command {
 	cfg := benchWebUIConfig{Bench: webuibench.Config{
 		Loads: webuibench.DefaultLoads, Warmup: webuibench.DefaultWarmup, Changes: webuibench.DefaultChanges,
-		Timeout: webuibench.DefaultTimeout, Image: images.BaseImage,
+		Timeout: webuibench.DefaultTimeout, Image: images.BaseImage, Quiet: webuibench.DefaultQuiet,
 	}}
 	var sizes []string
 	for _, s := range webuibench.DefaultSizes {
@@ -134,6 +134,7 @@ is set (unless --backends says otherwise).`,
 	f.IntVar(&b.Warmup, "warmup", b.Warmup, "unmeasured loads of each page before the measured ones")
 	f.IntVar(&b.Changes, "changes", b.Changes, "sessions created one at a time to time the live stream, per target (page, bare EventSource)")
 	f.DurationVar(&b.Timeout, "timeout", b.Timeout, "longest browser run per size")
+	f.DurationVar(&b.Quiet, "quiet", b.Quiet, "how long the server must have appended nothing (every projector at the log's end) before the browser runs")
 	f.StringVar(&cfg.CPUProfile, "cpu-profile", "", "write a CPU profile of the whole run (seeding and browser) to PREFIX-<backend>.pprof")
 	f.StringVar(&cfg.UIDir, "ui-dir", "", "the Web-UI's Node project, with node_modules (default: web/ui of the source tree)")
 	return cmd
@@ -160,7 +161,10 @@ func runBenchWebUI(ctx context.Context, cfg benchWebUIConfig) error {
 			"through the API (the real commands); the rest are copies of those events with fresh ids, names and times, appended\n"+
 			"while the server is stopped (the folders' name claims decided by their owner's index, their directories made), nine\n"+
 			"in ten owned by the measured user; the server restarts and its projectors build the read models from the log.\n"+
-			"Each size in turn grows the same store. Debian's Chromium (playwright-core, web/ui/bench/webui.bench.mjs), logged in once as the\n"+
+			"Each size in turn grows the same store. After the restart the scheduler records why each new session waits (one\n"+
+			"`session.pending-updated` each, written once); the browser runs when every projector is at the log's end and nothing\n"+
+			"was appended for %s. The scheduler keeps running: every session the SSE phase creates starts a round over the\n"+
+			"whole queue (the server's CPU below). Debian's Chromium (playwright-core, web/ui/bench/webui.bench.mjs), logged in once as the\n"+
 			"measured user, loads each page %d times (after %d warm-up loads): full navigations, the HTTP cache allowed. The time\n"+
 			"is the page's own clock from navigation start to the animation frame after the first row of the list\n"+
 			"(`table.list tbody tr`) entered the DOM (a MutationObserver installed before the app's script; \"rows in DOM\" is\n"+
@@ -173,7 +177,7 @@ func runBenchWebUI(ctx context.Context, cfg benchWebUIConfig) error {
 			"sessions and 10,000 folders, the same queries per page at every size, SSE delivery to the page p99 ≤ 250 ms.\n"+
 			"The machine is shared: read the ratios first.",
 			backend, time.Now().UTC().Format("2006-01-02"), runtime.GOOS+"/"+runtime.GOARCH, runtime.NumCPU(), runtime.Version(),
-			loadBefore, loadAfter, backendDescription(backend), b.Loads, b.Warmup, b.Changes)
+			loadBefore, loadAfter, backendDescription(backend), b.Quiet, b.Loads, b.Warmup, b.Changes)
 		if err := webuibench.WriteMarkdown(&md, res, header); err != nil {
 			return err
 		}

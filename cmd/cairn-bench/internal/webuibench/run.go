@@ -39,6 +39,9 @@ type Config struct {
 	Timeout time.Duration
 	// Image is the sessions' image.
 	Image string
+	// Quiet is how long the server must have appended nothing, its
+	// projectors all at the log's end, before the browser runs (Settle).
+	Quiet time.Duration
 }
 
 // Defaults of Config.
@@ -47,6 +50,7 @@ const (
 	DefaultWarmup  = 5
 	DefaultChanges = 200
 	DefaultTimeout = 30 * time.Minute
+	DefaultQuiet   = 10 * time.Second
 )
 
 // DefaultSizes are issue #19's store (100,000 sessions, 10,000 folders)
@@ -70,8 +74,8 @@ func (c Config) Validate() error {
 	if c.Loads < 1 {
 		errs = append(errs, fmt.Errorf("loads %d: must be at least 1", c.Loads))
 	}
-	if c.Warmup < 0 || c.Changes < 0 {
-		errs = append(errs, errors.New("warm-up and changes must not be negative"))
+	if c.Warmup < 0 || c.Changes < 0 || c.Quiet < 0 {
+		errs = append(errs, errors.New("warm-up, changes and quiet must not be negative"))
 	}
 	if c.Image == "" {
 		errs = append(errs, errors.New("no image"))
@@ -167,6 +171,9 @@ func Run(ctx context.Context, sc ServerConfig, cfg Config) (res Result, err erro
 			seeder.srv = srv
 		}
 		if err := seeder.CatchUp(ctx); err != nil {
+			return res, err
+		}
+		if err := seeder.Settle(ctx, cfg.Quiet); err != nil {
 			return res, err
 		}
 		sr := SizeResult{Size: size, Seeding: time.Since(start)}

@@ -22,7 +22,8 @@ type ServerConfig struct {
 	// Logger receives the server's logs (default: warnings and errors to
 	// stderr).
 	Logger *slog.Logger
-	// ReadyTimeout bounds the start (default 2m).
+	// ReadyTimeout bounds the start (default 10m: a restart on a grown
+	// store waits for the projectors to catch up with the log).
 	ReadyTimeout time.Duration
 }
 
@@ -46,7 +47,7 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
 	if cfg.ReadyTimeout <= 0 {
-		cfg.ReadyTimeout = 2 * time.Minute
+		cfg.ReadyTimeout = 10 * time.Minute
 	}
 	ready := make(chan devserver.Endpoints, 1)
 	srvCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))

@@ -24,7 +24,7 @@ func TestRunTiny(t *testing.T) {
 	cfg := Config{
 		Sizes: []Size{{Sessions: 200, Folders: 20}, {Sessions: 400, Folders: 40}},
 		Loads: 3, Warmup: 1, Changes: 3,
-		Tools: tools, Timeout: 5 * time.Minute, Image: images.BaseImage,
+		Tools: tools, Timeout: 5 * time.Minute, Image: images.BaseImage, Quiet: time.Second,
 	}
 	res, err := Run(ctx, ServerConfig{DataDir: t.TempDir()}, cfg)
 	if err != nil {
