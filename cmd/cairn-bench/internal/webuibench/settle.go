@@ -11,13 +11,15 @@ import (
 	"github.com/prometheus/common/expfmt"
 )
 
-// Settle waits until the server is quiet: every projector at the same log
-// position, and that position unchanged for quietFor. On a store grown
-// while the server was stopped, the scheduler's first rounds record why
-// each new PENDING session waits (one session.pending-updated each, 100,000
-// of them at the full size) and the sessions projector follows; the pages
-// are measured once that is done, as in a queue that has been waiting.
-func (s *Seeder) Settle(ctx context.Context, quietFor time.Duration) error {
+// Settle waits until the server is quiet: the log at least at minLog,
+// every projector at the same log position, and that position unchanged
+// for quietFor. On a store grown while the server was stopped, the
+// scheduler's first rounds record why each new PENDING session waits (one
+// session.pending-updated each, 100,000 of them at the full size, once
+// the scheduler has folded the log) and the sessions projector follows;
+// the caller's minLog counts them, and the pages are measured once that
+// is done, as in a queue that has been waiting.
+func (s *Seeder) Settle(ctx context.Context, minLog uint64, quietFor time.Duration) error {
 	const every = 250 * time.Millisecond
 	var last uint64
 	var since, logged time.Time
@@ -29,7 +31,7 @@ func (s *Seeder) Settle(ctx context.Context, quietFor time.Duration) error {
 		lo, hi := slices.Min(positions), slices.Max(positions)
 		now := time.Now()
 		switch {
-		case lo != hi || hi != last:
+		case lo != hi || hi != last || hi < minLog:
 			last, since = hi, now
 		case now.Sub(since) >= quietFor:
 			return nil
@@ -37,7 +39,7 @@ func (s *Seeder) Settle(ctx context.Context, quietFor time.Duration) error {
 		if now.Sub(logged) >= 5*time.Second {
 			logged = now
 			slog.Info("web-UI benchmark: waiting for the server to settle (the scheduler records why the new sessions wait)",
-				"slowest_projector", lo, "log", hi)
+				"slowest_projector", lo, "log", hi, "awaited", minLog)
 		}
 		select {
 		case <-ctx.Done():
@@ -45,6 +47,15 @@ func (s *Seeder) Settle(ctx context.Context, quietFor time.Duration) error {
 		case <-time.After(every):
 		}
 	}
+}
+
+// Head is the furthest position a projector has reached.
+func (s *Seeder) Head(ctx context.Context) (uint64, error) {
+	p, err := s.positions(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return slices.Max(p), nil
 }
 
 // positions are the projectors' log positions from the server's /metrics
