@@ -35,7 +35,9 @@ type Config struct {
 	Changes int
 	// Tools are Node, Chromium and web/ui (browsertest.Find).
 	Tools browsertest.Tools
-	// Timeout bounds one browser run.
+	// Timeout bounds one browser run (default 2h: at 100,000 sessions each
+	// create of the SSE phase takes seconds, its admission summing the
+	// owner's pending sessions).
 	Timeout time.Duration
 	// Image is the sessions' image.
 	Image string
@@ -49,7 +51,7 @@ const (
 	DefaultLoads   = 50
 	DefaultWarmup  = 5
 	DefaultChanges = 200
-	DefaultTimeout = 30 * time.Minute
+	DefaultTimeout = 2 * time.Hour
 	DefaultQuiet   = 3 * time.Second
 )
 
