@@ -3,6 +3,7 @@ package projections
 import (
 	"context"
 	"strings"
+	"sync/atomic"
 )
 
 // Querier runs read statements. A DB and a Tx are both Queriers, so query
@@ -118,6 +119,9 @@ type DB struct {
 	// log, when set, is the database whose events table rebuilds count
 	// (WithLog); nil: this one.
 	log *DB
+	// reads counts the statements run by Query and QueryRow (see Reads);
+	// copies made by WithLog share it.
+	reads *atomic.Uint64
 }
 
 // takesTurns reports whether write transactions take turns with the event
@@ -130,7 +134,7 @@ func (db *DB) takesTurns() bool {
 // NewDB builds a DB over a backend of dialect; prefix replaces "{schema}."
 // in statements ("" on SQLite, the quoted schema and a dot on PostgreSQL).
 func NewDB(dialect Dialect, prefix string, b Backend) *DB {
-	db := &DB{dialect: dialect, prefix: prefix, b: b}
+	db := &DB{dialect: dialect, prefix: prefix, b: b, reads: new(atomic.Uint64)}
 	db.cp = newCheckpointSQL(db)
 	return db
 }
@@ -151,13 +155,21 @@ func rewrite(prefix, query string) string {
 
 // Query runs a read statement outside any batch.
 func (db *DB) Query(ctx context.Context, query string, args ...any) (Rows, error) {
+	db.reads.Add(1)
 	return db.b.Query(ctx, query, args...)
 }
 
 // QueryRow runs a single-row read statement outside any batch.
 func (db *DB) QueryRow(ctx context.Context, query string, args ...any) Row {
+	db.reads.Add(1)
 	return db.b.QueryRow(ctx, query, args...)
 }
+
+// Reads is how many read statements ran outside batches (Query and
+// QueryRow: the queries of the read side, and the projectors' checkpoint
+// reads) since the DB was built. It lets a benchmark count the queries an
+// API request costs; the statements of a batch are not counted.
+func (db *DB) Reads() uint64 { return db.reads.Load() }
 
 // Close releases the prepared statements, and the SQLite write connection
 // when SQLiteOptions.CloseWrite says it is the DB's; other handles stay

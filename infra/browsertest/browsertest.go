@@ -3,7 +3,8 @@
 // tests, and reports what is missing to run them: with CI=true a missing
 // browser, Node or npm packages fail the test, otherwise it is skipped
 // loudly (and listed by `make test`). scripts/install-browser.sh installs
-// all of them.
+// all of them. Find does the same outside a test, for the Web-UI's
+// benchmark (cairn-bench webui).
 package browsertest
 
 import (
@@ -42,8 +43,18 @@ func UIDir() string {
 // check needs only Node and the packages).
 func Require(t testing.TB, browser bool) Tools {
 	t.Helper()
-	tools := Tools{UIDir: UIDir()}
-	var missing []string
+	tools, missing := Find(browser)
+	if len(missing) > 0 {
+		unavailable(t, strings.Join(missing, "; "))
+	}
+	return tools
+}
+
+// Find finds the tools outside a test (a benchmark runs them too) and
+// lists what is missing (nothing when all are there). browser says
+// whether Chromium is needed.
+func Find(browser bool) (tools Tools, missing []string) {
+	tools = Tools{UIDir: UIDir()}
 	node, err := exec.LookPath("node")
 	if err != nil {
 		missing = append(missing, "node is not on PATH")
@@ -61,10 +72,7 @@ func Require(t testing.TB, browser bool) Tools {
 			missing = append(missing, "no browser at "+tools.Chromium)
 		}
 	}
-	if len(missing) > 0 {
-		unavailable(t, strings.Join(missing, "; "))
-	}
-	return tools
+	return tools, missing
 }
 
 func unavailable(t testing.TB, why string) {

@@ -294,6 +294,13 @@ func (s *server) startProjectors(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	db := s.db
+	if err := reg.Register(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "cairn_readmodel_queries_total",
+		Help: "Read statements run on the read models' database outside the projectors' batches (the query side's queries).",
+	}, func() float64 { return float64(db.Reads()) })); err != nil {
+		return err
+	}
 	if err := s.startMaintenance(); err != nil {
 		return err
 	}

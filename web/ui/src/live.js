@@ -69,20 +69,32 @@ export function useLive(kinds, onChange, id = null) {
 
 /**
  * useLiveReload calls reload() after changes of the given kinds (of one
- * object when id is given), at most once per 200 ms: a burst of changes is
- * one refetch.
+ * object when id is given): at once for the first change, then at most
+ * once per 200 ms, so a burst of changes is one more refetch at the end of
+ * the window, and a lone change shows without waiting.
  */
 export function useLiveReload(kinds, reload, id = null) {
-  const t = useRef(null);
+  const t = useRef(null); // the window's timer, null when no window is open
+  const again = useRef(false); // a change arrived during the window
+  const f = useRef(reload);
+  f.current = reload;
   useEffect(() => () => clearTimeout(t.current), []);
+  const close = () => {
+    t.current = null;
+    if (!again.current) return;
+    again.current = false;
+    f.current();
+    t.current = setTimeout(close, 200);
+  };
   useLive(
     kinds,
     () => {
-      if (t.current) return;
-      t.current = setTimeout(() => {
-        t.current = null;
-        reload();
-      }, 200);
+      if (t.current) {
+        again.current = true;
+        return;
+      }
+      f.current();
+      t.current = setTimeout(close, 200);
     },
     id,
   );
