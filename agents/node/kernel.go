@@ -122,13 +122,6 @@ func (a *Agent) setContainer(k *kernel, id string, running bool) {
 	k.containerID, k.running = id, running
 }
 
-// containerOf returns k's container id, if known.
-func (a *Agent) containerOf(k *kernel) string {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return k.containerID
-}
-
 // runningKernels returns, sorted, the kernels whose containers run.
 func (a *Agent) runningKernels() []uuid.UUID {
 	var out []uuid.UUID
