@@ -341,6 +341,10 @@ func (m *matrix) rows() []matrixRow {
 			want: map[string]want{"superadmin": same(conf), "admin": {conf, nf}, "user": {conf, nf}, "monitor": {conf, nf}}},
 		matrixRow{method: "DELETE", route: "/v1/sessions/:id", path: func(own bool) string { return "/v1/sessions/" + m.session(own) },
 			want: map[string]want{"superadmin": same(acc), "admin": {acc, nf}, "user": {acc, nf}, "monitor": same(no)}},
+		// Opening an app: the session's users, read-only monitors refused;
+		// the matrix's sessions wait (no agent), so a visible one is 409.
+		matrixRow{method: "POST", route: "/v1/sessions/:id/apps/:app", path: func(own bool) string { return "/v1/sessions/" + m.session(own) + "/apps/terminal" },
+			want: map[string]want{"superadmin": same(conf), "admin": {conf, nf}, "user": {conf, nf}, "monitor": same(no)}},
 		// Why a session waits, its timeline (as the session), the queue
 		// (admins: a domain admin sees its domain's sessions in it).
 		matrixRow{method: "GET", route: "/v1/sessions/:id/pending", path: func(own bool) string { return "/v1/sessions/" + m.session(own) + "/pending" },

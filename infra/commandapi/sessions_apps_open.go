@@ -49,9 +49,6 @@ func (a *api) openApp(c *fiber.Ctx) error {
 	if err := mayWrite(who, opOpenApp); err != nil {
 		return err
 	}
-	if a.Apps.Opener == nil || a.Apps.Routes == nil {
-		return domain.Errorf(opOpenApp, domain.KindUnavailable, "this server runs no app proxy")
-	}
 	if err := a.WaitForPosition(c, opOpenApp); err != nil {
 		return err
 	}
@@ -61,6 +58,9 @@ func (a *api) openApp(c *fiber.Ctx) error {
 	}
 	if s.Status != domain.StatusRunning {
 		return domain.Errorf(opOpenApp, domain.KindConflict, "session %s is %s: its apps open while it is RUNNING", id, s.Status)
+	}
+	if a.Apps.Opener == nil || a.Apps.Routes == nil {
+		return domain.Errorf(opOpenApp, domain.KindUnavailable, "this server runs no app proxy")
 	}
 	if _, err := a.Apps.Routes.Route(c.UserContext(), id, app); err != nil {
 		if errors.Is(err, domain.ErrNotFound) {
