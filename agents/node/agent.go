@@ -47,7 +47,7 @@ type Agent struct {
 
 	// Set by Run before any kernel is handled, read-only after; rt is also
 	// read by Logs, hence guarded.
-	inv         accelerator.Inventory
+	inv accelerator.Inventory
 	// gpus samples GPU utilisation for the idle signals (nil: no GPUs).
 	gpus        GPUSampler
 	cdi         accelerator.CDIInfo
