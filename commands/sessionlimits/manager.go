@@ -166,7 +166,6 @@ func (m *Manager) check(ctx context.Context, st *state) {
 
 func seconds(s int64) time.Duration { return time.Duration(s) * time.Second }
 
-
 // stopped returns nil when ctx ended (a requested stop), err otherwise.
 func stopped(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
