@@ -3,6 +3,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { del, get, request } from '../api.js';
 import { useLiveReload } from '../live.js';
+import { limitsText } from '../limits.js';
 import { ended } from '../statuses.js';
 import { ErrorBox, Loading, Slots, Status, Time, useApi } from '../ui.jsx';
 
@@ -56,6 +57,7 @@ export function SessionPage({ params }) {
         </p>
       )}
       {x.status === 'PENDING' && <Pending id={id} tick={tick} />}
+      <Limits idle={x.idle} lifetime={x.lifetime} />
       <dl class="facts">
         <dt>Id</dt>
         <dd>
@@ -125,6 +127,18 @@ export function SessionPage({ params }) {
       <Timeline id={id} tick={tick} />
     </section>
   );
+}
+
+// Limits says how long the session has been unused and when it ends
+// (its idle and lifetime limits), updated every half minute.
+function Limits({ idle, lifetime }) {
+  const [now, setNow] = useState(Date.now());
+  useEffect(() => {
+    const t = setInterval(() => setNow(Date.now()), 30000);
+    return () => clearInterval(t);
+  }, []);
+  const text = limitsText(idle, lifetime, now);
+  return text ? <p class="limits">{text}</p> : null;
 }
 
 // Logs follows the main kernel's log live (GET .../logs?follow=true, a
