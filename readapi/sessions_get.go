@@ -31,7 +31,11 @@ func (a *api) getSession(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(viewSession(s))
+	v := viewSession(s)
+	if err := a.sessionLimits(c.UserContext(), s, &v); err != nil {
+		return err
+	}
+	return c.JSON(v)
 }
 
 // VisibleSession reads a session from the read model; one the caller may

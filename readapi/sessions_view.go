@@ -41,6 +41,13 @@ type sessionView struct {
 	TerminatedAt   *time.Time   `json:"terminated_at,omitempty"`
 	Position       uint64       `json:"position"`
 	Kernels        []kernelView `json:"kernels"`
+	// LastUsedAt is the latest use of the session (an API request about
+	// it, app traffic, activity its agent reported).
+	LastUsedAt *time.Time `json:"last_used_at,omitempty"`
+	// Idle and Lifetime are the limits that will end the session (only
+	// in GET /v1/sessions/{id}; see sessionLimits).
+	Idle     *idleView     `json:"idle,omitempty"`
+	Lifetime *lifetimeView `json:"lifetime,omitempty"`
 }
 
 // deviceView is one device share a session's kernel holds.
@@ -87,7 +94,7 @@ func viewSession(s sessions.Session) sessionView {
 		AgentIDs: nonNil(s.AgentIDs), Devices: make([]deviceView, len(s.Devices)),
 		RequestedSlots: nonNilSlots(s.RequestedSlots), Result: string(s.Result), ExitCode: s.ExitCode,
 		CreatedAt: s.CreatedAt, ScheduledAt: s.ScheduledAt, StartedAt: s.StartedAt, TerminatedAt: s.TerminatedAt,
-		Position: s.Position, Kernels: make([]kernelView, len(s.Kernels)),
+		Position: s.Position, Kernels: make([]kernelView, len(s.Kernels)), LastUsedAt: s.LastUsedAt,
 	}
 	for i, d := range s.Devices {
 		v.Devices[i] = deviceView{KernelID: d.KernelID, AgentID: d.AgentID, DeviceID: d.DeviceID, Amount: d.Amount}

@@ -47,7 +47,9 @@ type Agent struct {
 
 	// Set by Run before any kernel is handled, read-only after; rt is also
 	// read by Logs, hence guarded.
-	inv         accelerator.Inventory
+	inv accelerator.Inventory
+	// gpus samples GPU utilisation for the idle signals (nil: no GPUs).
+	gpus        GPUSampler
 	cdi         accelerator.CDIInfo
 	capacity    domain.Slots
 	bus         *bus.Bus
@@ -130,6 +132,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		return err
 	}
 	defer a.closeBus()
+	defer a.closeGPUs()
 
 	srv, err := a.serveHTTP()
 	if err != nil {
@@ -174,6 +177,12 @@ func (a *Agent) Run(ctx context.Context) error {
 	go func() {
 		defer loops.Done()
 		a.announceLoop(runCtx)
+	}()
+	loops.Add(1)
+	go func() {
+		defer loops.Done()
+		a.activityLoop(runCtx, newActivityProbe(a.newNotebookServer(), a.gpus, a.cfg.GPUIdleWindow, a.cfg.GPUIdleThreshold,
+			min(a.cfg.ActivityInterval, notebookTimeout)))
 	}()
 	a.log.Info("agent running", "topic", topic, "durable", Durable(a.cfg.AgentID), "address", a.address)
 	err = a.bus.Handle(runCtx, topic, Durable(a.cfg.AgentID), a.handle)
@@ -231,6 +240,15 @@ func (a *Agent) setUp(ctx context.Context) error {
 	if a.reportTopic, err = bus.ReportTopic(a.cfg.AgentID); err != nil {
 		return err
 	}
+	if len(a.inv.Allocatable()) > 0 {
+		// Kept open for the run: utilisation is sampled every
+		// ActivityInterval (the idle signals).
+		lib, err := nvml.Open(a.cfg.GPUs)
+		if err != nil {
+			return fmt.Errorf("agent: open NVML (%s): %w", a.cfg.GPUs, err)
+		}
+		a.gpus = lib
+	}
 	a.mu.Lock()
 	a.rt = rt
 	a.mu.Unlock()
@@ -252,6 +270,15 @@ func (a *Agent) hostSlots() (domain.Slots, error) {
 		host[domain.SlotMem] = domain.Units(a.cfg.MemoryBytes)
 	}
 	return a.inv.AgentSpec(a.cfg.AgentID, a.cfg.Architecture, host).Capacity, nil
+}
+
+func (a *Agent) closeGPUs() {
+	if c, ok := a.gpus.(interface{ Close() error }); ok {
+		if err := c.Close(); err != nil {
+			a.log.Warn("NVML close", "error", err)
+		}
+	}
+	a.gpus = nil
 }
 
 func (a *Agent) closeBus() {

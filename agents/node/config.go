@@ -46,6 +46,16 @@ const (
 	// pinged: often enough that load balancers keep an idle connection.
 	DefaultTerminalPingInterval = 20 * time.Second
 
+	// DefaultActivityInterval is how often the agent looks for use inside
+	// its kernels and reports it (at most one kernel.activity per session
+	// per interval).
+	DefaultActivityInterval = 30 * time.Second
+	// DefaultGPUIdleWindow is how long GPU utilisation is averaged over.
+	DefaultGPUIdleWindow = 5 * time.Minute
+	// DefaultGPUIdleThreshold is the average GPU utilisation, in percent,
+	// at or above which a kernel's GPUs count as use.
+	DefaultGPUIdleThreshold = 10
+
 	// durablePrefix + agent id is the agent's durable consumer.
 	durablePrefix = "agent-"
 )
@@ -148,6 +158,14 @@ type Config struct {
 	// TerminalPingInterval is how often the agent pings a terminal's
 	// client; a client that does not answer within it is dropped.
 	TerminalPingInterval time.Duration
+	// ActivityInterval is how often the agent looks for use inside its
+	// kernels (notebook kernels, terminals, GPUs) and reports it.
+	ActivityInterval time.Duration
+	// GPUIdleWindow is how long a kernel's GPU utilisation is averaged
+	// over; GPUIdleThreshold (percent, 1-100) is the average at or above
+	// which its GPUs count as use.
+	GPUIdleWindow    time.Duration
+	GPUIdleThreshold int
 	// Version is reported in agent.register.
 	Version string
 }
@@ -179,6 +197,11 @@ func (c Config) WithDefaults() Config {
 	}
 	def(&c.TerminalDetachTimeout, DefaultTerminalDetachTimeout)
 	def(&c.TerminalPingInterval, DefaultTerminalPingInterval)
+	def(&c.ActivityInterval, DefaultActivityInterval)
+	def(&c.GPUIdleWindow, DefaultGPUIdleWindow)
+	if c.GPUIdleThreshold == 0 {
+		c.GPUIdleThreshold = DefaultGPUIdleThreshold
+	}
 	if c.TerminalScrollback == 0 {
 		c.TerminalScrollback = DefaultTerminalScrollback
 	}
@@ -243,6 +266,12 @@ func (c Config) Validate() error {
 	}
 	if c.DataDir == "" {
 		add("data dir: required")
+	}
+	if c.ActivityInterval < 0 || c.GPUIdleWindow < 0 {
+		add("activity interval %v, gpu idle window %v: must not be negative", c.ActivityInterval, c.GPUIdleWindow)
+	}
+	if c.GPUIdleThreshold < 0 || c.GPUIdleThreshold > 100 {
+		add("gpu idle threshold %d: want a percentage, 1-100", c.GPUIdleThreshold)
 	}
 	if c.Listen != "" {
 		if c.BusCredentialsFile == "" {
@@ -381,6 +410,9 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("terminal_scrollback", c.TerminalScrollback),
 		slog.Int("terminals_per_kernel", c.TerminalsPerKernel),
 		slog.Duration("terminal_ping_interval", c.TerminalPingInterval),
+		slog.Duration("activity_interval", c.ActivityInterval),
+		slog.Duration("gpu_idle_window", c.GPUIdleWindow),
+		slog.Int("gpu_idle_threshold", c.GPUIdleThreshold),
 	)
 }
 

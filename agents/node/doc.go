@@ -144,4 +144,15 @@
 // terminal ends when the agent stops (an exec cannot be attached again).
 // TerminalActivity tells idle rules when a kernel's terminals were last
 // used.
+//
+// # Use
+//
+// Every Config.ActivityInterval (30 s) the agent looks for use inside its
+// running kernels: a busy or newly active kernel of a kernel's Jupyter
+// (its http app named jupyter, asked GET {base_url}api/kernels on the
+// loopback host port with the app token), terminal input or output since
+// the last look, and GPUs whose NVML utilisation, averaged over
+// Config.GPUIdleWindow, reaches Config.GPUIdleThreshold percent. It sends
+// one kernel.activity per session that showed any, naming the signals:
+// what keeps the session from idling out (the manager records it as use).
 package node

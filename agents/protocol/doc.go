@@ -10,7 +10,7 @@
 //	cairn.agent.<agent id>   manager (forwarder,   the agent (agent-<agent id>)       kernel.create, kernel.destroy,
 //	  (bus.AgentTopic)         report consumer)                                         kernel.sync
 //	cairn.reports.<agent id> that agent only       the manager (one durable over      agent.register, agent.heartbeat,
-//	  (bus.ReportTopic)                              cairn.reports.*, shared by         kernel.status
+//	  (bus.ReportTopic)                              cairn.reports.*, shared by         kernel.status, kernel.activity
 //	                                                 server replicas)
 //
 // # Encoding
@@ -90,6 +90,16 @@
 // will never apply: the consumer drops it rather than retrying; except a
 // report about a session still PENDING, which only means the report
 // overtook session.scheduled, and is retried.
+//
+// kernel.activity (KernelActivity): a session's kernel showed use since the
+// agent's last look (every 30 s by default): Signals lists which of
+// notebook (a Jupyter kernel busy or active), terminal (terminal input or
+// output) and gpu (the kernel's GPUs at or above a utilisation threshold
+// over a window). At most one per session per look, and none without a
+// signal. The manager writes one audit record per signal about the
+// session (action "kernel.activity <signal>"), which the session-limits
+// manager counts as use; a report about a kernel the session does not run
+// on that agent is dropped. Best effort: a lost one is not resent.
 //
 // # Manager → agent (cairn.agent.<agent id>)
 //

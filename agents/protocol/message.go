@@ -18,6 +18,7 @@ const (
 	TypeAgentRegister  = "agent.register"
 	TypeAgentHeartbeat = "agent.heartbeat"
 	TypeKernelStatus   = "kernel.status"
+	TypeKernelActivity = "kernel.activity"
 
 	// Manager → agent, on the agent's topic.
 	TypeKernelCreate  = "kernel.create"
@@ -42,7 +43,7 @@ const (
 )
 
 // Message is one protocol message: AgentRegister, AgentHeartbeat,
-// KernelStatus, KernelCreate, KernelDestroy or KernelSync (values, not
+// KernelStatus, KernelActivity, KernelCreate, KernelDestroy or KernelSync (values, not
 // pointers).
 type Message interface {
 	// MessageType is the message's wire type (TypeKernelStatus, ...).
@@ -157,6 +158,8 @@ func DecodePayload(payload []byte, wantType string) (Message, error) {
 		m, err = decodeData[AgentHeartbeat](w.Data)
 	case TypeKernelStatus:
 		m, err = decodeData[KernelStatus](w.Data)
+	case TypeKernelActivity:
+		m, err = decodeData[KernelActivity](w.Data)
 	case TypeKernelCreate:
 		m, err = decodeData[KernelCreate](w.Data)
 	case TypeKernelDestroy:

@@ -40,6 +40,7 @@ func samples() []protocol.Message {
 		protocol.KernelStatus{SessionID: session, KernelID: kernel, AgentID: "node-1", Phase: domain.PhaseRunning, ContainerID: "abc123", ObservedAt: at},
 		protocol.KernelStatus{SessionID: session, KernelID: kernel, AgentID: "node-1", Phase: domain.PhaseExited, ExitCode: 3, ObservedAt: at},
 		protocol.KernelStatus{SessionID: session, KernelID: kernel, AgentID: "node-1", Phase: domain.PhaseFailed, Reason: domain.ReasonFailedToStart, Message: "image not found", ObservedAt: at},
+		protocol.KernelActivity{SessionID: session, KernelID: kernel, AgentID: "node-1", Signals: []string{protocol.SignalGPU, protocol.SignalNotebook, protocol.SignalTerminal}, ObservedAt: at},
 		protocol.KernelCreate{
 			KernelID: kernel, SessionID: session, AgentID: "node-1", Role: domain.KernelMain,
 			Image: "localhost/cairn/base:latest", Command: []string{"sh", "-c", "echo hi"}, Env: map[string]string{"A": "1"},

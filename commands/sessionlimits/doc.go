@@ -19,7 +19,10 @@
 // access to the session: any request about it (GET /v1/sessions/{id},
 // its logs, ...) that succeeded, as the access log records it
 // (access.logged with entity session and the session's id, in the
-// session's stream for writes and in the access-log stream for reads). It
+// session's stream for writes and in the access-log stream for reads).
+// The app proxy's app traffic and the agents' kernel.activity (a busy
+// notebook, terminal output, GPUs at work) are recorded the same way, so
+// they count with no rule of their own. It
 // is not the kernels' reports or the agents' heartbeats: those say that a
 // container runs, which an abandoned notebook's container does too — the
 // very thing the limit exists to end. Using the access log keeps the
@@ -40,6 +43,9 @@
 // session.default_idle_timeout (0: none), folded from the log like the
 // policies (setting.changed), so a change applies to running sessions at
 // the next check, on whichever replica runs the manager.
+//
+// The rules (IdleTimeout, IdleSince, LifetimeEnds) are in domain, shared
+// with the read side, which shows a session's remaining time.
 //
 // One manager runs per cluster at a time (beside the scheduler); two
 // would only terminate a session twice, which is an idempotent no-op.

@@ -120,18 +120,14 @@ func (m *Manager) overdue(st *state, now time.Time) []due {
 		if !ok || s.scheduledAt.IsZero() {
 			continue
 		}
-		if life := seconds(p.MaxSessionLifetime); life > 0 && !now.Before(s.scheduledAt.Add(life)) {
-			out = append(out, due{id, domain.ReasonSessionLifetime, fmt.Sprintf("%s %s since %s", quota.LimitSessionLifetime, life, s.scheduledAt.Format(time.RFC3339))})
+		if ends, ok := domain.LifetimeEnds(s.scheduledAt, p.MaxSessionLifetime); ok && !now.Before(ends) {
+			out = append(out, due{id, domain.ReasonSessionLifetime, fmt.Sprintf("%s %s since %s", quota.LimitSessionLifetime, seconds(p.MaxSessionLifetime), s.scheduledAt.Format(time.RFC3339))})
 			continue
 		}
-		idle := seconds(p.IdleTimeout)
-		if idle == 0 {
-			// The policy sets none: the run-time default, if any.
-			idle = time.Duration(idleDefault.Int(st.setting(domain.SettingSessionIdleTimeout, m.cfg.Settings))) * time.Second
-		}
-		if idle > 0 && s.typ == domain.SessionInteractive && !s.runningAt.IsZero() && !s.disconnected {
-			since := latest(s.runningAt, s.lastAccess, m.started, s.reconnectedAt)
-			if !now.Before(since.Add(idle)) {
+		idle := domain.IdleTimeout(s.typ, p.IdleTimeout, idleDefault.Int(st.setting(domain.SettingSessionIdleTimeout, m.cfg.Settings)))
+		if idle > 0 && !s.runningAt.IsZero() && !s.disconnected {
+			since := domain.IdleSince(s.runningAt, s.lastAccess, m.started, s.reconnectedAt)
+			if !now.Before(domain.IdleEnds(since, idle)) {
 				out = append(out, due{id, domain.ReasonIdleTimeout, fmt.Sprintf("%s %s since %s", quota.LimitIdleTimeout, idle, since.Format(time.RFC3339))})
 			}
 		}
@@ -169,16 +165,6 @@ func (m *Manager) check(ctx context.Context, st *state) {
 }
 
 func seconds(s int64) time.Duration { return time.Duration(s) * time.Second }
-
-func latest(ts ...time.Time) time.Time {
-	var out time.Time
-	for _, t := range ts {
-		if t.After(out) {
-			out = t
-		}
-	}
-	return out
-}
 
 // stopped returns nil when ctx ended (a requested stop), err otherwise.
 func stopped(ctx context.Context, err error) error {

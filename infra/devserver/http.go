@@ -82,22 +82,15 @@ func (s *server) startHTTP(ctx context.Context) error {
 		ln.Close()
 		return fmt.Errorf("bootstrap credentials: %w", err)
 	}
-	// Every /v1 request is recorded in the audit trail; the writer stops
-	// after the HTTP API (started after it), so in-flight requests'
-	// records are flushed.
+	// Every /v1 request is recorded in the audit trail, by the writer
+	// startManagers started (it stops after the HTTP API, started after
+	// it, so in-flight requests' records are flushed).
 	reg, err := s.registry()
 	if err != nil {
 		ln.Close()
 		return err
 	}
-	access, err := accesslog.NewWriter(accesslog.Config{Logger: s.log, Registerer: reg,
-		Queue: s.cfg.AuditQueue, FullWait: s.cfg.AuditFullWait}, s.store)
-	if err != nil {
-		ln.Close()
-		return err
-	}
-	s.access = access
-	s.parts.goRun("access log", access.Run)
+	access := s.access
 	if err := s.startAppProxy(reg, access); err != nil {
 		ln.Close()
 		return err

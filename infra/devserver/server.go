@@ -348,8 +348,19 @@ func (s *server) startManagers(context.Context) error {
 	if err != nil {
 		return err
 	}
+	// The access log's writer: the API's requests and the agents'
+	// kernel.activity reports are recorded through it. Started before
+	// both, it stops after them and flushes what they wrote.
+	access, err := accesslog.NewWriter(accesslog.Config{Logger: s.log, Registerer: reg,
+		Queue: s.cfg.AuditQueue, FullWait: s.cfg.AuditFullWait}, s.store)
+	if err != nil {
+		return err
+	}
+	s.access = access
+	s.parts.goRun("access log", access.Run)
 	repCfg := s.cfg.reportsConfig()
 	repCfg.Clock, repCfg.Logger, repCfg.Registerer = s.cfg.Clock, s.log, reg
+	repCfg.Record = access.Write
 	rep, err := reports.New(repCfg, s.bus, s.store, s.handlers)
 	if err != nil {
 		return err

@@ -182,7 +182,9 @@ func TestRunServesAndStopsInOrder(t *testing.T) {
 		order = append(order, m[1])
 	}
 	want := []string{
-		"HTTP API", "app proxy", "access log", "vfolder upload expiry", "agent address book", "reports consumer", "forwarder", "vfolder orphans", "vfolder jobs", "session limits", "audit sequencer", "scheduler",
+		// The access log's Writer starts before the reports consumer (which
+		// records agents' activity through it) and the HTTP API.
+		"HTTP API", "app proxy", "vfolder upload expiry", "agent address book", "reports consumer", "forwarder", "vfolder orphans", "vfolder jobs", "session limits", "audit sequencer", "scheduler", "access log",
 		"projector settings", "projector usage", "projector occupancy", "projector audit-runs", "projector vfolders", "projector tenancy", "projector agents", "projector sessions", "maintenance jobs", "bus", "bus revocations", "embedded NATS",
 		"vfolder storage", "read-model database", "event store",
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/cairnhq/cairn/domain"
+	"github.com/cairnhq/cairn/domain/audit"
 	"github.com/cairnhq/cairn/projections"
 )
 
@@ -20,6 +21,9 @@ func (m *ReadModel) Apply(ctx context.Context, tx projections.Tx, ev projections
 	}
 	if e, ok := ev.Payload.(domain.SessionRequested); ok {
 		return m.applyRequested(ctx, tx, ev, e)
+	}
+	if records, ok := domain.AccessRecords(ev.Payload); ok {
+		return m.applyUsed(ctx, tx, records)
 	}
 	sid, err := sessionIDFromStream(ev.Stream)
 	if err != nil {
@@ -240,4 +244,23 @@ func sortedShares(shares []domain.DeviceShare) []domain.DeviceShare {
 	out := append([]domain.DeviceShare{}, shares...)
 	sort.Slice(out, func(i, j int) bool { return out[i].DeviceID < out[j].DeviceID })
 	return out
+}
+
+// applyUsed notes the latest use of each session a successful access
+// record is about: one UPDATE per such record (most batches of reads are
+// about no session and cost nothing).
+func (m *ReadModel) applyUsed(ctx context.Context, tx projections.Tx, records []audit.Record) error {
+	for _, r := range records {
+		if r.EntityType != "session" || r.Outcome != audit.Success {
+			continue
+		}
+		id, err := uuid.Parse(r.EntityID)
+		if err != nil {
+			continue
+		}
+		if err := exec(ctx, tx, m.sql.used, id.String(), tx.Dialect().Time(r.Time)); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cairnhq/cairn/commands"
 	"github.com/cairnhq/cairn/domain"
+	"github.com/cairnhq/cairn/domain/audit"
 	"github.com/cairnhq/cairn/eventstore"
 	"github.com/cairnhq/cairn/infra/projectiontest"
 	"github.com/cairnhq/cairn/projections"
@@ -179,6 +180,24 @@ func sameSlots(a, b domain.Slots) bool {
 // dumpAll dumps the read model's tables, for comparing a rebuild.
 func dumpAll(t *testing.T, db *projections.DB) []string {
 	t.Helper()
-	out := projectiontest.Dump(t, db, "sessions", 30, "id")
+	out := projectiontest.Dump(t, db, "sessions", 31, "id")
 	return append(out, projectiontest.Dump(t, db, "kernels", 14, "id")...)
+}
+
+// used appends an access record about the session, as the access log's
+// Writer does, and returns its position.
+func (e *env) used(t *testing.T, id uuid.UUID, at time.Time, outcome audit.Outcome) uint64 {
+	t.Helper()
+	ev, err := eventstore.NewEvent(domain.TypeAccessBatchLogged, domain.AccessBatchLogged{Records: []audit.Record{
+		{Time: at, Action: "GET /v1/auth/whoami", Outcome: audit.Success, Status: 200, RequestID: uuid.NewString()},
+		{Time: at, Action: "app.traffic jupyter", EntityType: "session", EntityID: id.String(), Outcome: outcome, Status: 200, RequestID: uuid.NewString()},
+	}}, projectiontest.MD.Stored())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.b.Store.Append(ctx, domain.AccessLogStream, eventstore.Any, ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Position
 }

@@ -51,6 +51,9 @@ func (*ReadModel) EventTypes() []string {
 		domain.TypeKernelExited,
 		domain.TypeKernelTerminated,
 		domain.TypeKernelErrored,
+		// Access records about sessions: their last use.
+		domain.TypeAccessLogged,
+		domain.TypeAccessBatchLogged,
 	}
 }
 
@@ -75,6 +78,7 @@ type statements struct {
 	endKernels      string
 	kernelStatus    string
 	touchSession    string
+	used            string
 	getSession      string
 	listSessionsFmt string
 }
@@ -86,7 +90,8 @@ const (
        s.resource_group, s.type, s.image, s.command, s.priority, s.cluster_mode, s.cluster_size,
        s.status, s.status_reason, s.status_message, s.pending_details, s.pending_tries,
        s.requested_slots, s.result, s.exit_code,
-       s.created_at, s.scheduled_at, s.started_at, s.terminated_at, s.created_position, s.last_position`
+       s.created_at, s.scheduled_at, s.started_at, s.terminated_at, s.created_position, s.last_position,
+       s.last_used_at`
 	kernelColumns = `k.id, k.idx, k.role, k.agent_id, k.container_id, k.status, k.status_reason,
        k.status_message, k.exit_code, k.requested_slots, k.devices, k.last_position, k.service_ports`
 )
@@ -121,6 +126,8 @@ ON CONFLICT (id) DO NOTHING`),
 		placeKernels: multiRowUpdate(db, "kernels",
 			[]string{"uuid", "text", "jsonb", "text", "text", "bigint"},
 			"agent_id = v.column2, devices = v.column3, status = v.column4, status_reason = v.column5, last_position = v.column6"),
+		used: db.SQL(`UPDATE {schema}.sessions SET last_used_at = $2
+ WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < $2)`),
 		setStatus: db.SQL(`UPDATE {schema}.sessions
    SET status = $2, status_reason = $3, started_at = COALESCE(started_at, $4), last_position = $5
  WHERE id = $1 AND last_position < $5`),

@@ -2,9 +2,11 @@ package sessions_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/cairnhq/cairn/commands"
 	"github.com/cairnhq/cairn/domain"
+	"github.com/cairnhq/cairn/domain/audit"
 	"github.com/cairnhq/cairn/infra/projectiontest"
 	"github.com/cairnhq/cairn/projections"
 	"github.com/cairnhq/cairn/projections/sessions"
@@ -41,6 +43,7 @@ func TestRebuildEqualsLive(t *testing.T) {
 					last = e.report(t, commands.ReportKernelStatus{SessionID: res.SessionID, KernelID: k, AgentID: "node-1",
 						Phase: domain.PhaseRunning, ContainerID: "c-" + k.String()})
 				}
+				last = e.used(t, res.SessionID, projectiontest.T0.Add(time.Duration(i)*time.Minute), audit.Success)
 				if i%4 == 3 {
 					out, err := e.h.TerminateSession.Handle(ctx, projectiontest.MD, commands.TerminateSession{SessionID: res.SessionID})
 					if err != nil {

@@ -67,7 +67,7 @@ type sessionRow struct {
 	clusterMode, status, reason, message, result                                   string
 	pendingDetails, requested                                                      string
 	exitCode                                                                       sql.NullInt64
-	createdAt, scheduledAt, startedAt, terminatedAt                                projections.NullTime
+	createdAt, scheduledAt, startedAt, terminatedAt, lastUsedAt                    projections.NullTime
 	createdPos, lastPos                                                            int64
 
 	kID, kRole, kAgent, kContainer, kStatus, kReason, kMessage, kRequested, kDevices, kPorts string
@@ -83,6 +83,7 @@ func (r *sessionRow) dest() []any {
 		&r.status, &r.reason, &r.message, &r.pendingDetails, &r.pendingTries,
 		&r.requested, &r.result, &r.exitCode,
 		&r.createdAt, &r.scheduledAt, &r.startedAt, &r.terminatedAt, &r.createdPos, &r.lastPos,
+		&r.lastUsedAt,
 		&r.kID, &r.kIndex, &r.kRole, &r.kAgent, &r.kContainer, &r.kStatus, &r.kReason,
 		&r.kMessage, &r.kExitCode, &r.kRequested, &r.kDevices, &r.kPos, &r.kPorts,
 	}
@@ -120,6 +121,7 @@ func (r *sessionRow) decode() (Session, Kernel, error) {
 		ScheduledAt:     r.scheduledAt.Ptr(),
 		StartedAt:       r.startedAt.Ptr(),
 		TerminatedAt:    r.terminatedAt.Ptr(),
+		LastUsedAt:      r.lastUsedAt.Ptr(),
 		Position:        uint64(r.lastPos),
 		createdPosition: uint64(r.createdPos),
 	}

@@ -71,6 +71,10 @@ var migrations = map[projections.Dialect][]string{
 		`ALTER TABLE {schema}.sessions ADD COLUMN dependencies TEXT NOT NULL DEFAULT '[]'`,
 		// The ports a running kernel's agent published (kernel.running).
 		`ALTER TABLE {schema}.kernels ADD COLUMN service_ports TEXT NOT NULL DEFAULT '[]'`,
+		// The latest use of the session: the latest successful access
+		// record about it (access.logged, access.batch-logged), what the
+		// idle limit counts from.
+		`ALTER TABLE {schema}.sessions ADD COLUMN last_used_at INTEGER`,
 	},
 	projections.Postgres: {
 		`CREATE TABLE {schema}.sessions (
@@ -137,5 +141,6 @@ var migrations = map[projections.Dialect][]string{
 		`ALTER TABLE {schema}.sessions ADD COLUMN architecture text NOT NULL DEFAULT ''`,
 		`ALTER TABLE {schema}.sessions ADD COLUMN dependencies jsonb NOT NULL DEFAULT '[]'`,
 		`ALTER TABLE {schema}.kernels ADD COLUMN service_ports jsonb NOT NULL DEFAULT '[]'`,
+		`ALTER TABLE {schema}.sessions ADD COLUMN last_used_at timestamptz`,
 	},
 }

@@ -45,6 +45,10 @@ type Session struct {
 	ScheduledAt  *time.Time `json:"scheduled_at,omitempty"`
 	StartedAt    *time.Time `json:"started_at,omitempty"`
 	TerminatedAt *time.Time `json:"terminated_at,omitempty"`
+	// LastUsedAt is the latest successful access record about the session
+	// (an API request, app traffic, an agent's kernel.activity): what its
+	// idle limit counts from, when later than StartedAt.
+	LastUsedAt *time.Time `json:"last_used_at,omitempty"`
 
 	// Position is the log position of the last event of the session that
 	// the row reflects.

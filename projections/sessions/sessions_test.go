@@ -7,11 +7,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/cairnhq/cairn/commands"
 	"github.com/cairnhq/cairn/domain"
+	"github.com/cairnhq/cairn/domain/audit"
 	"github.com/cairnhq/cairn/infra/projectiontest"
 	"github.com/cairnhq/cairn/projections"
 	"github.com/cairnhq/cairn/projections/sessions"
@@ -357,6 +359,25 @@ func TestConcurrentWriters(t *testing.T) {
 			if err != nil || len(page.Sessions) != each/2 {
 				t.Fatalf("user-%02d has %d cancelled sessions (%v), want %d", w, len(page.Sessions), err, each/2)
 			}
+		}
+	})
+}
+
+// LastUsedAt is the latest successful access record about the session:
+// an earlier record or a refused one does not move it.
+func TestLastUsedAt(t *testing.T) {
+	projectiontest.Run(t, func(t *testing.T, b *projectiontest.Backend) {
+		e := newEnv(t, b, projections.Options{})
+		res := e.request(t, projectiontest.SessionSpec("alice", "0.1", 1))
+		if s := e.get(t, res.Position, res.SessionID); s.LastUsedAt != nil {
+			t.Fatalf("last used %v before any use", s.LastUsedAt)
+		}
+		t1 := projectiontest.T0.Add(time.Hour)
+		e.used(t, res.SessionID, t1, audit.Success)
+		e.used(t, res.SessionID, t1.Add(-time.Minute), audit.Success)
+		pos := e.used(t, res.SessionID, t1.Add(time.Minute), audit.Denied)
+		if s := e.get(t, pos, res.SessionID); s.LastUsedAt == nil || !s.LastUsedAt.Equal(t1) {
+			t.Fatalf("last used %v, want %v", s.LastUsedAt, t1)
 		}
 	})
 }

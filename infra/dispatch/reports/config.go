@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/cairnhq/cairn/domain/audit"
 	"github.com/cairnhq/cairn/infra/bus"
 )
 
@@ -46,6 +48,10 @@ type Config struct {
 	Logger *slog.Logger
 	// Registerer receives the liveness metrics (none when nil).
 	Registerer prometheus.Registerer
+	// Record writes an audit record (the access log's Writer): a
+	// kernel.activity becomes records about its session, which the
+	// session-limits manager counts as use. Nil: activity is dropped.
+	Record func(context.Context, audit.Record) error
 }
 
 // WithDefaults returns c with every zero field set to its default.

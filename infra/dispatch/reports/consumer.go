@@ -124,6 +124,8 @@ func (c *Consumer) handle(ctx context.Context, msg *message.Message) error {
 		return c.heartbeat(ctx, md, m)
 	case protocol.KernelStatus:
 		return c.status(ctx, md, m)
+	case protocol.KernelActivity:
+		return c.activity(ctx, msg, m)
 	}
 	return bus.Permanent(fmt.Errorf("reports: %s is not a report", m.MessageType()))
 }

@@ -11,6 +11,10 @@
 //	agent.heartbeat → the agent is alive; from a disconnected agent,
 //	                  commands.ReconnectAgent with the kernels it runs
 //	kernel.status   → commands.ReportKernelStatus
+//	kernel.activity → one audit record per signal about the session
+//	                  (kernel.activity <signal>), through Config.Record,
+//	                  when the session runs that kernel on that agent: what
+//	                  the idle limit counts as use (see activity.go)
 //
 // A report counts only for the agent that sent it, which the subject it
 // arrived on names (bus.ReportSender: the bus's permissions let only an

@@ -11,6 +11,7 @@ import (
 	"github.com/cairnhq/cairn/agents/protocol"
 	"github.com/cairnhq/cairn/commands"
 	"github.com/cairnhq/cairn/domain"
+	"github.com/cairnhq/cairn/domain/audit"
 	"github.com/cairnhq/cairn/infra/bus"
 	"github.com/cairnhq/cairn/infra/dispatch/reports"
 	"github.com/cairnhq/cairn/infra/managertest"
@@ -329,5 +330,65 @@ func TestAReportForAnotherAgentIsDropped(t *testing.T) {
 	}
 	if got := e.Agent("a1").Capacity(); !got.FitsIn(register("a1").Capacity) {
 		t.Fatalf("a2 re-registered a1 with capacity %v", got)
+	}
+}
+
+// A kernel.activity becomes one audit record per signal about its
+// session, what the session-limits manager counts as use; one from an
+// agent that does not run that kernel records nothing.
+func TestKernelActivityIsRecordedAboutTheSession(t *testing.T) {
+	t.Parallel()
+	e := managertest.New(t)
+	b := e.Bus()
+	records := make(chan audit.Record, 16)
+	start(e, b, reports.Config{Record: func(_ context.Context, r audit.Record) error {
+		records <- r
+		return nil
+	}})
+	e.RegisterAgent(register("a1").Spec())
+	e.RegisterAgent(register("a2").Spec())
+	run := func(agent string) commands.RequestSessionResult {
+		res := scheduled(e, agent)
+		running := status(res, agent, domain.PhaseRunning)
+		running.ContainerID = "c0ffee"
+		e.Report(b, running)
+		e.AwaitStatus(res.SessionID, domain.StatusRunning)
+		return res
+	}
+	on1, on2 := run("a1"), run("a2")
+	activity := func(res commands.RequestSessionResult, agent string, signals ...string) protocol.KernelActivity {
+		return protocol.KernelActivity{SessionID: res.SessionID, KernelID: res.KernelIDs[0], AgentID: agent, Signals: signals, ObservedAt: managertest.T0}
+	}
+	next := func() audit.Record {
+		t.Helper()
+		select {
+		case r := <-records:
+			return r
+		case <-time.After(managertest.WaitTimeout):
+			t.Fatal("no audit record")
+		}
+		return audit.Record{}
+	}
+
+	id := e.Report(b, activity(on1, "a1", protocol.SignalGPU, protocol.SignalTerminal))
+	for _, signal := range []string{protocol.SignalGPU, protocol.SignalTerminal} {
+		r := next()
+		if r.Action != "kernel.activity "+signal || r.EntityType != "session" || r.EntityID != on1.SessionID.String() ||
+			r.Outcome != audit.Success || r.UserID != "agent:a1" || !r.Time.Equal(e.Clock.Now()) ||
+			r.RequestID != protocol.DerivedID(uuid.MustParse(id), signal).String() {
+			t.Fatalf("record %+v", r)
+		}
+	}
+	// a2 speaks of a1's kernel (on its own topic, so the bus lets it):
+	// dropped. Its report about its own kernel, after it, is recorded.
+	e.Report(b, activity(on1, "a2", protocol.SignalNotebook))
+	e.Report(b, activity(on2, "a2", protocol.SignalNotebook))
+	if r := next(); r.EntityID != on2.SessionID.String() || r.Action != "kernel.activity notebook" {
+		t.Fatalf("record %+v, want a2's own session's", r)
+	}
+	select {
+	case r := <-records:
+		t.Fatalf("unexpected record %+v", r)
+	default:
 	}
 }

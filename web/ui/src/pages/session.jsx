@@ -4,6 +4,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { del, get, post, request } from '../api.js';
 import { useLiveReload } from '../live.js';
+import { limitsText } from '../limits.js';
 import { ended } from '../statuses.js';
 import { ErrorBox, Loading, Slots, Status, Time, useApi } from '../ui.jsx';
 
@@ -58,6 +59,7 @@ export function SessionPage({ params }) {
       )}
       {x.status === 'PENDING' && <Pending id={id} tick={tick} />}
       {x.status === 'RUNNING' && <Apps id={id} kernel={x.kernels.find((k) => k.role === 'main') || x.kernels[0]} />}
+      <Limits idle={x.idle} lifetime={x.lifetime} />
       <dl class="facts">
         <dt>Id</dt>
         <dd>
@@ -203,6 +205,18 @@ function Apps({ id, kernel }) {
       </ul>
     </>
   );
+}
+
+// Limits says how long the session has been unused and when it ends
+// (its idle and lifetime limits), updated every half minute.
+function Limits({ idle, lifetime }) {
+  const [now, setNow] = useState(Date.now());
+  useEffect(() => {
+    const t = setInterval(() => setNow(Date.now()), 30000);
+    return () => clearInterval(t);
+  }, []);
+  const text = limitsText(idle, lifetime, now);
+  return text ? <p class="limits">{text}</p> : null;
 }
 
 // Logs follows the main kernel's log live (GET .../logs?follow=true, a
