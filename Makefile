@@ -40,12 +40,13 @@ test-long: ## run the long tests (CAIRN_LONG_TESTS=1): a 1 GiB upload at 1 MiB/s
 	CAIRN_LONG_TESTS=1 $(GO) test -race -count=1 -timeout 40m -run '^TestLong' -v ./infra/devserver/
 
 .PHONY: bench
-bench: build ## run bin/cairn-bench against its baselines (store, scheduling, API audit on/off, session start vs podman run), write docs/benchmarks.md
+bench: build ## run bin/cairn-bench against its baselines (store, scheduling, API audit on/off, session start vs podman run, app proxy vs published port), write docs/benchmarks.md
 	scripts/with-postgres.sh $(BENCH_BIN) store --out docs/benchmarks.md
 	scripts/with-postgres.sh $(BENCH_BIN) schedule --append docs/benchmarks.md
 	scripts/with-postgres.sh $(BENCH_BIN) api --append docs/benchmarks.md
 	@if [[ $$(id -u) -eq 0 ]]; then scripts/install-podman.sh; fi
 	$(BENCH_BIN) sessions --append docs/benchmarks.md
+	$(BENCH_BIN) apps --append docs/benchmarks.md
 
 .PHONY: fuzz
 fuzz: ## run every fuzz test (each func FuzzX in a _test.go file) for FUZZTIME each (default 30s)

@@ -20,8 +20,10 @@ the same machine, and reports the ratios against the targets:
   schedule  scheduling end to end: placements/s until visible in the read side
   api       the HTTP API: signed requests/s with p50/p99, audit trail on vs off
   sessions  session start latency (POST → RUNNING visible) against bare podman run
+  apps      the app proxy: HTTP and WebSocket through it vs straight to the published
+            port, POST /v1/sessions → a usable Jupyter
 
-"make bench" runs all four against a throwaway PostgreSQL and writes
+"make bench" runs all five against a throwaway PostgreSQL and writes
 docs/benchmarks.md. Every flag can also be set by an environment variable:
 --postgres-url is CAIRN_POSTGRES_URL, --log-level is CAIRN_LOG_LEVEL, and so
 on. Flags win.`,
@@ -29,7 +31,7 @@ on. Flags win.`,
 		SilenceErrors: true,
 		Version:       version,
 	}
-	root.AddCommand(newBenchStoreCommand(), newBenchSessionsCommand(), newBenchScheduleCommand(), newBenchAPICommand())
+	root.AddCommand(newBenchStoreCommand(), newBenchSessionsCommand(), newBenchScheduleCommand(), newBenchAPICommand(), newBenchAppsCommand())
 	cli.Setup(root)
 	return root
 }
