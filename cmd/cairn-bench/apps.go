@@ -16,9 +16,10 @@ import (
 )
 
 type benchAppsConfig struct {
-	Podman string
-	Append string
-	Bench  appbench.Config
+	Podman     string
+	Append     string
+	CPUProfile string
+	Bench      appbench.Config
 }
 
 func (c benchAppsConfig) Validate() error {
@@ -68,6 +69,7 @@ first, the app through the proxy against the app's published host port:
 	f.BoolVar(&b.Jupyter, "jupyter", b.Jupyter, "measure POST /v1/sessions → a usable Jupyter")
 	f.StringVar(&b.JupyterImage, "jupyter-image", b.JupyterImage, "image whose jupyter service port is measured")
 	f.DurationVar(&b.Timeout, "timeout", b.Timeout, "longest wait for a session to run or an app to answer")
+	f.StringVar(&cfg.CPUProfile, "cpu-profile", "", "write a CPU profile of the measurements (the process: proxy, agent, API and clients) to this file")
 	return cmd
 }
 
@@ -109,7 +111,12 @@ func runBenchApps(ctx context.Context, cfg benchAppsConfig) (err error) {
 	}
 	slog.Info("apps benchmark: echo app up", "session", app.SessionID, "proxy", app.ProxyBase, "direct", app.DirectBase,
 		"after", time.Since(start).Round(time.Millisecond))
+	stopProfile := func() {}
+	if cfg.CPUProfile != "" {
+		stopProfile = cpuProfile(cfg.CPUProfile)
+	}
 	res, err := appbench.Run(ctx, srv, app, cfg.Bench, jupyterSkip)
+	stopProfile()
 	if err != nil {
 		return err
 	}

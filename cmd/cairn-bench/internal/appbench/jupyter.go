@@ -19,6 +19,9 @@ type JupyterResult struct {
 	// Skipped says why nothing was measured (the image is absent, or
 	// --jupyter=false).
 	Skipped string
+	// Failed says what went wrong when the image was there but the
+	// notebook could not be reached.
+	Failed string
 }
 
 // measureJupyter requests a session of cfg.JupyterImage and times it

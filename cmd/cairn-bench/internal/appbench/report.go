@@ -69,9 +69,12 @@ func (r Result) rows() []row {
 		out = append(out, x)
 	}
 	j := row{scenario: "POST /v1/sessions (" + r.Jupyter.Image + ") → first 200 of Jupyter's /api/status", way: "proxy", n: "1"}
-	if r.Jupyter.Skipped != "" {
+	switch {
+	case r.Jupyter.Skipped != "":
 		j.n, j.target = "0", "skipped: "+r.Jupyter.Skipped
-	} else {
+	case r.Jupyter.Failed != "":
+		j.n, j.target = "0", "FAILED: "+oneLine(r.Jupyter.Failed, 240)
+	default:
 		j.p50 = fmt.Sprintf("%.1f s", r.Jupyter.Elapsed.Seconds())
 	}
 	return append(out, j)
@@ -110,4 +113,13 @@ func WriteMarkdown(w io.Writer, r Result) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// oneLine makes s fit a table cell: one line, no pipes, at most n bytes.
+func oneLine(s string, n int) string {
+	s = strings.NewReplacer("\n", " ", "|", "/").Replace(s)
+	if len(s) > n {
+		s = s[:n] + "…"
+	}
+	return s
 }
