@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"net/http/cookiejar"
@@ -33,6 +34,11 @@ const (
 	soakWarmUp   = time.Minute
 	soakSample   = 30 * time.Second
 	soakEvery    = 5 * time.Second
+	// soakHTTPEvery paces one client's GETs through the proxy beside the
+	// sockets: app traffic of the other kind, and enough allocation that
+	// the collector runs every few tens of seconds, so the samples show
+	// the process's steady state rather than when it last collected.
+	soakHTTPEvery = 50 * time.Millisecond
 	// soakMemoryBand is how far the last memory sample may be from the
 	// first.
 	soakMemoryBand = 0.10
@@ -45,7 +51,8 @@ const (
 
 // TestAppProxySoak holds soakSockets WebSockets open through `cairn dev`'s
 // app proxy to an echo server in a session for soakDuration, each sending
-// a message every soakEvery and checking its echo, and samples the
+// a message every soakEvery and checking its echo, while one client GETs
+// a small answer through the proxy every soakHTTPEvery, and samples the
 // process's memory: the last sample must be within soakMemoryBand of the
 // first (taken after the warm-up), the proxy's open-sockets gauge must
 // come back to 0 once the sockets close, and the goroutines back to about
@@ -139,6 +146,39 @@ func TestAppProxySoak(t *testing.T) {
 		}()
 	}
 
+	// One client GETs the small answer through the proxy meanwhile.
+	requests := 0
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		client := &http.Client{Jar: jar, Timeout: waitTimeout}
+		tick := time.NewTicker(soakHTTPEvery)
+		defer tick.Stop()
+		for time.Now().Before(end) {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			res, err := client.Get(appURL + apptest.SmallPath)
+			if err != nil {
+				mu.Lock()
+				failures = append(failures, fmt.Sprintf("GET %s: %v", apptest.SmallPath, err))
+				mu.Unlock()
+				return
+			}
+			body, err := io.ReadAll(res.Body)
+			res.Body.Close()
+			if err != nil || res.StatusCode != http.StatusOK || string(body) != apptest.SmallBody {
+				mu.Lock()
+				failures = append(failures, fmt.Sprintf("GET %s: %d %q %v", apptest.SmallPath, res.StatusCode, body, err))
+				mu.Unlock()
+				return
+			}
+			requests++
+		}
+	}()
+
 	// Sample the process's memory every sample after the warm-up.
 	type memSample struct {
 		at              time.Duration
@@ -169,7 +209,7 @@ func TestAppProxySoak(t *testing.T) {
 	for _, n := range sent {
 		total += n
 	}
-	t.Logf("%d messages echoed on %d sockets in %s", total, soakSockets, time.Since(start).Round(time.Second))
+	t.Logf("%d messages echoed on %d sockets and %d GETs answered in %s", total, soakSockets, requests, time.Since(start).Round(time.Second))
 	for _, f := range failures {
 		t.Error(f)
 	}
