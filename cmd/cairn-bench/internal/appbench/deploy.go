@@ -3,6 +3,7 @@ package appbench
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -140,12 +141,27 @@ func (s *Server) upload(ctx context.Context, path string, raw []byte) error {
 }
 
 // openApp asks the API for a link to a session's app (a one-use ticket).
+// A refusal is told by its problem's detail.
 func (s *Server) openApp(ctx context.Context, id, app string) (string, error) {
-	var o struct {
-		URL string `json:"url"`
-	}
-	if err := s.call(ctx, "POST", "/v1/sessions/"+id+"/apps/"+app, nil, http.StatusCreated, &o); err != nil {
+	req, err := http.NewRequestWithContext(ctx, "POST", s.API+"/v1/sessions/"+id+"/apps/"+app, nil)
+	if err != nil {
 		return "", err
+	}
+	req.Header.Set("Authorization", "Bearer "+s.Token)
+	res, err := s.client.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer res.Body.Close()
+	var o struct {
+		URL    string `json:"url"`
+		Detail string `json:"detail"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&o); err != nil {
+		return "", fmt.Errorf("open the app %q: %d: %w", app, res.StatusCode, err)
+	}
+	if res.StatusCode != http.StatusCreated || o.URL == "" {
+		return "", fmt.Errorf("open the app %q: %d: %s", app, res.StatusCode, o.Detail)
 	}
 	return o.URL, nil
 }
