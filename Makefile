@@ -29,7 +29,14 @@ run: build ## start Cairn for development (cairn dev: API on $(LISTEN), NATS, lo
 	  elif ! scripts/install-podman.sh; then \
 	    echo "make run: WARNING: Podman is not ready (run scripts/install-podman.sh as root); the local agent cannot start, use DEV_FLAGS=--no-agent" >&2; \
 	  fi
+	@scripts/build-images.sh || \
+	  echo "make run: WARNING: localhost/cairn/python:latest could not be built (see above); sessions can use localhost/cairn/base:latest" >&2
 	$(BIN) dev --listen $(LISTEN) --data-dir $(DATA_DIR) $(DEV_FLAGS)
+
+.PHONY: images
+images: ## build the local images: localhost/cairn/base (busybox) and localhost/cairn/python (Jupyter, from Debian with mmdebstrap; needs root)
+	scripts/install-podman.sh
+	scripts/build-images.sh
 
 .PHONY: test
 test: lint ## run every test with -race, starting a throwaway PostgreSQL (CI=true: missing services fail)

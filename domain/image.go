@@ -20,8 +20,9 @@ const (
 	maxServicePorts         = 64
 )
 
-// ServicePort is a service an image offers (a Backend.AI service port
-// label): its name, protocol (tcp, http, preopen) and container port.
+// ServicePort is a service an image offers (given at registration or
+// declared by the image's ServicePortsLabel): its name, protocol (tcp,
+// http, preopen) and container port.
 type ServicePort struct {
 	Name     string `json:"name"`
 	Protocol string `json:"protocol"`
@@ -235,7 +236,8 @@ func (i *Image) apply(ev Event) error {
 }
 
 // Register records an image (again, if it was forgotten). A registered
-// image with that reference and architecture is KindConflict. The
+// image with that reference and architecture is KindConflict. A spec with
+// no service ports takes them from its ServicePortsLabel, when it has one. The
 // architecture's aliases are normalised (NormalizeArchitecture) by the
 // caller, who names the stream after it.
 func (i *Image) Register(reference, architecture string, spec ImageSpec, at time.Time) ([]Event, error) {
@@ -243,6 +245,9 @@ func (i *Image) Register(reference, architecture string, spec ImageSpec, at time
 	p := &problems{op: op}
 	p.checkImageReference("reference", reference)
 	p.checkArchitecture("architecture", architecture)
+	if v, ok := spec.Labels[ServicePortsLabel]; ok && len(spec.ServicePorts) == 0 {
+		spec.ServicePorts = p.labelServicePorts(v)
+	}
 	spec = spec.normalized(p)
 	p.checkAt(at)
 	if err := p.err(); err != nil {
@@ -255,7 +260,8 @@ func (i *Image) Register(reference, architecture string, spec ImageSpec, at time
 }
 
 // Modify applies the changes: image.modified with every label when any
-// changes.
+// changes. Changed labels carrying ServicePortsLabel, with no service
+// ports of their own in the changes, set the service ports from it.
 func (i *Image) Modify(ch ImageChanges, at time.Time) ([]Event, error) {
 	const op = "image.modify"
 	p := &problems{op: op}
@@ -264,6 +270,11 @@ func (i *Image) Modify(ch ImageChanges, at time.Time) ([]Event, error) {
 	set(&next.MinResourceSlots, ch.MinResourceSlots)
 	set(&next.MaxResourceSlots, ch.MaxResourceSlots)
 	set(&next.ServicePorts, ch.ServicePorts)
+	if ch.ServicePorts == nil && ch.Labels != nil {
+		if v, ok := (*ch.Labels)[ServicePortsLabel]; ok {
+			next.ServicePorts = p.labelServicePorts(v)
+		}
+	}
 	next = next.normalized(p)
 	p.checkAt(at)
 	if err := p.err(); err != nil {

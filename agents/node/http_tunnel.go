@@ -12,13 +12,14 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/cairnhq/cairn/agents/protocol"
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/infra/httpapi"
 )
 
 // TunnelProtocol is the Upgrade token of the raw TCP tunnel to a published
 // port (GET /kernels/{id}/ports/{port}/tunnel).
-const TunnelProtocol = "cairn-tunnel"
+const TunnelProtocol = protocol.TunnelUpgrade
 
 // serveTunnel answers GET /kernels/{id}/ports/{port}/tunnel: with the
 // upgrade to TunnelProtocol asked, it answers 101 and then carries bytes

@@ -11,14 +11,14 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
-	"strconv"
-	"strings"
+		"strings"
 	"sync"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/cairnhq/cairn/agents/protocol"
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/domain/audit"
 	"github.com/cairnhq/cairn/infra/httpapi"
@@ -259,7 +259,7 @@ func (p *Proxy) serveApp(w http.ResponseWriter, r *http.Request) {
 	if route.OwnsRoot {
 		path = "/" + strings.TrimPrefix(path, AppPath(session, app))
 	}
-	target := "/kernels/" + route.KernelID.String() + "/apps/" + strconv.Itoa(route.Port) + path
+	target := protocol.AppPath(route.KernelID, route.Port) + path
 	if enc := q.Encode(); enc != "" {
 		target += "?" + enc
 	}

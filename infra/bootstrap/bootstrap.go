@@ -6,7 +6,9 @@
 // every object is an event like any other), the default keypair, user and
 // project policies, the domain "default" with its project "default", the
 // resource group "default" (granted to the domain), the registered images
-// (the local base image first), the superadmin admin@cairn.local (a
+// (those found on the machine, with their labels, so that an image's
+// ai.backend.service-ports label gives its service ports; then the local
+// base image and the others named), the superadmin admin@cairn.local (a
 // UUID, a random password, member of default/default), its main keypair
 // and a bearer token. Later starts reuse the file when it still works:
 // the user is an active superadmin, the keypair signs with the recorded

@@ -185,3 +185,40 @@ func checkWorks(t *testing.T, w world, c Credentials) {
 		t.Fatalf("file %s, returned %+v", raw, c)
 	}
 }
+
+// Local images are registered with their labels and architecture, once,
+// through the commands; one with a bad service-ports label is left out
+// and the start goes on.
+func TestProvisionRegistersLocalImagesWithTheirLabels(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.deps.Local = []LocalImage{
+		{Reference: "localhost/cairn/python:latest", Architecture: "amd64",
+			Labels: map[string]string{domain.ServicePortsLabel: "jupyter:http:8888", "io.cairn.recipe": "abc"}},
+		{Reference: "localhost/cairn/broken:latest", Architecture: "amd64", Labels: map[string]string{domain.ServicePortsLabel: "jupyter"}},
+		{Reference: "localhost/cairn/base:latest", Labels: map[string]string{}},
+	}
+	for range 2 { // a restart changes nothing
+		if _, _, err := Provision(ctx, w.deps); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list, err := w.rm.ListImages(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var refs []string
+	for _, img := range list {
+		refs = append(refs, img.Reference+"@"+img.Architecture)
+	}
+	if !slices.Equal(refs, []string{"localhost/cairn/base:latest@x86_64", "localhost/cairn/python:latest@x86_64"}) {
+		t.Fatalf("registered %v", refs)
+	}
+	py, err := w.rm.GetImage(ctx, "localhost/cairn/python:latest", "x86_64")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []domain.ServicePort{{Name: "jupyter", Protocol: "http", Port: 8888}}; !slices.Equal(py.ServicePorts, want) || py.Labels["io.cairn.recipe"] != "abc" {
+		t.Fatalf("python image %+v", py)
+	}
+}

@@ -40,9 +40,24 @@ type Deps struct {
 	// Images are registered (if they are not yet) for Architecture.
 	Images       []string
 	Architecture string
-	Clock        func() time.Time
+	// Local are images found on this machine, registered (if they are not
+	// yet) before Images with their labels, so that their service ports
+	// come from their ai.backend.service-ports label, and their own
+	// architecture (Architecture when empty). One whose labels are
+	// refused is left out with a warning: a bad local image does not stop
+	// the start.
+	Local []LocalImage
+	Clock func() time.Time
 	// Logger receives warnings (default slog.Default()).
 	Logger *slog.Logger
+}
+
+// LocalImage is an image present on this machine: its reference, the
+// architecture its runtime reports and its labels.
+type LocalImage struct {
+	Reference    string
+	Architecture string
+	Labels       map[string]string
 }
 
 // system is who provisions: a superadmin without a user.
@@ -130,7 +145,7 @@ func (p *provisioner) settle(ctx context.Context) error {
 }
 
 // scope creates the policies, the default domain, project and resource
-// group, and registers the images.
+// group, and registers the images (the local ones first).
 func (p *provisioner) scope(ctx context.Context) error {
 	h, md := p.Commands, p.md
 	steps := []func() (commands.Result, error){
@@ -158,14 +173,38 @@ func (p *provisioner) scope(ctx context.Context) error {
 				Grantee: domain.Grantee{Kind: domain.GranteeDomain, Name: DefaultScope}})
 		},
 	}
-	for _, ref := range p.Images {
-		steps = append(steps, func() (commands.Result, error) {
-			return h.RegisterImage.Handle(ctx, md, commands.RegisterImage{Actor: system, Reference: ref, Architecture: p.Architecture})
-		})
-	}
 	for _, s := range steps {
 		if err := p.step(s()); err != nil {
 			return err
+		}
+	}
+	if err := p.localImages(ctx); err != nil {
+		return err
+	}
+	for _, ref := range p.Images {
+		if err := p.step(h.RegisterImage.Handle(ctx, md, commands.RegisterImage{Actor: system, Reference: ref, Architecture: p.Architecture})); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// localImages registers the local images that are not registered yet,
+// with their labels.
+func (p *provisioner) localImages(ctx context.Context) error {
+	for _, img := range p.Local {
+		arch := img.Architecture
+		if arch == "" {
+			arch = p.Architecture
+		}
+		res, err := p.Commands.RegisterImage.Handle(ctx, p.md, commands.RegisterImage{Actor: system, Reference: img.Reference,
+			Architecture: arch, Spec: domain.ImageSpec{Labels: img.Labels}})
+		if errors.Is(err, domain.ErrInvalid) {
+			p.Logger.Warn("bootstrap: a local image is not registered", "image", img.Reference, "err", err)
+			continue
+		}
+		if err := p.step(res, err); err != nil {
+			return fmt.Errorf("image %s: %w", img.Reference, err)
 		}
 	}
 	return nil

@@ -22,7 +22,10 @@
 //     address book of remote agents' logs endpoints (infra/agentlogs);
 //   - one local agent (agents/node, Podman) unless Config.NoAgent;
 //   - the HTTP API (fiber: infra/commandapi's and readapi's routes, /healthz, /metrics) with the
-//     bootstrap superadmin's bearer token (infra/bootstrap), on a listener
+//     bootstrap superadmin's bearer token (infra/bootstrap), which also
+//     registers the images: the localhost/cairn/* images the local
+//     agent's Podman has, with their labels (their service ports), then
+//     the base image and --image; on a listener
 //     (httpapi.NewListener) that refuses connections over Config's limits
 //     and retries failed accepts: running out of file descriptors (EMFILE)
 //     slows the API down, it does not stop the server.

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"runtime"
+	"slices"
 	"strconv"
 	"time"
 
@@ -61,10 +62,13 @@ func (s *server) registry() (*prometheus.Registry, error) {
 }
 
 // startHTTP binds the API's address, bootstraps the superadmin and the
-// default scope (the credentials file records the API's URL), mounts the
-// routes and serves.
+// default scope (the credentials file records the API's URL) and the
+// images (Podman's localhost/cairn/* with their labels, then the base
+// image and --image), mounts the routes and serves.
 func (s *server) startHTTP(ctx context.Context) error {
 	s.images = append([]string{images.BaseImage}, s.cfg.Images...)
+	static := slices.Clone(s.images)
+	local := s.localImages(ctx)
 	ln, err := net.Listen("tcp", s.cfg.Listen)
 	if err != nil {
 		return err
@@ -72,7 +76,7 @@ func (s *server) startHTTP(ctx context.Context) error {
 	s.apiURL = "http://" + localAddr(ln.Addr())
 	s.credentials, s.created, err = bootstrap.Provision(ctx, bootstrap.Deps{
 		DataDir: s.cfg.DataDir, APIURL: s.apiURL, Commands: s.handlers, Tenancy: s.models.Tenancy,
-		Waiter: readapi.WaitAll(s.waiters...), Images: s.images, Architecture: runtime.GOARCH, Clock: s.cfg.Clock, Logger: s.log,
+		Waiter: readapi.WaitAll(s.waiters...), Images: static, Local: local, Architecture: runtime.GOARCH, Clock: s.cfg.Clock, Logger: s.log,
 	})
 	if err != nil {
 		ln.Close()

@@ -1,6 +1,7 @@
 // Package images is the walking skeleton's image catalog: the images a
 // session may name. `cairn dev` registers the local base image
-// (scripts/install-podman.sh builds it) and those given with --image; the
+// (scripts/install-podman.sh builds it), those given with --image, and
+// the localhost/cairn/* images its Podman has (infra/bootstrap); the
 // admins' image registry (architecture, slot limits, labels) replaces it
 // later behind the same question, Known.
 package images

@@ -1,7 +1,8 @@
 // Package podmantest gives tests the Podman service that
 // scripts/install-podman.sh provides (the REST API on
-// unix:///run/podman/podman.sock, or the URI in CAIRN_PODMAN_URL) and the
-// local base image it builds.
+// unix:///run/podman/podman.sock, or the URI in CAIRN_PODMAN_URL), the
+// local base image it builds, and the Jupyter image scripts/build-images.sh
+// builds.
 //
 // Without the service or the image, tests fail when CI=true and are skipped
 // loudly otherwise: the skip is also appended to the file named by
@@ -61,6 +62,64 @@ func Image(t testing.TB, uri string) string {
 	if ref == "" {
 		ref = DefaultImage
 	}
+	present(t, uri, ref)
+	return ref
+}
+
+// PythonImage is the Jupyter image scripts/build-images.sh builds
+// (python3, numpy, Jupyter started by its entrypoint).
+const PythonImage = "localhost/cairn/python:latest"
+
+// EnvImagesBuildDone names a file that appears once a build of the local
+// images, started in the background by scripts/test.sh, has ended (it
+// holds the build's exit status): the tests that need those images wait
+// for it, while every other suite runs during the build.
+const EnvImagesBuildDone = "CAIRN_IMAGES_BUILD_DONE"
+
+// imagesBuildWait bounds the wait for a background build of the images.
+const imagesBuildWait = 40 * time.Minute
+
+// Python returns PythonImage after checking that the service at uri has
+// it, or ends the test like URL. While a background build runs
+// (EnvImagesBuildDone), it waits for the build to end first.
+func Python(t testing.TB, uri string) string {
+	t.Helper()
+	waitForImagesBuild(t)
+	present(t, uri, PythonImage)
+	return PythonImage
+}
+
+// waitForImagesBuild waits until the file EnvImagesBuildDone names
+// exists, if the variable is set.
+func waitForImagesBuild(t testing.TB) {
+	t.Helper()
+	done := os.Getenv(EnvImagesBuildDone)
+	if done == "" {
+		return
+	}
+	start := time.Now()
+	logged := false
+	for {
+		if _, err := os.Stat(done); err == nil {
+			if logged {
+				t.Logf("the images' build ended after %s of waiting", time.Since(start).Round(time.Second))
+			}
+			return
+		}
+		if time.Since(start) > imagesBuildWait {
+			unavailable(t, fmt.Sprintf("the background build of the local images has not ended after %s", imagesBuildWait))
+		}
+		if !logged {
+			t.Logf("waiting for the background build of the local images (scripts/build-images.sh)")
+			logged = true
+		}
+		time.Sleep(2 * time.Second)
+	}
+}
+
+// present ends the test like URL unless the service at uri has ref.
+func present(t testing.TB, uri, ref string) {
+	t.Helper()
 	client, base, err := clientFor(uri)
 	if err != nil {
 		unavailable(t, err.Error())
@@ -72,12 +131,11 @@ func Image(t testing.TB, uri string) string {
 	if resp != http.StatusNoContent {
 		unavailable(t, fmt.Sprintf("image %s is not present on %s (status %d)", ref, uri, resp))
 	}
-	return ref
 }
 
 func unavailable(t testing.TB, why string) {
 	t.Helper()
-	msg := fmt.Sprintf("Podman suite %s NOT RUN: %s (run scripts/install-podman.sh as root, which installs podman, starts the service and builds %s, or point %s at a service)", t.Name(), why, DefaultImage, EnvURL)
+	msg := fmt.Sprintf("Podman suite %s NOT RUN: %s (run scripts/install-podman.sh as root, which installs podman, starts the service and builds %s, then scripts/build-images.sh for %s; or point %s at a service)", t.Name(), why, DefaultImage, PythonImage, EnvURL)
 	if os.Getenv("CI") == "true" {
 		t.Fatal(msg)
 	}

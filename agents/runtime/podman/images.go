@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 
 	"github.com/containers/podman/v5/pkg/bindings/images"
 
@@ -41,4 +44,40 @@ func (r *Runtime) EnsureImage(ctx context.Context, ref string) error {
 	// The pull's errors are streamed in its body, without a status; the
 	// service is up, so the image cannot be had.
 	return fmt.Errorf("podman: pull %s: %w: %w", ref, runtime.ErrNotFound, err)
+}
+
+// LocalImage is an image in the service's store under one of its names:
+// the name (registry/name:tag), the architecture Podman reports (amd64,
+// arm64...) and the image's labels.
+type LocalImage struct {
+	Reference    string
+	Architecture string
+	Labels       map[string]string
+}
+
+// LocalImages lists the images in the store named with prefix (e.g.
+// "localhost/cairn/"), one entry per matching name, sorted by name. It
+// reads the store only: nothing is pulled.
+func (r *Runtime) LocalImages(ctx context.Context, prefix string) ([]LocalImage, error) {
+	list, err := images.List(r.call(ctx), nil)
+	if err != nil {
+		return nil, translate(ctx, "list images", err)
+	}
+	var out []LocalImage
+	for _, s := range list {
+		for _, name := range s.RepoTags {
+			if !strings.HasPrefix(name, prefix) {
+				continue
+			}
+			// The summary's architecture is a Podman 5 extension: ask
+			// the image itself.
+			data, err := images.GetImage(r.call(ctx), s.ID, nil)
+			if err != nil {
+				return nil, translate(ctx, "inspect image "+name, err)
+			}
+			out = append(out, LocalImage{Reference: name, Architecture: data.Architecture, Labels: maps.Clone(data.Labels)})
+		}
+	}
+	slices.SortFunc(out, func(a, b LocalImage) int { return strings.Compare(a.Reference, b.Reference) })
+	return out, nil
 }
