@@ -11,7 +11,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
-		"strings"
+	"strings"
 	"sync"
 	"time"
 
