@@ -14,16 +14,17 @@ import (
 
 // TestBenchAppsTiny runs `cairn-bench apps` at a tiny size on the real
 // Podman, so the benchmark cannot rot: the echo app answers through the
-// proxy and directly, both ways are measured, and the Markdown section
-// says why Jupyter was not measured (an image that does not exist here).
+// proxy and directly, both ways are measured, and a Jupyter of the python
+// image is reached through the proxy.
 func TestBenchAppsTiny(t *testing.T) {
 	t.Parallel()
 	uri := podmantest.URL(t)
 	podmantest.Image(t, uri)
+	python := podmantest.Python(t, uri)
 	out := filepath.Join(t.TempDir(), "benchmarks.md")
 	cfg := benchAppsConfig{Podman: uri, Append: out, Bench: appbench.Config{
 		Clients: 2, Duration: 200 * time.Millisecond, Rounds: 1, Warmup: 50 * time.Millisecond, Messages: 20,
-		Jupyter: true, JupyterImage: "localhost/cairn/no-such-image:latest", Timeout: 2 * time.Minute,
+		Jupyter: true, JupyterImage: python, Timeout: 3 * time.Minute,
 	}}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
@@ -37,7 +38,7 @@ func TestBenchAppsTiny(t *testing.T) {
 	}
 	md := string(raw)
 	for _, want := range []string{"## App proxy", "/small (3 B)", "/big (1 MiB)", "| proxy |", "| direct |",
-		"WebSocket echo round trip", "skipped: image localhost/cairn/no-such-image:latest is absent"} {
+		"WebSocket echo round trip", "first 200 of Jupyter's /api/status | proxy | 1 |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("the section lacks %q:\n%s", want, md)
 		}
@@ -59,5 +60,19 @@ func TestBenchAppsConfigValidate(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Validate() = %v, want it to mention %s", err, want)
 		}
+	}
+}
+
+// TestBenchAppsImageAbsent: an image Podman does not have is told as
+// such, the reason the Jupyter row prints.
+func TestBenchAppsImageAbsent(t *testing.T) {
+	t.Parallel()
+	uri := podmantest.URL(t)
+	present, why := appbench.ImagePresent(context.Background(), uri, "localhost/cairn/no-such-image:latest")
+	if present || !strings.Contains(why, "localhost/cairn/no-such-image:latest is absent") {
+		t.Errorf("ImagePresent = %v, %q; want absent, saying so", present, why)
+	}
+	if present, why := appbench.ImagePresent(context.Background(), uri, podmantest.Image(t, uri)); !present {
+		t.Errorf("the base image: absent (%s)", why)
 	}
 }
