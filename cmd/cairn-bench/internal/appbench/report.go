@@ -28,7 +28,9 @@ type row struct {
 	scenario, way, n, perSecond, p50, p99, ratio, target string
 }
 
-func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", msf(d)) }
+
+func msf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 func check(ok bool) string {
 	if ok {
@@ -63,7 +65,7 @@ func (r Result) rows() []row {
 		x := row{scenario: "WebSocket echo round trip, 1 client", way: s.Way.String(), n: fmt.Sprint(s.Requests),
 			perSecond: fmt.Sprintf("%.0f", s.PerSecond()), p50: ms(s.P50), p99: ms(s.P99)}
 		if s.Way == Proxy {
-			x.ratio = "+" + ms(ws.AddedP99()) + " p99"
+			x.ratio = fmt.Sprintf("%+.2f ms p50, %+.2f ms p99", msf(ws.Proxy.P50-ws.Direct.P50), msf(ws.AddedP99()))
 			x.target = fmt.Sprintf("added p99 ≤ %s %s", ms(TargetAddedP99), check(ws.AddedP99() <= TargetAddedP99))
 		}
 		out = append(out, x)
