@@ -56,8 +56,11 @@ const (
 // process's memory: the last sample must be within soakMemoryBand of the
 // first (taken after the warm-up), the proxy's open-sockets gauge must
 // come back to 0 once the sockets close, and the goroutines back to about
-// where they were. CAIRN_SOAK_DURATION shortens it for a quick look
-// (`make test` runs the full length, in parallel with the other tests).
+// where they were. CAIRN_SOAK_DURATION shortens it for a quick look at
+// the sockets, the gauge and the goroutines (its warm-up, a tenth of it,
+// is too short for the memory band: the first sample then still holds
+// the start's garbage); `make test` runs the full length, in parallel
+// with the other tests.
 //
 // It runs cairn built without the race detector (plainCairn), whatever
 // the other tests use: the detector's shadow memory, which it never
