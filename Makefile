@@ -43,16 +43,17 @@ test: lint ## run every test with -race, starting a throwaway PostgreSQL (CI=tru
 	scripts/test.sh
 
 .PHONY: test-long
-test-long: ## run the long tests (CAIRN_LONG_TESTS=1): a 1 GiB upload at 1 MiB/s through cairn dev, about 17 minutes
-	CAIRN_LONG_TESTS=1 $(GO) test -race -count=1 -timeout 40m -run '^TestLong' -v ./infra/devserver/
+test-long: ## run the long tests (CAIRN_LONG_TESTS=1), side by side: a 1 GiB upload at 1 MiB/s through cairn dev (about 17 minutes), 200 WebSockets through the app proxy for 10 minutes
+	CAIRN_LONG_TESTS=1 $(GO) test -race -count=1 -timeout 40m -run '^TestLong' -v ./infra/devserver/ ./e2e/
 
 .PHONY: bench
-bench: build ## run bin/cairn-bench against its baselines (store, scheduling, API audit on/off, session start vs podman run, Web-UI pages in Chromium), write docs/benchmarks.md
+bench: build ## run bin/cairn-bench against its baselines (store, scheduling, API audit on/off, session start vs podman run, app proxy vs published port, Web-UI pages in Chromium), write docs/benchmarks.md
 	scripts/with-postgres.sh $(BENCH_BIN) store --out docs/benchmarks.md
 	scripts/with-postgres.sh $(BENCH_BIN) schedule --append docs/benchmarks.md
 	scripts/with-postgres.sh $(BENCH_BIN) api --append docs/benchmarks.md
 	@if [[ $$(id -u) -eq 0 ]]; then scripts/install-podman.sh; fi
 	$(BENCH_BIN) sessions --append docs/benchmarks.md
+	$(BENCH_BIN) apps --append docs/benchmarks.md
 	scripts/install-browser.sh
 	scripts/with-postgres.sh $(BENCH_BIN) webui --append docs/benchmarks.md
 

@@ -56,6 +56,12 @@ func newAgentID(t testing.TB) string {
 // when the test ends.
 func startDev(t testing.TB, podmanURI string, extra ...string) *devServer {
 	t.Helper()
+	return startDevBin(t, cairnBin, podmanURI, extra...)
+}
+
+// startDevBin is startDev of another build of cairn, bin.
+func startDevBin(t testing.TB, bin, podmanURI string, extra ...string) *devServer {
+	t.Helper()
 	d := &devServer{t: t, dataDir: filepath.Join(t.TempDir(), "data"), podman: podmanURI, agentID: newAgentID(t),
 		client: &http.Client{Timeout: 2 * time.Minute}}
 	removeContainersAtEnd(t, podmanURI, d.agentID)
@@ -63,7 +69,7 @@ func startDev(t testing.TB, podmanURI string, extra ...string) *devServer {
 		"--listen", "127.0.0.1:0", "--nats-listen", "127.0.0.1:0",
 		"--data-dir", d.dataDir, "--agent-id", d.agentID, "--podman", podmanURI,
 	}, extra...)
-	d.proc = startProc(t, "cairn-dev", args...)
+	d.proc = startProcBin(t, bin, "cairn-dev", args...)
 	d.natsURL = d.waitLine(busLine)[1]
 
 	raw, err := os.ReadFile(filepath.Join(d.dataDir, "credentials.json"))

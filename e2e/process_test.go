@@ -43,12 +43,18 @@ type proc struct {
 // clean shutdown is part of every test.
 func startProc(t testing.TB, name string, args ...string) *proc {
 	t.Helper()
+	return startProcBin(t, cairnBin, name, args...)
+}
+
+// startProcBin is startProc of another build of cairn, bin.
+func startProcBin(t testing.TB, bin, name string, args ...string) *proc {
+	t.Helper()
 	logs := filepath.Join(t.TempDir(), name+".log")
 	f, err := os.Create(logs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(cairnBin, args...)
+	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "CAIRN_LOG_FORMAT=text")
 	cmd.Stderr = f
 	stdout, err := cmd.StdoutPipe()

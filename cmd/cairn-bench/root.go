@@ -20,6 +20,8 @@ the same machine, and reports the ratios against the targets:
   schedule  scheduling end to end: placements/s until visible in the read side
   api       the HTTP API: signed requests/s with p50/p99, audit trail on vs off
   sessions  session start latency (POST → RUNNING visible) against bare podman run
+  apps      the app proxy: HTTP and WebSocket through it vs straight to the published
+            port, POST /v1/sessions → a usable Jupyter
   webui     the Web-UI in Chromium: first page of Sessions and Data over 100,000
             sessions and 10,000 folders, queries per page, live delivery
 
@@ -31,7 +33,7 @@ on. Flags win.`,
 		SilenceErrors: true,
 		Version:       version,
 	}
-	root.AddCommand(newBenchStoreCommand(), newBenchSessionsCommand(), newBenchScheduleCommand(), newBenchAPICommand(), newBenchWebUICommand())
+	root.AddCommand(newBenchStoreCommand(), newBenchSessionsCommand(), newBenchScheduleCommand(), newBenchAPICommand(), newBenchAppsCommand(), newBenchWebUICommand())
 	cli.Setup(root)
 	return root
 }
