@@ -33,14 +33,12 @@ func TestRebuildEqualsLive(t *testing.T) {
 				}
 				last = out.Position
 			case 2, 3:
-				out, err := e.h.ScheduleSession.Handle(ctx, projectiontest.MD, commands.ScheduleSession{
-					SessionID: res.SessionID, Kernels: projectiontest.Place("node-1", res.KernelIDs, gpu, "0.1")})
-				if err != nil {
+				if _, err := e.h.ScheduleSession.Handle(ctx, projectiontest.MD, commands.ScheduleSession{
+					SessionID: res.SessionID, Kernels: projectiontest.Place("node-1", res.KernelIDs, gpu, "0.1")}); err != nil {
 					t.Fatal(err)
 				}
-				last = out.Position
 				for _, k := range res.KernelIDs {
-					last = e.report(t, commands.ReportKernelStatus{SessionID: res.SessionID, KernelID: k, AgentID: "node-1",
+					e.report(t, commands.ReportKernelStatus{SessionID: res.SessionID, KernelID: k, AgentID: "node-1",
 						Phase: domain.PhaseRunning, ContainerID: "c-" + k.String()})
 				}
 				last = e.used(t, res.SessionID, projectiontest.T0.Add(time.Duration(i)*time.Minute), audit.Success)
