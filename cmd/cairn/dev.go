@@ -56,7 +56,7 @@ then the managers, the bus, NATS and the store.`,
 	f.StringVar(&cfg.DataDir, "data-dir", devserver.DefaultDataDir, "directory for the SQLite store, NATS streams, agent records and credentials.json")
 	f.StringVar(&cfg.Store, "store", "", "event store DSN (sqlite:///path/cairn.db or postgres://...); default: SQLite in --data-dir")
 	f.StringVar(&cfg.NATSListen, "nats-listen", devserver.DefaultNATSListen, "embedded NATS address, host:port; 0.0.0.0:4222 lets other machines' agents join")
-	f.StringVar(&cfg.AppProxyListen, "app-proxy-listen", devserver.DefaultAppProxyListen, "app proxy address, host:port: sessions' apps (Jupyter...) and terminals are reached there (port 0: any free port)")
+	f.StringVar(&cfg.AppProxyListen, "app-proxy-listen", "", "app proxy address, host:port: sessions' apps (Jupyter...) and terminals are reached there (default "+devserver.DefaultAppProxyListen+"; any free port when --listen's port is 0; port 0: any free port)")
 	f.StringVar(&cfg.AppProxyURL, "app-proxy-url", "", "the app proxy's base URL as browsers reach it, for the links the API hands out (default: http://<app proxy address>)")
 	f.StringVar(&cfg.AgentListen, "agent-listen", devserver.DefaultAgentListen, "the local agent's HTTP endpoint (logs, apps, terminals; answers only requests the manager signed)")
 	f.BoolVar(&cfg.NoAgent, "no-agent", false, "run no local agent (sessions wait for one to join over the bus)")
