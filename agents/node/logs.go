@@ -120,6 +120,12 @@ func (a *Agent) StreamLogs(ctx context.Context, kernelID uuid.UUID, r runtime.Lo
 		}
 		c, err = rt.Inspect(ctx, name)
 	}
+	if err != nil && !errors.Is(err, runtime.ErrNotFound) {
+		// Podman may answer an inspect of a container being removed with
+		// another error than not found ("does not exist in database"):
+		// look again.
+		c, err = rt.Inspect(ctx, name)
+	}
 	if err == nil && c.AgentID == a.cfg.AgentID {
 		res, err = rt.StreamLogs(ctx, c.ID, r, w)
 		if err == nil {
