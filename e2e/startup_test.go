@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -20,9 +21,14 @@ func TestABadImageShowsItsError(t *testing.T) {
 	podmantest.Image(t, uri)
 	d := startDev(t, uri)
 	const ref = "localhost/cairn/nope:latest"
-	d.call("POST", "/v1/images", map[string]any{"reference": ref}, http.StatusCreated, nil)
-
-	c := d.create(map[string]any{"image": ref, "resources": map[string]any{"cpu": 1, "mem": "64m"}})
+	var registered struct {
+		Position uint64 `json:"position"`
+	}
+	d.call("POST", "/v1/images", map[string]any{"reference": ref}, http.StatusCreated, &registered)
+	// The request checks the image in the read models: once they show it.
+	var c created
+	d.call("POST", fmt.Sprintf("/v1/sessions?wait_for_position=%d", registered.Position),
+		map[string]any{"image": ref, "resources": map[string]any{"cpu": 1, "mem": "64m"}}, http.StatusCreated, &c)
 	s := d.await(c.ID, c.Position, "ends", func(s session) bool { return terminal(s.Status) })
 	var v struct {
 		Status        string     `json:"status"`
