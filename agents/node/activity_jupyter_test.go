@@ -3,7 +3,6 @@ package node_test
 import (
 	"fmt"
 	"net/http"
-	"os"
 	"slices"
 	"testing"
 	"time"
@@ -11,10 +10,8 @@ import (
 	"github.com/cairnhq/cairn/agents/node"
 	"github.com/cairnhq/cairn/agents/protocol"
 	"github.com/cairnhq/cairn/domain"
+	"github.com/cairnhq/cairn/infra/podmantest"
 )
-
-// pythonImage is Cairn's image with a real Jupyter (scripts/build-images.sh).
-const pythonImage = "localhost/cairn/python:latest"
 
 // A real Jupyter (the python image's) with a notebook kernel started in
 // it is a notebook signal: the agent asks its REST API with the kernel's
@@ -22,12 +19,9 @@ const pythonImage = "localhost/cairn/python:latest"
 func TestAgentReportsARealNotebooksActivity(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	if ok, err := h.rt.ImageExists(h.ctx, pythonImage); err != nil || !ok {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is missing (scripts/build-images.sh builds it): %v", pythonImage, err)
-		}
-		t.Skipf("SKIPPED: %s is missing (scripts/build-images.sh builds it)", pythonImage)
-	}
+	// Waits for a background build of the image; fails under CI=true
+	// without it.
+	pythonImage := podmantest.Python(t, h.uri)
 	cfg := h.config()
 	cfg.ActivityInterval = 200 * time.Millisecond
 	h.runAgent(cfg)
