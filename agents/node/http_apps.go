@@ -38,29 +38,36 @@ func newAppTransport() *http.Transport {
 	}
 }
 
+// publishedPort finds the kernel and container port a request's path
+// names ({id}, {port}) among the ports this agent published: 400 naming a
+// malformed one, 404 for a kernel or port it does not serve.
+func (a *Agent) publishedPort(r *http.Request, op string) (uuid.UUID, int, int, kernelApps, error) {
+	id, err := uuid.Parse(r.PathValue("id"))
+	if err != nil {
+		return id, 0, 0, kernelApps{}, domain.Invalid(op, "id", "%q is not a kernel id", r.PathValue("id"))
+	}
+	port, err := strconv.Atoi(r.PathValue("port"))
+	if err != nil || port < 1 || port > 65535 {
+		return id, 0, 0, kernelApps{}, domain.Invalid(op, "port", "%q is not a port number", r.PathValue("port"))
+	}
+	apps, ok := a.appsOf(id)
+	if !ok {
+		return id, port, 0, kernelApps{}, domain.Errorf(op, domain.KindNotFound, "kernel %s does not run on this agent", id)
+	}
+	hostPort, ok := apps.hostPort(port)
+	if !ok {
+		return id, port, 0, apps, domain.Errorf(op, domain.KindNotFound, "kernel %s publishes no port %d", id, port)
+	}
+	return id, port, hostPort, apps, nil
+}
+
 // serveApp answers /kernels/{id}/apps/{port}/{rest...}: it forwards the
 // request to the host port the kernel's container port is published on,
 // as http://127.0.0.1:<host port>/<rest>?<query> (see Handler).
 func (a *Agent) serveApp(w http.ResponseWriter, r *http.Request) {
-	const op = "agent.app"
-	id, err := uuid.Parse(r.PathValue("id"))
+	id, port, hostPort, apps, err := a.publishedPort(r, "agent.app")
 	if err != nil {
-		httpapi.WriteProblem(w, r, domain.Invalid(op, "id", "%q is not a kernel id", r.PathValue("id")))
-		return
-	}
-	port, err := strconv.Atoi(r.PathValue("port"))
-	if err != nil || port < 1 || port > 65535 {
-		httpapi.WriteProblem(w, r, domain.Invalid(op, "port", "%q is not a port number", r.PathValue("port")))
-		return
-	}
-	apps, ok := a.appsOf(id)
-	if !ok {
-		httpapi.WriteProblem(w, r, domain.Errorf(op, domain.KindNotFound, "kernel %s does not run on this agent", id))
-		return
-	}
-	hostPort, ok := apps.hostPort(port)
-	if !ok {
-		httpapi.WriteProblem(w, r, domain.Errorf(op, domain.KindNotFound, "kernel %s publishes no port %d", id, port))
+		httpapi.WriteProblem(w, r, err)
 		return
 	}
 	a.appProxy(id, port, hostPort, apps.token).ServeHTTP(w, r)

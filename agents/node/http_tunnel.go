@@ -10,8 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/cairnhq/cairn/agents/protocol"
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/infra/httpapi"
@@ -27,24 +25,9 @@ const TunnelProtocol = protocol.TunnelUpgrade
 // until either side closes (see Handler).
 func (a *Agent) serveTunnel(w http.ResponseWriter, r *http.Request) {
 	const op = "agent.tunnel"
-	id, err := uuid.Parse(r.PathValue("id"))
+	id, port, hostPort, _, err := a.publishedPort(r, op)
 	if err != nil {
-		httpapi.WriteProblem(w, r, domain.Invalid(op, "id", "%q is not a kernel id", r.PathValue("id")))
-		return
-	}
-	port, err := strconv.Atoi(r.PathValue("port"))
-	if err != nil || port < 1 || port > 65535 {
-		httpapi.WriteProblem(w, r, domain.Invalid(op, "port", "%q is not a port number", r.PathValue("port")))
-		return
-	}
-	apps, ok := a.appsOf(id)
-	if !ok {
-		httpapi.WriteProblem(w, r, domain.Errorf(op, domain.KindNotFound, "kernel %s does not run on this agent", id))
-		return
-	}
-	hostPort, ok := apps.hostPort(port)
-	if !ok {
-		httpapi.WriteProblem(w, r, domain.Errorf(op, domain.KindNotFound, "kernel %s publishes no port %d", id, port))
+		httpapi.WriteProblem(w, r, err)
 		return
 	}
 	if !httpapi.HeaderHasToken(r.Header, "Connection", "upgrade") || !httpapi.HeaderHasToken(r.Header, "Upgrade", TunnelProtocol) {
