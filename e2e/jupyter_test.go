@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -13,8 +11,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/coder/websocket/wsjson"
 
+	"github.com/cairnhq/cairn/infra/apptest"
 	"github.com/cairnhq/cairn/infra/await"
 	"github.com/cairnhq/cairn/infra/podmantest"
 )
@@ -72,66 +70,9 @@ func execute(t *testing.T, jar http.CookieJar, url, code string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
 	defer cancel()
-	session, msgID := randomHex(t), randomHex(t)
-	conn, _, err := websocket.Dial(ctx, url+"?session_id="+session, &websocket.DialOptions{HTTPClient: &http.Client{Jar: jar}})
+	out, err := apptest.JupyterExecute(ctx, url, &websocket.DialOptions{HTTPClient: &http.Client{Jar: jar}}, code)
 	if err != nil {
-		t.Fatalf("dial %s: %v", url, err)
-	}
-	defer conn.CloseNow()
-	conn.SetReadLimit(1 << 22)
-	type header struct {
-		MsgID    string `json:"msg_id"`
-		MsgType  string `json:"msg_type"`
-		Session  string `json:"session"`
-		Username string `json:"username"`
-		Version  string `json:"version"`
-		Date     string `json:"date"`
-	}
-	request := map[string]any{
-		"header": header{MsgID: msgID, MsgType: "execute_request", Session: session, Username: "e2e", Version: "5.3",
-			Date: time.Now().UTC().Format(time.RFC3339Nano)},
-		"parent_header": map[string]any{}, "metadata": map[string]any{}, "channel": "shell", "buffers": []any{},
-		"content": map[string]any{"code": code, "silent": false, "store_history": false, "user_expressions": map[string]any{},
-			"allow_stdin": false, "stop_on_error": true},
-	}
-	if err := wsjson.Write(ctx, conn, request); err != nil {
-		t.Fatalf("send execute_request: %v", err)
-	}
-	var out strings.Builder
-	for {
-		var msg struct {
-			Header       header `json:"header"`
-			ParentHeader header `json:"parent_header"`
-			Content      struct {
-				Name           string `json:"name"`
-				Text           string `json:"text"`
-				ExecutionState string `json:"execution_state"`
-				Ename          string `json:"ename"`
-				Evalue         string `json:"evalue"`
-			} `json:"content"`
-		}
-		if err := wsjson.Read(ctx, conn, &msg); err != nil {
-			t.Fatalf("read (printed so far %q): %v", out.String(), err)
-		}
-		if msg.ParentHeader.MsgID != msgID {
-			continue
-		}
-		switch {
-		case msg.Header.MsgType == "stream" && msg.Content.Name == "stdout":
-			out.WriteString(msg.Content.Text)
-		case msg.Header.MsgType == "error":
-			t.Fatalf("%s: %s: %s", code, msg.Content.Ename, msg.Content.Evalue)
-		case msg.Header.MsgType == "status" && msg.Content.ExecutionState == "idle":
-			return out.String()
-		}
-	}
-}
-
-func randomHex(t testing.TB) string {
-	t.Helper()
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
 		t.Fatal(err)
 	}
-	return hex.EncodeToString(b[:])
+	return out
 }

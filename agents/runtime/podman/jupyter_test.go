@@ -13,11 +13,11 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/coder/websocket/wsjson"
 	nettypes "github.com/containers/common/libnetwork/types"
 	"github.com/containers/podman/v5/pkg/bindings/containers"
 
 	"github.com/cairnhq/cairn/agents/runtime"
+	"github.com/cairnhq/cairn/infra/apptest"
 	"github.com/cairnhq/cairn/infra/podmantest"
 )
 
@@ -136,74 +136,16 @@ func TestPythonImageWithoutTokenOrWithCommand(t *testing.T) {
 }
 
 // runOnKernel executes code on a Jupyter kernel through its channels
-// WebSocket (Jupyter's messaging protocol, version 5) and returns what it
-// printed on stdout.
+// WebSocket, with the token, and returns what it printed on stdout.
 func runOnKernel(t *testing.T, ctx context.Context, url, token, code string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(ctx, jupyterTimeout)
 	defer cancel()
-	session := randomHex(t, 16)
-	conn, resp, err := websocket.Dial(ctx, url+"?session_id="+session,
-		&websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"token " + token}}})
+	out, err := apptest.JupyterExecute(ctx, url, &websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"token " + token}}}, code)
 	if err != nil {
-		t.Fatalf("dial %s: %v (%+v)", url, err, resp)
+		t.Fatal(err)
 	}
-	defer conn.CloseNow()
-	conn.SetReadLimit(1 << 22)
-
-	type header struct {
-		MsgID    string `json:"msg_id"`
-		MsgType  string `json:"msg_type"`
-		Session  string `json:"session"`
-		Username string `json:"username"`
-		Version  string `json:"version"`
-		Date     string `json:"date"`
-	}
-	msgID := randomHex(t, 16)
-	request := map[string]any{
-		"header": header{MsgID: msgID, MsgType: "execute_request", Session: session, Username: "cairn-test", Version: "5.3",
-			Date: time.Now().UTC().Format(time.RFC3339Nano)},
-		"parent_header": map[string]any{},
-		"metadata":      map[string]any{},
-		"content": map[string]any{"code": code, "silent": false, "store_history": false, "user_expressions": map[string]any{},
-			"allow_stdin": false, "stop_on_error": true},
-		"channel": "shell",
-		"buffers": []any{},
-	}
-	if err := wsjson.Write(ctx, conn, request); err != nil {
-		t.Fatalf("send execute_request: %v", err)
-	}
-	var out strings.Builder
-	for {
-		var msg struct {
-			Header       header `json:"header"`
-			ParentHeader header `json:"parent_header"`
-			Channel      string `json:"channel"`
-			Content      struct {
-				Name           string `json:"name"`
-				Text           string `json:"text"`
-				ExecutionState string `json:"execution_state"`
-				Ename          string `json:"ename"`
-				Evalue         string `json:"evalue"`
-			} `json:"content"`
-		}
-		if err := wsjson.Read(ctx, conn, &msg); err != nil {
-			t.Fatalf("read (stdout so far %q): %v", out.String(), err)
-		}
-		if msg.ParentHeader.MsgID != msgID {
-			continue
-		}
-		switch {
-		case msg.Header.MsgType == "stream" && msg.Content.Name == "stdout":
-			out.WriteString(msg.Content.Text)
-		case msg.Header.MsgType == "error":
-			t.Fatalf("%s: %s: %s", code, msg.Content.Ename, msg.Content.Evalue)
-		case msg.Header.MsgType == "status" && msg.Content.ExecutionState == "idle":
-			// The kernel is done with the request: every output came first.
-			conn.Close(websocket.StatusNormalClosure, "")
-			return out.String()
-		}
-	}
+	return out
 }
 
 // runPublished creates and starts a kernel of spec as Ensure does, with
