@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -219,20 +220,34 @@ func (m *ReadModel) Visible(ctx context.Context, v domain.VFolderViewer, f Filte
 	if len(rels) == 0 {
 		rels = []Relation{RelationOwn, RelationShared, RelationProject}
 	}
+	// Each relation is a branch of its own, whose condition an index
+	// serves in name order (see the schema), so a page reads about Limit
+	// rows per branch whatever the number of folders; the branches are
+	// merged by UNION, which also drops a folder seen through two of them.
+	const sharedBranch = "(u.user_id = $1 AND u.kind = 'member' AND f.id = u.folder_id AND f.owner_kind = 'user')"
 	var where []string
 	for _, r := range rels {
+		var cond string
 		switch r {
 		case RelationOwn:
-			where = append(where, own)
+			cond = own
 		case RelationShared:
-			where = append(where, shared)
+			// Driven by the viewer's memberships (an index), not by
+			// the folders.
+			cond = sharedBranch
 		case RelationProject:
-			where = append(where, project)
+			cond = project
 		case RelationDomain:
-			where = append(where, reach)
+			cond = reach
 		default:
 			return nil, domain.Invalid(op, "relation", "%q is not one of own, shared, project, domain", r)
 		}
+		if !slices.Contains(where, cond) && cond != "(1 = 0)" {
+			where = append(where, cond)
+		}
+	}
+	if len(where) == 0 {
+		where = append(where, "(1 = 0)")
 	}
 	relation := fmt.Sprintf(`CASE WHEN %s THEN 'own' WHEN %s THEN 'shared' WHEN %s THEN 'project' ELSE 'domain' END`, own, shared, project)
 	effective := fmt.Sprintf(`CASE WHEN %s OR %s THEN 'wd'
@@ -261,12 +276,30 @@ func (m *ReadModel) Visible(ctx context.Context, v domain.VFolderViewer, f Filte
 		if err != nil {
 			return nil, err
 		}
-		n, i := arg(name), arg(id.String())
-		extra += " AND (f.name > " + n + " OR (f.name = " + n + " AND f.id > " + i + "))"
+		extra += " AND (f.name, f.id) > (" + arg(name) + ", " + arg(id.String()) + ")"
 	}
-	query := fmt.Sprintf(m.sql.visible, relation, effective, strings.Join(where, " OR "), extra)
+	limit := ""
 	if f.Limit > 0 {
-		query += " LIMIT " + arg(f.Limit+1)
+		limit = " LIMIT " + arg(f.Limit+1)
+	}
+	branch := func(cond string) string {
+		// The shared branch starts from the viewer's memberships (CROSS
+		// JOIN keeps SQLite's planner from starting at the folders).
+		from := m.sql.folders
+		if cond == sharedBranch {
+			from = m.sql.memberFolders
+		}
+		return fmt.Sprintf(m.sql.visible, relation, effective, from, cond, extra) + " ORDER BY f.name, f.id" + limit
+	}
+	var query string
+	if len(where) == 1 {
+		query = branch(where[0])
+	} else {
+		branches := make([]string, len(where))
+		for i, w := range where {
+			branches[i] = "SELECT * FROM (" + branch(w) + ") b" + strconv.Itoa(i)
+		}
+		query = strings.Join(branches, " UNION ") + " ORDER BY name, id" + limit
 	}
 	return list(ctx, m, op, func(r projections.Row) (Visible, error) {
 		var vis Visible

@@ -52,6 +52,8 @@ type statements struct {
 	upsertUser, deleteUser                                 string
 	getFolder, ownedBy, sharedNamed, users, pending        string
 	invitationsTo, invitationsFrom, getInvitation, visible string
+	// folders and memberFolders are the FROM clauses of visible's branches.
+	folders, memberFolders string
 }
 
 // folderColumns are the columns scanFolder reads, from table alias f.
@@ -109,12 +111,15 @@ ON CONFLICT (folder_id, user_id, kind) DO UPDATE SET permission = excluded.permi
  WHERE i.inviter = $1 AND ($2 = '' OR i.state = $2) ORDER BY i.created_at DESC, i.id`),
 		getInvitation: q(`SELECT ` + invitationColumns + ` FROM {schema}.vfolder_invitations i
   LEFT JOIN {schema}.vfolders f ON f.id = i.folder_id WHERE i.id = $1`),
-		// %s: the viewer's clauses (see Visible).
-		visible: q(`SELECT ` + folderColumns + `, %s, %s
-  FROM {schema}.vfolders f
+		folders:       q(`{schema}.vfolders f`),
+		memberFolders: q(`{schema}.vfolder_users u CROSS JOIN {schema}.vfolders f`),
+		// %s: the relation and effective permission expressions, the FROM
+		// clause (folders or memberFolders), a branch's condition and the
+		// filters (see Visible).
+		visible: q(`SELECT ` + folderColumns + `, %s AS relation, %s AS effective
+  FROM %s
   LEFT JOIN {schema}.vfolder_users m ON m.folder_id = f.id AND m.user_id = $1 AND m.kind = 'member'
   LEFT JOIN {schema}.vfolder_users o ON o.folder_id = f.id AND o.user_id = $1 AND o.kind = 'override'
- WHERE (%s)%s
- ORDER BY f.name, f.id`),
+ WHERE (%s)%s`),
 	}
 }

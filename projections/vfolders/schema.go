@@ -57,6 +57,19 @@ var ddl = []string{
 	`CREATE INDEX {schema}.vfolder_invitations_invitee ON vfolder_invitations (invitee, state)`,
 	`CREATE INDEX {schema}.vfolder_invitations_inviter ON vfolder_invitations (inviter, state)`,
 	`CREATE INDEX {schema}.vfolder_invitations_folder ON vfolder_invitations (folder_id)`,
+	// Pages of folders in (name, id) order: one index per way a viewer
+	// sees folders (own and project; domain; everything, for superadmins),
+	// so that a page reads about its own length of rows.
+	`CREATE INDEX {schema}.vfolders_owner_page ON vfolders (owner_kind, owner_id, name, id)`,
+	`CREATE INDEX {schema}.vfolders_domain_page ON vfolders (domain, name, id)`,
+	`CREATE INDEX {schema}.vfolders_page ON vfolders (name, id)`,
+	`DROP INDEX {schema}.vfolders_owner`,
+	`DROP INDEX {schema}.vfolders_domain`,
+	// The folders with work pending (PendingJobs) only: an index over
+	// every status led the planner to read all the listed statuses' folders
+	// and sort them instead of walking a page index.
+	`CREATE INDEX {schema}.vfolders_jobs ON vfolders (status) WHERE status IN ('cloning', 'delete-ongoing')`,
+	`DROP INDEX {schema}.vfolders_status`,
 }
 
 // migrations are the DDL per dialect.

@@ -336,6 +336,32 @@ func TestPage(t *testing.T) {
 		if !slices.Equal(walked, want) || !slices.Equal(sizes, []int{2, 2, 1}) {
 			t.Errorf("pages of %v walked %v, want %v", sizes, walked, want)
 		}
+		// Pages over several relations (merged branches, a folder seen
+		// through two of them once) walk the same folders as one read.
+		every := []vfolders.Relation{vfolders.RelationOwn, vfolders.RelationShared, vfolders.RelationProject, vfolders.RelationDomain}
+		for _, who := range []commands.Principal{admin, alice, bob, root} {
+			v := viewers()[who.UserID]
+			whole, err := rm.Visible(ctx, v, vfolders.Filter{Relations: every})
+			if err != nil || len(whole) == 0 {
+				t.Fatalf("%s: %d folders, %v", who.UserID, len(whole), err)
+			}
+			var paged []vfolders.Visible
+			for cursor := ""; ; {
+				page, err := rm.Page(ctx, v, vfolders.Filter{Relations: every, Limit: 1, Cursor: cursor})
+				if err != nil {
+					t.Fatal(err)
+				}
+				paged = append(paged, page.Folders...)
+				if cursor = page.NextCursor; cursor == "" {
+					break
+				}
+			}
+			if !slices.EqualFunc(paged, whole, func(a, b vfolders.Visible) bool {
+				return a.ID == b.ID && a.Relation == b.Relation && a.Effective == b.Effective
+			}) {
+				t.Errorf("%s: paged %v, want %v", who.UserID, paged, whole)
+			}
+		}
 		// A limit that holds everything has no next page.
 		page, err := rm.Page(ctx, v, vfolders.Filter{Relations: domainWide, Limit: 5})
 		if err != nil || len(page.Folders) != 5 || page.NextCursor != "" {
