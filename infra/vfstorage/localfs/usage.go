@@ -71,6 +71,11 @@ func (st *folderState) forget() { st.measured = time.Time{} }
 // Usage reports how much a folder holds.
 func (s *Storage) Usage(ctx context.Context, ref vfstorage.Ref) (vfstorage.Usage, error) {
 	const op = "vfstorage.usage"
+	// A fresh cached value answers without touching the disk: a caller
+	// summing an owner's thousands of folders costs a lookup per folder.
+	if u, ok := s.cached(ref); ok {
+		return u, nil
+	}
 	root, err := s.openFolder(op, ref)
 	if err != nil {
 		return vfstorage.Usage{}, err
@@ -80,6 +85,23 @@ func (s *Storage) Usage(ctx context.Context, ref vfstorage.Ref) (vfstorage.Usage
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	return s.measure(ctx, op, root, st, s.cfg.UsageTTL)
+}
+
+// cached answers the folder's usage if it was measured less than
+// Config.UsageTTL ago.
+func (s *Storage) cached(ref vfstorage.Ref) (vfstorage.Usage, bool) {
+	s.mu.Lock()
+	st, ok := s.states[ref]
+	s.mu.Unlock()
+	if !ok {
+		return vfstorage.Usage{}, false
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.measured.IsZero() || s.now().Sub(st.measured) >= s.cfg.UsageTTL {
+		return vfstorage.Usage{}, false
+	}
+	return st.usage, true
 }
 
 // RefreshUsage walks the folder now.
