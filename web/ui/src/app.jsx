@@ -70,9 +70,37 @@ function NotFoundPage() {
   );
 }
 
+// The principal of the last whoami, kept for this tab (sessionStorage): a
+// page loaded again renders at once with it and asks for its data while
+// whoami confirms it (a 401 from either ends in the login page; a changed
+// role re-renders). It holds what whoami answers, nothing secret.
+const ME_KEY = 'cairn.me';
+
+function rememberedMe() {
+  try {
+    return JSON.parse(sessionStorage.getItem(ME_KEY) || 'null') || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function remember(p) {
+  try {
+    if (p) sessionStorage.setItem(ME_KEY, JSON.stringify(p));
+    else sessionStorage.removeItem(ME_KEY);
+  } catch {
+    // Storage may be unavailable (private modes): the page only loads slower.
+  }
+}
+
 export function App() {
   // me: undefined while unknown, null when logged out, else the principal.
-  const [me, setMe] = useState(undefined);
+  const [me, setMeState] = useState(rememberedMe);
+  const setMe = (p) => {
+    remember(p);
+    // The same principal as remembered keeps its object: no re-render.
+    setMeState((cur) => (cur && p && JSON.stringify(cur) === JSON.stringify(p) ? cur : p));
+  };
   const [notice, setNotice] = useState('');
   const [error, setError] = useState(null);
   const loc = useLocation();

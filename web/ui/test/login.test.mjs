@@ -34,6 +34,7 @@ test('a wrong password shows the API error; the right one logs in with an HttpOn
   await page.reload();
   await page.getByRole('button', { name: 'Log out' }).click();
   await page.getByRole('status').filter({ hasText: 'You have logged out.' }).waitFor();
+  assert.equal(await page.evaluate(() => sessionStorage.getItem('cairn.me')), null, 'log out forgets the principal');
   // The token is revoked: the old cookie no longer works.
   const res = await fetch(base + '/v1/auth/whoami', { headers: { Cookie: `cairn_session=${c.value}` } });
   assert.equal(res.status, 401);
@@ -72,6 +73,20 @@ test('an expired or revoked login brings the login form back with a notice', asy
   await page.getByRole('navigation', { name: 'menu' }).getByRole('link', { name: 'Sessions' }).click();
   await page.getByRole('status').filter({ hasText: 'Your login has expired or was ended' }).waitFor();
   await page.getByLabel('E-mail address', { exact: true }).waitFor();
+
+  // A reload after a revocation: the page renders at once with the principal it
+  // remembers (sessionStorage), but the API refuses its reads, so the login form
+  // comes back and no data is shown.
+  await login(page, admin.email, admin.password);
+  await page.goto(base + '/sessions');
+  await page.getByRole('heading', { name: 'Sessions' }).waitFor();
+  assert.ok(await page.evaluate(() => sessionStorage.getItem('cairn.me')), 'the principal is remembered');
+  const again = await page.evaluate(async () => (await fetch('/v1/auth/whoami')).json());
+  await fetch(base + `/v1/auth/tokens/${again.token_id}`, { method: 'DELETE', headers: { Authorization: `Bearer ${admin.token}` } });
+  await page.reload();
+  await page.getByLabel('E-mail address', { exact: true }).waitFor();
+  assert.equal(await page.locator('table.list').count(), 0, 'no data is shown');
+  assert.equal(await page.evaluate(() => sessionStorage.getItem('cairn.me')), null, 'the refused principal is forgotten');
   assert.deepEqual(problems, []);
   await page.close();
 });
