@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"log/slog"
 
 	"github.com/spf13/cobra"
@@ -41,6 +42,9 @@ cairn dev runs with the same --app-proxy-domain.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Logger = slog.Default()
+			cfg.Ready = func(proxy, metrics string) {
+				fmt.Fprintf(cmd.OutOrStdout(), "app proxy  %s\nmetrics    %s\n", proxy, metrics)
+			}
 			return proxyserver.Run(cmd.Context(), cfg)
 		},
 	}

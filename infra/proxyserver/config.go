@@ -15,7 +15,7 @@ import (
 const (
 	DefaultListen        = "127.0.0.1:8081"
 	DefaultMetricsListen = "127.0.0.1:9181"
-	DefaultName          = "app-proxy"
+	DefaultName          = "default"
 	DefaultDataDir       = "./data/app-proxy"
 )
 
@@ -49,9 +49,9 @@ type Config struct {
 	BusURL             string
 	BusCredentialsFile string
 	BusCAFile          string
-	// Name tells this proxy's durable consumer of the reports apart from
-	// other proxies' (default DefaultName): app-proxy-<Name>... it must stay the
-	// same across restarts.
+	// Name tells this proxy's durable consumer of the reports,
+	// app-proxy-<Name>, apart from other proxies' (default DefaultName); it
+	// must stay the same across restarts.
 	Name string
 	// DataDir keeps the agents' addresses learned from the bus, so a
 	// restarted proxy routes at once (default DefaultDataDir).
