@@ -37,8 +37,10 @@ type separateProxy struct {
 func startSeparateProxy(t testing.TB, d *devServer, store, keyFile, listen string, extra ...string) *separateProxy {
 	t.Helper()
 	keys := filepath.Join(d.dataDir, "bus-keys")
+	agentKey := filepath.Join(t.TempDir(), "proxy-agent.key")
+	runCairn(t, "bus", "app-proxy-key", "--data-dir", d.dataDir, "--out", agentKey)
 	p := &separateProxy{t: t, args: append([]string{"proxy", "--listen", listen, "--store", store,
-		"--grant-key", keyFile, "--signing-key", filepath.Join(keys, "account.nk"),
+		"--grant-key", keyFile, "--agent-key", agentKey,
 		"--bus", d.natsURL, "--bus-credentials", filepath.Join(keys, "manager.creds"),
 		"--data-dir", filepath.Join(t.TempDir(), "proxy"), "--metrics-listen", "127.0.0.1:0"}, extra...)}
 	p.start()

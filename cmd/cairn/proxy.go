@@ -24,7 +24,11 @@ It keeps no state of its own that matters: routes come from the read models
 of the PostgreSQL event store (--store), opened read-only; the agents'
 endpoints from their announcements on the bus (--bus, with the manager's
 credentials); tickets and app cookies are sealed with the key file the API
-uses (--grant-key; cairn dev --app-proxy-key). A restarted proxy serves the
+uses (--grant-key; cairn dev --app-proxy-key). It signs its requests to
+agents with a key of its own (--agent-key), which the manager's account key
+granted ("cairn bus app-proxy-key"): agents let it reach their kernels' apps
+and terminals, nothing else, and the proxy never holds the account key.
+A restarted proxy serves the
 same URLs with the cookies browsers hold, and as many proxies as you like
 may serve the same Cairn (give each its own --name).
 
@@ -35,7 +39,7 @@ session is also served at the root of a host of its own,
 point at the proxy), and the links the API hands out use those hosts when
 cairn dev runs with the same --app-proxy-domain.`,
 		Example: `  cairn proxy --store 'postgres://cairn@db/cairn?schema=cairn' \
-    --grant-key /etc/cairn/app-proxy.key --signing-key /var/lib/cairn/bus-keys/account.nk \
+    --grant-key /etc/cairn/app-proxy.key --agent-key /etc/cairn/proxy-agent.key \
     --bus nats://manager:4222 --bus-credentials /var/lib/cairn/bus-keys/manager.creds \
     --bus-ca /var/lib/cairn/bus-keys/bus-ca.pem --listen 0.0.0.0:443 --tls-cert cert.pem --tls-key key.pem \
     --public-url https://apps.example.com --domain apps.example.com`,
@@ -54,7 +58,7 @@ cairn dev runs with the same --app-proxy-domain.`,
 	f.StringVar(&cfg.Domain, "domain", "", "serve each session's app at the root of <app>--<session>.<domain> too (needs a DNS wildcard *.<domain>)")
 	f.StringVar(&cfg.Store, "store", "", "the PostgreSQL event store's DSN, postgres://...[?schema=NAME] (its read models are read, never written)")
 	f.StringVar(&cfg.GrantKeyFile, "grant-key", "", "file of the hex key tickets and app cookies are sealed with: the one the API uses (cairn dev: <data-dir>/app-proxy.key or --app-proxy-key)")
-	f.StringVar(&cfg.SigningKeyFile, "signing-key", "", "seed file of the key agents accept signed requests of: the manager's <data-dir>/bus-keys/account.nk")
+	f.StringVar(&cfg.AgentKeyFile, "agent-key", "", "the proxy's key file for its requests to agents, which agents accept for their apps and terminals only (cairn bus app-proxy-key makes one)")
 	f.StringVar(&cfg.BusURL, "bus", "", "the manager's NATS server, nats://host:4222: agents announce their endpoints there")
 	f.StringVar(&cfg.BusCredentialsFile, "bus-credentials", "", "NATS .creds file to reach the bus with (cairn dev: <data-dir>/bus-keys/manager.creds)")
 	f.StringVar(&cfg.BusCAFile, "bus-ca", "", "CA certificate (PEM) of the bus server's TLS certificate (cairn dev: <data-dir>/bus-keys/bus-ca.pem)")

@@ -40,10 +40,10 @@ type Config struct {
 	// the API that mints tickets must use the same file (`cairn dev
 	// --app-proxy-key`). It must exist.
 	GrantKeyFile string
-	// SigningKeyFile holds the nkey seed the proxy signs its requests to
-	// agents with: the Cairn account's (bus-keys/account.nk of the
-	// manager's data directory), which agents accept.
-	SigningKeyFile string
+	// AgentKeyFile holds the proxy's own key for signing its requests to
+	// agents, with the account key's grant of it (`cairn bus
+	// app-proxy-key`): agents accept it for their apps and terminals only.
+	AgentKeyFile string
 	// BusURL, BusCredentialsFile and BusCAFile reach the manager's bus,
 	// where agents announce their HTTP endpoints.
 	BusURL             string
@@ -132,8 +132,8 @@ func (c Config) Validate() error {
 	if d.GrantKeyFile == "" {
 		add("grant key: name the file the API seals app tickets with")
 	}
-	if d.SigningKeyFile == "" {
-		add("signing key: name the seed file agents accept signatures of (the manager's bus-keys/account.nk)")
+	if d.AgentKeyFile == "" {
+		add("agent key: name the app proxy key file agents accept signatures of (cairn bus app-proxy-key makes one)")
 	}
 	if d.BusURL == "" {
 		add("bus: name the manager's NATS server (agents announce their endpoints there)")

@@ -6,7 +6,7 @@ import (
 )
 
 func TestConfigValidate(t *testing.T) {
-	good := Config{Store: "postgres://cairn@db/cairn?schema=c", GrantKeyFile: "k", SigningKeyFile: "s", BusURL: "nats://127.0.0.1:4222"}
+	good := Config{Store: "postgres://cairn@db/cairn?schema=c", GrantKeyFile: "k", AgentKeyFile: "s", BusURL: "nats://127.0.0.1:4222"}
 	if err := good.Validate(); err != nil {
 		t.Fatalf("a good config: %v", err)
 	}
@@ -20,7 +20,7 @@ func TestConfigValidate(t *testing.T) {
 		{"metrics beyond loopback", func(c *Config) { c.MetricsListen = "0.0.0.0:9181" }, "loopback only"},
 		{"sqlite", func(c *Config) { c.Store = "sqlite:///var/lib/cairn/cairn.db" }, "postgres://"},
 		{"no grant key", func(c *Config) { c.GrantKeyFile = "" }, "grant key"},
-		{"no signing key", func(c *Config) { c.SigningKeyFile = "" }, "signing key"},
+		{"no agent key", func(c *Config) { c.AgentKeyFile = "" }, "agent key"},
 		{"no bus", func(c *Config) { c.BusURL = "" }, "bus"},
 		{"bad domain", func(c *Config) { c.Domain = "Apps" }, "domain"},
 		{"public url with a path", func(c *Config) { c.PublicURL = "https://x.example/apps" }, "public url"},

@@ -5,7 +5,10 @@
 // them), learns where agents serve from the agents' agent.register reports
 // on the bus (its own durable consumer of the reports topic), checks
 // grants with the key the API seals tickets with, and signs its requests
-// to agents with the key agents accept. Its audit records (an app opened,
+// to agents with a key of its own that the Cairn account key granted
+// (busauth.IssueAppProxyKey): agents accept it for their apps and
+// terminals only, and the proxy never holds the account key, which
+// issues bus credentials. Its audit records (an app opened,
 // a WebSocket closed, app traffic, which keeps a session in use from
 // idling out) are appended to the event store like the API's.
 //

@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/nats-io/nkeys"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -40,6 +39,10 @@ const readPoolConns = 8
 // shutdownTimeout bounds the wait for requests in flight at stop.
 const shutdownTimeout = 10 * time.Second
 
+// expiryWarning is how long before its agent key's grant ends the proxy
+// warns at start.
+const expiryWarning = 14 * 24 * time.Hour
+
 // addressesFile keeps, in DataDir, the agents' endpoints learned from the
 // bus.
 const addressesFile = "agent-addresses.json"
@@ -62,9 +65,14 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	signing, err := readAccountSeed(cfg.SigningKeyFile)
+	signing, expires, err := busauth.LoadAppProxyKey(cfg.AgentKeyFile)
 	if err != nil {
-		return err
+		return fmt.Errorf("agent key: %w", err)
+	}
+	if left := time.Until(expires); left <= 0 {
+		return fmt.Errorf("agent key %s: its grant expired at %s (cairn bus app-proxy-key issues a new one)", cfg.AgentKeyFile, expires.UTC().Format(time.RFC3339))
+	} else if left < expiryWarning {
+		log.Warn("the agent key's grant expires soon: agents will refuse this proxy then (cairn bus app-proxy-key issues a new one)", "expires", expires.UTC())
 	}
 
 	db, pool, err := readmodels.OpenReadOnly(ctx, cfg.Store, readPoolConns)
@@ -258,30 +266,13 @@ func readGrantKey(path string) ([]byte, error) {
 	return appproxy.LoadOrCreateKey(path)
 }
 
-// readAccountSeed reads the account seed agents accept signatures of.
-func readAccountSeed(path string) (*busauth.Keys, error) {
-	seed, err := busauth.ReadSecretFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("signing key: %w", err)
-	}
-	kp, err := nkeys.FromSeed(seed)
-	if err != nil {
-		return nil, fmt.Errorf("signing key %s: not an nkey seed: %w", path, err)
-	}
-	pub, err := kp.PublicKey()
-	if err != nil || !nkeys.IsValidPublicAccountKey(pub) {
-		return nil, fmt.Errorf("signing key %s: not an account key (want the manager's bus-keys/account.nk)", path)
-	}
-	return &busauth.Keys{Account: kp}, nil
-}
-
 // logValue is the configuration as logged at start: no secret is in it
 // (the files' contents are not), the store's password is redacted.
 func (c Config) logValue() slog.Value {
 	return slog.GroupValue(
 		slog.String("listen", c.Listen), slog.String("public_url", c.PublicURL), slog.String("domain", c.Domain),
 		slog.String("store", redact(c.Store)), slog.String("grant_key_file", c.GrantKeyFile),
-		slog.String("signing_key_file", c.SigningKeyFile), slog.String("bus", c.BusURL),
+		slog.String("agent_key_file", c.AgentKeyFile), slog.String("bus", c.BusURL),
 		slog.String("bus_credentials", c.BusCredentialsFile), slog.String("name", c.Name),
 		slog.String("data_dir", c.DataDir), slog.String("metrics_listen", c.MetricsListen),
 		slog.Bool("tls", c.TLSCertFile != ""), slog.Bool("behind_tls", c.BehindTLS))
