@@ -36,12 +36,12 @@ type separateProxy struct {
 // listen, with extra flags.
 func startSeparateProxy(t testing.TB, d *devServer, store, keyFile, listen string, extra ...string) *separateProxy {
 	t.Helper()
-	keys := filepath.Join(d.dataDir, "bus-keys")
-	agentKey := filepath.Join(t.TempDir(), "proxy-agent.key")
-	runCairn(t, "bus", "app-proxy-key", "--data-dir", d.dataDir, "--out", agentKey)
+	secrets := t.TempDir()
+	agentKey, busCreds := filepath.Join(secrets, "proxy-agent.key"), filepath.Join(secrets, "proxy-bus.creds")
+	runCairn(t, "bus", "app-proxy-key", "--data-dir", d.dataDir, "--out", agentKey, "--credentials-out", busCreds)
 	p := &separateProxy{t: t, args: append([]string{"proxy", "--listen", listen, "--store", store,
 		"--grant-key", keyFile, "--agent-key", agentKey,
-		"--bus", d.natsURL, "--bus-credentials", filepath.Join(keys, "manager.creds"),
+		"--bus", d.natsURL, "--bus-credentials", busCreds,
 		"--data-dir", filepath.Join(t.TempDir(), "proxy"), "--metrics-listen", "127.0.0.1:0"}, extra...)}
 	p.start()
 	return p

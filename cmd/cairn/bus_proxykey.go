@@ -11,10 +11,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cairnhq/cairn/infra/bus/busauth"
+	"github.com/cairnhq/cairn/infra/proxyserver"
 )
 
 func newBusAppProxyKeyCommand() *cobra.Command {
-	var dataDir, out string
+	var dataDir, out, credsOut, name string
 	var valid time.Duration
 	var force bool
 	cmd := &cobra.Command{
@@ -27,7 +28,7 @@ requests signed by it for their kernels' apps and terminals only, until
 --valid has passed; the proxy never needs the account key itself. Issue a new
 one before the grant ends (the proxy warns two weeks ahead). Copy the file
 to the proxy's machine over a secure channel, readable only by its user.`,
-		Example: `  cairn bus app-proxy-key --data-dir ./data --out proxy-agent.key --valid 2160h`,
+		Example: `  cairn bus app-proxy-key --data-dir ./data --out proxy-agent.key --credentials-out proxy-bus.creds --valid 2160h`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if out == "" {
@@ -44,10 +45,15 @@ to the proxy's machine over a secure channel, readable only by its user.`,
 			if err != nil {
 				return err
 			}
-			if _, err := os.Stat(out); err == nil && !force {
-				return fmt.Errorf("%s exists (--force replaces it)", out)
-			} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return err
+			for _, f := range []string{out, credsOut} {
+				if f == "" {
+					continue
+				}
+				if _, err := os.Stat(f); err == nil && !force {
+					return fmt.Errorf("%s exists (--force replaces it)", f)
+				} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+					return err
+				}
 			}
 			expires := time.Now().Add(valid).Truncate(time.Second)
 			raw, err := keys.IssueAppProxyKey(expires)
@@ -58,6 +64,17 @@ to the proxy's machine over a secure channel, readable only by its user.`,
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: the app proxy's key for agents, valid until %s\n", out, expires.UTC().Format(time.RFC3339))
+			if credsOut == "" {
+				return nil
+			}
+			creds, err := keys.AppProxyCredentials(proxyserver.Durable(name))
+			if err != nil {
+				return err
+			}
+			if err := busauth.WriteSecretFile(credsOut, creds); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: bus credentials of app proxy %q (read the agents' reports, nothing else)\n", credsOut, name)
 			return nil
 		},
 	}
@@ -65,6 +82,8 @@ to the proxy's machine over a secure channel, readable only by its user.`,
 	f.StringVar(&dataDir, "data-dir", "./data", "the manager's data directory (holds bus-keys/)")
 	f.StringVar(&out, "out", "", "file to write the key to (mode 0600)")
 	f.DurationVar(&valid, "valid", 365*24*time.Hour, "how long agents accept the key")
-	f.BoolVar(&force, "force", false, "replace --out if it exists")
+	f.StringVar(&credsOut, "credentials-out", "", "also write the proxy's bus credentials (reading the agents' reports only) to this file (mode 0600), for cairn proxy --bus-credentials")
+	f.StringVar(&name, "name", proxyserver.DefaultName, "the proxy's --name, which its bus credentials are bound to")
+	f.BoolVar(&force, "force", false, "replace --out and --credentials-out if they exist")
 	return cmd
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/cairnhq/cairn/infra/appproxy"
+	"github.com/cairnhq/cairn/infra/bus"
 )
 
 // Defaults of Config.
@@ -45,7 +46,8 @@ type Config struct {
 	// app-proxy-key`): agents accept it for their apps and terminals only.
 	AgentKeyFile string
 	// BusURL, BusCredentialsFile and BusCAFile reach the manager's bus,
-	// where agents announce their HTTP endpoints.
+	// where agents announce their HTTP endpoints. The credentials need
+	// only read the reports (`cairn bus app-proxy-key --credentials-out`).
 	BusURL             string
 	BusCredentialsFile string
 	BusCAFile          string
@@ -134,6 +136,9 @@ func (c Config) Validate() error {
 	}
 	if d.AgentKeyFile == "" {
 		add("agent key: name the app proxy key file agents accept signatures of (cairn bus app-proxy-key makes one)")
+	}
+	if err := bus.ValidateID("name", Durable(d.Name)); err != nil {
+		add("name %q: %w", d.Name, err)
 	}
 	if d.BusURL == "" {
 		add("bus: name the manager's NATS server (agents announce their endpoints there)")

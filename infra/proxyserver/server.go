@@ -47,6 +47,11 @@ const expiryWarning = 14 * 24 * time.Hour
 // bus.
 const addressesFile = "agent-addresses.json"
 
+// Durable is the name of the durable consumer of the reports of the
+// proxy named name: its bus credentials allow that one
+// (busauth.Keys.AppProxyCredentials).
+func Durable(name string) string { return "app-proxy-" + name }
+
 // Run serves the app proxy until ctx ends. It returns once every part it
 // started has stopped.
 func Run(ctx context.Context, cfg Config) error {
@@ -98,8 +103,10 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
+	durable := Durable(cfg.Name)
 	b, err := bus.Connect(ctx, bus.Config{URL: cfg.BusURL, ClientName: "cairn-proxy-" + cfg.Name,
-		CredentialsFile: cfg.BusCredentialsFile, CAFile: cfg.BusCAFile, SkipProvisioning: true}, cfg.Logger)
+		CredentialsFile: cfg.BusCredentialsFile, CAFile: cfg.BusCAFile, SkipProvisioning: true,
+		InboxPrefix: bus.ReaderInboxPrefix(durable)}, cfg.Logger)
 	if err != nil {
 		return err
 	}
@@ -180,7 +187,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	start("access log", access.Run)
 	start("agent addresses", func(ctx context.Context) error {
-		return book.Run(ctx, b, "app-proxy-"+cfg.Name)
+		return book.Run(ctx, b, durable)
 	})
 	srv := &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: httpapi.DefaultIdleTimeout,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
