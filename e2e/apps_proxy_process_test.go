@@ -47,10 +47,18 @@ func startSeparateProxy(t testing.TB, d *devServer, store, keyFile, listen strin
 	return p
 }
 
+// metricsLine is `cairn proxy`'s line naming its metrics listener.
+var metricsLine = regexp.MustCompile(`^metrics\s+(\S+)`)
+
 func (p *separateProxy) start() {
 	p.t.Helper()
 	p.proc = startProc(p.t, "cairn-proxy", p.args...)
 	p.proc.waitLine(proxyLine)
+	metrics := p.proc.waitLine(metricsLine)[1]
+	if status, body := fetch(p.t, &http.Client{Timeout: 30 * time.Second}, "http://"+metrics+"/metrics"); status != http.StatusOK ||
+		!strings.Contains(body, "cairn_app_proxy_websockets") {
+		p.t.Fatalf("the proxy's /metrics: %d, without the proxy's gauges", status)
+	}
 }
 
 // TestAppsThroughASeparateProxy runs cairn dev on PostgreSQL without its
