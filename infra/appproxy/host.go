@@ -2,7 +2,6 @@ package appproxy
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -137,6 +136,10 @@ func (p *Proxy) exchangeTicket(w http.ResponseWriter, r *http.Request, g Grant, 
 	http.Redirect(w, r, u.RequestURI(), http.StatusSeeOther)
 }
 
-// errNotAnAppHost is why a host under the domain that names no app is
-// refused.
-var errNotAnAppHost = errors.New("not an app's host")
+// refuseHost answers a request to a host under the domain that names no
+// app: 404, as for an app that does not exist.
+func (p *Proxy) refuseHost(w http.ResponseWriter, r *http.Request) {
+	p.log.Info("app request refused", "host", r.Host, "path", r.URL.Path, "remote", r.RemoteAddr, "error", "not an app's host")
+	p.metrics.refused.Inc()
+	p.problem(w, r, domain.NotFound("app.proxy", "app"))
+}

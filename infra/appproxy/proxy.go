@@ -204,7 +204,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			p.serveHost(w, r, session, app)
 			return
 		} else if under {
-			p.grantRefused(w, r, uuid.Nil, "", errNotAnAppHost)
+			p.refuseHost(w, r)
 			return
 		}
 	}
