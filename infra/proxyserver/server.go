@@ -279,7 +279,7 @@ func (c Config) logValue() slog.Value {
 	return slog.GroupValue(
 		slog.String("listen", c.Listen), slog.String("public_url", c.PublicURL), slog.String("domain", c.Domain),
 		slog.String("store", redact(c.Store)), slog.String("grant_key_file", c.GrantKeyFile),
-		slog.String("agent_key_file", c.AgentKeyFile), slog.String("bus", c.BusURL),
+		slog.String("agent_key_file", c.AgentKeyFile), slog.String("bus", redact(c.BusURL)),
 		slog.String("bus_credentials", c.BusCredentialsFile), slog.String("name", c.Name),
 		slog.String("data_dir", c.DataDir), slog.String("metrics_listen", c.MetricsListen),
 		slog.Bool("tls", c.TLSCertFile != ""), slog.Bool("behind_tls", c.BehindTLS))
