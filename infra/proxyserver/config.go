@@ -154,11 +154,17 @@ func isLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// redact drops the password of a DSN for messages.
+// redact drops the passwords of a DSN or of a comma-separated list of
+// server URLs, for messages.
 func redact(dsn string) string {
-	u, err := url.Parse(dsn)
-	if err != nil {
-		return "(unparsable)"
+	parts := strings.Split(dsn, ",")
+	for i, p := range parts {
+		u, err := url.Parse(p)
+		if err != nil {
+			parts[i] = "(unparsable)"
+			continue
+		}
+		parts[i] = u.Redacted()
 	}
-	return u.Redacted()
+	return strings.Join(parts, ",")
 }

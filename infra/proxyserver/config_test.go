@@ -44,3 +44,10 @@ func TestConfigValidate(t *testing.T) {
 		}
 	}
 }
+
+func TestRedact(t *testing.T) {
+	got := redact("nats://u:secret@a:4222,nats://b:4222")
+	if strings.Contains(got, "secret") || !strings.Contains(got, "b:4222") {
+		t.Fatalf("redact = %q", got)
+	}
+}
