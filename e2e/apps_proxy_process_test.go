@@ -105,11 +105,16 @@ func TestAppsThroughASeparateProxy(t *testing.T) {
 		t.Fatalf("through the separate proxy: %q, want %q", body, want)
 	}
 
-	// The terminal, signed by the separate proxy as the manager would.
-	ws := dialTerminal(t, d.openApp(c.ID, "terminal").WebSocketURL, uuid.NewString())
+	// The terminal as the Web-UI's page uses it: its link gives the
+	// browser the terminal's cookie, its socket is a fixed URL.
+	if status, _ := fetch(t, browser, d.openApp(c.ID, "terminal").URL); status != http.StatusOK {
+		t.Fatalf("the terminal's page: %d", status)
+	}
+	socket := "ws://" + proxyAddr + "/v1/sessions/" + c.ID + "/apps/terminal/socket?terminal=" + uuid.NewString() + "&cols=100&rows=30"
+	ws := dialWithCookie(t, browser, socket)
 	ws.send("echo $((6*7))\r")
 	ws.until("42")
-	ws.conn.Close(websocket.StatusNormalClosure, "")
+	ws.send("export CAIRN_E2E=kept-across-proxies\r")
 
 	// The proxy crashes and starts again: the first request with the
 	// cookie the browser holds is served, nothing relearned.
@@ -123,6 +128,13 @@ func TestAppsThroughASeparateProxy(t *testing.T) {
 		t.Fatalf("the first request to the restarted proxy: %d %q, want 200 %q", status, body, want)
 	}
 	t.Logf("the app answered %s after the proxy was killed (start included)", time.Since(killed).Round(time.Millisecond))
+	// The terminal's socket, at the same URL with the same cookie, is the
+	// same shell.
+	ws.conn.CloseNow()
+	ws = dialWithCookie(t, browser, socket)
+	ws.send("echo ${CAIRN_E2E}-ok\r")
+	ws.until("kept-across-proxies-ok")
+	ws.conn.Close(websocket.StatusNormalClosure, "")
 
 	// The end closes the app at once.
 	pos := d.terminate(c.ID)
@@ -216,4 +228,21 @@ func TestAppsOnTheirOwnHosts(t *testing.T) {
 	if status, body := fetch(t, other, d.openApp(b.ID, "port-8080").URL); status != http.StatusOK || body != "b at the root\n" {
 		t.Fatalf("session b's app: %d %q", status, body)
 	}
+}
+
+// dialWithCookie opens a terminal's socket as the terminal page does: at
+// its fixed URL, with the browser's cookie.
+func dialWithCookie(t testing.TB, browser *http.Client, socket string) *termConn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, socket, &websocket.DialOptions{HTTPClient: browser})
+	if err != nil {
+		t.Fatalf("terminal socket: %v", err)
+	}
+	typ, b, err := c.Read(ctx)
+	if err != nil || typ != websocket.MessageText || !strings.Contains(string(b), `"attached"`) {
+		t.Fatalf("terminal's first frame: %v %q %v, want the attached message", typ, b, err)
+	}
+	return &termConn{t: t, conn: c}
 }
