@@ -22,8 +22,8 @@ manager signs its requests; never through the API or the scheduler.
 
 It keeps no state of its own that matters: routes come from the read models
 of the PostgreSQL event store (--store), opened read-only; the agents'
-endpoints from their announcements on the bus (--bus, with the manager's
-credentials); tickets and app cookies are sealed with the key file the API
+endpoints from their announcements on the bus (--bus, with credentials that
+may read the reports only); tickets and app cookies are sealed with the key file the API
 uses (--grant-key; cairn dev --app-proxy-key). It signs its requests to
 agents with a key of its own (--agent-key), which the manager's account key
 granted ("cairn bus app-proxy-key"): agents let it reach their kernels' apps
@@ -40,8 +40,8 @@ point at the proxy), and the links the API hands out use those hosts when
 cairn dev runs with the same --app-proxy-domain.`,
 		Example: `  cairn proxy --store 'postgres://cairn@db/cairn?schema=cairn' \
     --grant-key /etc/cairn/app-proxy.key --agent-key /etc/cairn/proxy-agent.key \
-    --bus nats://manager:4222 --bus-credentials /var/lib/cairn/bus-keys/manager.creds \
-    --bus-ca /var/lib/cairn/bus-keys/bus-ca.pem --listen 0.0.0.0:443 --tls-cert cert.pem --tls-key key.pem \
+    --bus nats://manager:4222 --bus-credentials /etc/cairn/proxy-bus.creds \
+    --bus-ca /etc/cairn/bus-ca.pem --listen 0.0.0.0:443 --tls-cert cert.pem --tls-key key.pem \
     --public-url https://apps.example.com --domain apps.example.com`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -60,7 +60,7 @@ cairn dev runs with the same --app-proxy-domain.`,
 	f.StringVar(&cfg.GrantKeyFile, "grant-key", "", "file of the hex key tickets and app cookies are sealed with: the one the API uses (cairn dev: <data-dir>/app-proxy.key or --app-proxy-key)")
 	f.StringVar(&cfg.AgentKeyFile, "agent-key", "", "the proxy's key file for its requests to agents, which agents accept for their apps and terminals only (cairn bus app-proxy-key makes one)")
 	f.StringVar(&cfg.BusURL, "bus", "", "the manager's NATS server, nats://host:4222: agents announce their endpoints there")
-	f.StringVar(&cfg.BusCredentialsFile, "bus-credentials", "", "NATS .creds file to reach the bus with (cairn dev: <data-dir>/bus-keys/manager.creds)")
+	f.StringVar(&cfg.BusCredentialsFile, "bus-credentials", "", "the proxy's NATS .creds file, which may read the agents' reports only (cairn bus app-proxy-key --credentials-out makes one)")
 	f.StringVar(&cfg.BusCAFile, "bus-ca", "", "CA certificate (PEM) of the bus server's TLS certificate (cairn dev: <data-dir>/bus-keys/bus-ca.pem)")
 	f.StringVar(&cfg.Name, "name", proxyserver.DefaultName, "this proxy's name, stable across restarts and unique among proxies (its bus consumer is app-proxy-<name>)")
 	f.StringVar(&cfg.DataDir, "data-dir", proxyserver.DefaultDataDir, "directory that keeps the agents' endpoints learned from the bus")
