@@ -88,7 +88,7 @@ func New(cfg Config, logger *slog.Logger) (*Agent, error) {
 		if err != nil {
 			return nil, &domain.Error{Op: "agent.new", Kind: domain.KindInvalid, Field: "bus_credentials_file", Err: err}
 		}
-		a.verifier = &busauth.RequestVerifier{AgentID: cfg.AgentID, Issuer: issuer}
+		a.verifier = &busauth.RequestVerifier{AgentID: cfg.AgentID, Issuer: issuer, Delegated: proxyMayCall}
 	}
 	a.apps = newAppTransport()
 	return a, nil

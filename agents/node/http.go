@@ -75,7 +75,9 @@ import (
 // it), 502 for an app that does not answer, 503 when Podman does not
 // answer. /kernels/ answers only the manager: a request
 // must carry the manager's signature (busauth.ManagerSignatureHeader, made
-// with the key that issued the agent's bus credentials), or it gets 401.
+// with the key that issued the agent's bus credentials), or it gets 401;
+// an app proxy's own key, granted by that key, is accepted on the apps and
+// terminal routes only (proxyRoutes).
 // /healthz and /metrics tell nothing about sessions and stay open.
 func (a *Agent) Handler() http.Handler {
 	mux := http.NewServeMux()

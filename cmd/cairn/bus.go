@@ -17,7 +17,7 @@ func newBusCommand() *cobra.Command {
 		Use:   "bus",
 		Short: "Manage who may use the message bus (agents' credentials)",
 	}
-	cmd.AddCommand(newBusAgentCredentialsCommand())
+	cmd.AddCommand(newBusAgentCredentialsCommand(), newBusAppProxyKeyCommand())
 	return cmd
 }
 

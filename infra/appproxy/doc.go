@@ -7,8 +7,9 @@
 //
 //	browser --HTTP/WebSocket--> app proxy --signed HTTP--> agent's endpoint --> 127.0.0.1:<host port> --> container
 //
-// The proxy is stateless: `cairn dev` runs one on its own listener; a
-// cluster runs as many as it likes. For every request it
+// The proxy is stateless: `cairn dev` runs one on its own listener,
+// `cairn proxy` (package proxyserver) runs it alone; a cluster runs as
+// many as it likes. For every request it
 //
 //  1. checks the caller's grant: a one-use ticket in the query
 //     (TicketParam) or the app cookie (CookieName) it set when a ticket
@@ -47,12 +48,14 @@
 // as use, so a session whose notebook or terminal is in use does not idle
 // out.
 //
-// # Caveat: one origin for every app
+// # One origin for every app, or a host per app
 //
 // Every app served under paths of one proxy host shares that origin: a
 // page of one app can script another app the same browser opened. Users
 // who do not trust each other's apps should reach the proxy on a host of
-// its own, never the API's; a host per session app is future work.
+// its own, never the API's, or use the subdomain mode (Config.Domain,
+// host.go): each app of each session at the root of a host of its own,
+// with a host-only cookie.
 //
 // # Restart
 //

@@ -21,6 +21,10 @@ type Opener struct {
 	// PublicURL is the proxy's base URL as browsers reach it, such as
 	// http://127.0.0.1:8081 or https://apps.example.com.
 	PublicURL *url.URL
+	// Domain, when set, opens every app whose name can be a DNS label on
+	// a host of its own, <HostLabel>.<Domain>, with PublicURL's scheme and
+	// port (the subdomain mode; the terminal stays on PublicURL).
+	Domain string
 	// TicketTTL is a ticket's lifetime (default DefaultTicketTTL).
 	TicketTTL time.Duration
 	// Now is the clock (default time.Now).
@@ -62,6 +66,15 @@ func (o Opener) Open(user, session uuid.UUID, app string) (Opened, error) {
 		return u.String()
 	}
 	out := Opened{URL: link(AppPath(session, app)), ExpiresAt: exp}
+	if label, ok := HostLabel(session, app); ok && o.Domain != "" {
+		sealed := o.Keys.Seal(Grant{User: user, Session: session, App: app, Kind: KindTicket, Expires: exp.Unix()})
+		u := url.URL{Scheme: o.PublicURL.Scheme, Host: label + "." + o.Domain, Path: "/",
+			RawQuery: url.Values{TicketParam: {sealed}}.Encode()}
+		if port := o.PublicURL.Port(); port != "" {
+			u.Host += ":" + port
+		}
+		out.URL = u.String()
+	}
 	if app == TerminalApp {
 		ws, _ := url.Parse(link(TerminalPath(session)))
 		ws.Scheme = map[string]string{"https": "wss"}[ws.Scheme]

@@ -101,7 +101,11 @@ type Config struct {
 	PublicHost string
 	// Registerer receives the proxy's metrics (nil: none).
 	Registerer prometheus.Registerer
-	Now        func() time.Time
+	// Domain turns on the subdomain mode (see HostLabel): a request whose
+	// Host is <label>.<Domain> is for that one app, served at its root.
+	// Empty: apps are served under their paths only.
+	Domain string
+	Now    func() time.Time
 }
 
 // Proxy is the app proxy's HTTP handler. It holds no route of its own:
@@ -194,7 +198,18 @@ func New(cfg Config) (*Proxy, error) {
 }
 
 // ServeHTTP implements http.Handler.
-func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) { p.mux.ServeHTTP(w, r) }
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if p.cfg.Domain != "" {
+		if session, app, ok, under := onHost(r.Host, p.cfg.Domain); ok {
+			p.serveHost(w, r, session, app)
+			return
+		} else if under {
+			p.refuseHost(w, r)
+			return
+		}
+	}
+	p.mux.ServeHTTP(w, r)
+}
 
 // upstream is what rewrite needs to know of a request: set in its
 // context by serveApp and serveTerminal.
@@ -204,6 +219,8 @@ type upstream struct {
 	grant     Grant
 	agentID   string
 	ownsRoot  bool
+	// onHost: the request came to the app's own host (subdomain mode).
+	onHost bool
 }
 
 type upstreamKey struct{}
@@ -222,19 +239,7 @@ func (p *Proxy) serveApp(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if fromTicket && !isUpgrade(r) && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
-		// Trade the ticket for a cookie scoped to the app, and drop it
-		// from the address bar (and from the app's logs and history).
-		cookie := g
-		cookie.Kind, cookie.Nonce = KindCookie, ""
-		cookie.Expires = p.cfg.Now().Add(p.cfg.CookieTTL).Unix()
-		http.SetCookie(w, &http.Cookie{Name: CookieName, Value: p.cfg.Keys.Seal(cookie), Path: AppPath(session, app),
-			HttpOnly: true, Secure: p.cfg.CookieSecure, SameSite: http.SameSiteLaxMode, MaxAge: int(p.cfg.CookieTTL / time.Second)})
-		u := *r.URL
-		q := u.Query()
-		q.Del(TicketParam)
-		u.RawQuery = q.Encode()
-		w.Header().Set("Cache-Control", "no-store")
-		http.Redirect(w, r, u.RequestURI(), http.StatusSeeOther)
+		p.exchangeTicket(w, r, g, AppPath(session, app))
 		return
 	}
 	route, ok := p.route(w, r, g)
@@ -455,7 +460,8 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, g Grant, route R
 		return
 	}
 	p.touch(r, g)
-	up := &upstream{target: u, signature: signed.Header.Get(signatureHeader), grant: g, agentID: route.AgentID, ownsRoot: route.OwnsRoot}
+	up := &upstream{target: u, signature: signed.Header.Get(signatureHeader), grant: g, agentID: route.AgentID, ownsRoot: route.OwnsRoot,
+		onHost: r.Context().Value(onHostKey{}) != nil}
 	ctx := context.WithValue(r.Context(), upstreamKey{}, up)
 	upgrade := isUpgrade(r)
 	if upgrade {
@@ -477,7 +483,9 @@ func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
 	pr.Out.URL = up.target
 	pr.Out.Host = ""
 	pr.SetXForwarded()
-	pr.Out.Header.Set("X-Forwarded-Prefix", AppPath(up.grant.Session, up.grant.App))
+	if !up.onHost || !up.ownsRoot {
+		pr.Out.Header.Set("X-Forwarded-Prefix", AppPath(up.grant.Session, up.grant.App))
+	}
 	// The user's Cairn credentials are for Cairn, not for the app.
 	stripCairnCookies(pr.Out.Header)
 	for k := range pr.Out.Header {
@@ -519,7 +527,7 @@ func (p *Proxy) modifyResponse(res *http.Response) error {
 		}
 	}
 	res.Header.Del(signatureHeader)
-	if loc := res.Header.Get("Location"); up.ownsRoot && strings.HasPrefix(loc, "/") && !strings.HasPrefix(loc, "//") {
+	if loc := res.Header.Get("Location"); up.ownsRoot && !up.onHost && strings.HasPrefix(loc, "/") && !strings.HasPrefix(loc, "//") {
 		// The app redirects within its root: within its prefix here.
 		res.Header.Set("Location", strings.TrimSuffix(AppPath(up.grant.Session, up.grant.App), "/")+loc)
 	}

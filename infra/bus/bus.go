@@ -163,6 +163,8 @@ func connect(ctx context.Context, cfg Config, log *slog.Logger, name string, ext
 	}
 	if cfg.AgentID != "" {
 		opts = append(opts, nats.CustomInboxPrefix(AgentInboxPrefix(cfg.AgentID)))
+	} else if cfg.InboxPrefix != "" {
+		opts = append(opts, nats.CustomInboxPrefix(cfg.InboxPrefix))
 	}
 	opts = append(opts, extra...)
 	// nats.Connect takes no context: dial in the background and give up

@@ -91,6 +91,11 @@ type Config struct {
 	// SkipProvisioning does not create or update the streams at Connect:
 	// for servers where an operator manages them (they must exist then).
 	SkipProvisioning bool
+	// InboxPrefix is the prefix of this connection's reply subjects, for
+	// users whose credentials allow only their own (a report reader:
+	// ReaderInboxPrefix). Empty: NATS's default, or the agent's own with
+	// AgentID.
+	InboxPrefix string
 	// AgentID connects as that agent, with the least rights an agent's
 	// credentials have (AgentPermissions): nothing is provisioned, replies
 	// come to the agent's own inbox prefix, and Handle binds to the

@@ -26,15 +26,31 @@ const appProxyKeyFile = "app-proxy.key"
 // startAppProxy serves the app proxy on Config.AppProxyListen: sessions'
 // apps and terminals, routed by the sessions read model to the agents'
 // endpoints, its audit records written by access. It sets the opener the
-// API mints app links with.
+// API mints app links with. With AppProxyListen off it only sets the
+// opener, for the `cairn proxy` at AppProxyURL that shares the key.
 func (s *server) startAppProxy(reg prometheus.Registerer, access *accesslog.Writer) error {
-	key, err := appproxy.LoadOrCreateKey(filepath.Join(s.cfg.DataDir, appProxyKeyFile))
+	keyFile := s.cfg.AppProxyKey
+	if keyFile == "" {
+		keyFile = filepath.Join(s.cfg.DataDir, appProxyKeyFile)
+	}
+	key, err := appproxy.LoadOrCreateKey(keyFile)
 	if err != nil {
 		return err
 	}
 	keys, err := appproxy.NewKeyring(key)
 	if err != nil {
 		return err
+	}
+	if s.cfg.AppProxyListen == AppProxyOff {
+		u, err := url.Parse(s.cfg.AppProxyURL)
+		if err != nil {
+			return fmt.Errorf("app proxy url: %w", err)
+		}
+		u.Path = ""
+		s.appProxyURL = u.String()
+		s.appOpener = &appproxy.Opener{Keys: keys, PublicURL: u, Domain: s.cfg.AppProxyDomain, Now: s.cfg.Clock}
+		s.log.Info("app proxy served elsewhere", "url", s.appProxyURL, "domain", s.cfg.AppProxyDomain)
+		return nil
 	}
 	ln, err := net.Listen("tcp", s.cfg.AppProxyListen)
 	if err != nil {
@@ -61,6 +77,7 @@ func (s *server) startAppProxy(reg prometheus.Registerer, access *accesslog.Writ
 		PublicHost:   u.Host,
 		Registerer:   reg,
 		TerminalPage: web.TerminalPage(),
+		Domain:       s.cfg.AppProxyDomain,
 		Now:          s.cfg.Clock,
 	})
 	if err != nil {
@@ -73,7 +90,7 @@ func (s *server) startAppProxy(reg prometheus.Registerer, access *accesslog.Writ
 		return err
 	}
 	s.appProxyURL = u.String()
-	s.appOpener = &appproxy.Opener{Keys: keys, PublicURL: u, Now: s.cfg.Clock}
+	s.appOpener = &appproxy.Opener{Keys: keys, PublicURL: u, Domain: s.cfg.AppProxyDomain, Now: s.cfg.Clock}
 	srv := &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: s.cfg.HTTPIdleTimeout}
 	s.parts.goRun("app proxy", func(ctx context.Context) error {
 		served := make(chan error, 1)

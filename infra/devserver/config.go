@@ -19,6 +19,7 @@ import (
 	"github.com/cairnhq/cairn/commands/vfolderorphans"
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/infra/accesslog"
+	"github.com/cairnhq/cairn/infra/appproxy"
 	"github.com/cairnhq/cairn/infra/bus/natsembed"
 	"github.com/cairnhq/cairn/infra/config"
 	"github.com/cairnhq/cairn/infra/dispatch/reports"
@@ -27,6 +28,9 @@ import (
 	"github.com/cairnhq/cairn/infra/vfstorage/localfs"
 	"github.com/cairnhq/cairn/readapi"
 )
+
+// AppProxyOff as Config.AppProxyListen serves no app proxy in the process.
+const AppProxyOff = "off"
 
 // Defaults applied by Config.WithDefaults to zero fields.
 const (
@@ -87,12 +91,22 @@ type Config struct {
 	// AppProxyListen is the app proxy's address, host:port (default
 	// 127.0.0.1:8081; 127.0.0.1:0 when Listen's port is 0). Sessions' apps
 	// and terminals are reached there, never through the API's listener.
+	// AppProxyOff ("off") serves no proxy here: a `cairn proxy` with the
+	// same AppProxyKey does, at AppProxyURL (required then).
 	AppProxyListen string
 	// AppProxyURL is the app proxy's base URL as browsers reach it, for
 	// the links the API hands out (default http://<AppProxyListen's bound
 	// address>). Give it when a TLS terminator or another host name is in
 	// front.
 	AppProxyURL string
+	// AppProxyKey is the file of the key app tickets and cookies are sealed
+	// with (default <DataDir>/app-proxy.key, made if missing): a separate
+	// `cairn proxy` needs the same file.
+	AppProxyKey string
+	// AppProxyDomain turns on the subdomain mode of the app links: an app
+	// opens at the root of <app>--<session>.<AppProxyDomain> (with
+	// AppProxyURL's scheme and port), a DNS wildcard pointing at the proxy.
+	AppProxyDomain string
 	// AgentListen is the local agent's HTTP endpoint (its logs, apps and
 	// terminals, answering only requests the manager signed; default
 	// 127.0.0.1:0).
@@ -335,8 +349,17 @@ func (c Config) Validate() error {
 	if d.Listen == d.NATSListen && !hasPortZero(d.Listen) {
 		add("listen and nats listen are both %q", d.Listen)
 	}
-	if err := checkHostPort(d.AppProxyListen); err != nil {
+	if d.AppProxyListen == AppProxyOff {
+		if d.AppProxyURL == "" {
+			add("app proxy listen is off: give the URL of the app proxy that serves this Cairn (app proxy url)")
+		}
+	} else if err := checkHostPort(d.AppProxyListen); err != nil {
 		add("app proxy listen %q: %w", d.AppProxyListen, err)
+	}
+	if d.AppProxyDomain != "" {
+		if err := appproxy.CheckDomain(d.AppProxyDomain); err != nil {
+			add("app proxy domain: %w", err)
+		}
 	}
 	if !hasPortZero(d.AppProxyListen) && (d.AppProxyListen == d.Listen || d.AppProxyListen == d.NATSListen) {
 		add("app proxy listen %q is taken by the API or NATS", d.AppProxyListen)
@@ -435,6 +458,8 @@ func (c Config) LogValue() slog.Value {
 		slog.String("nats_listen", c.NATSListen),
 		slog.String("app_proxy_listen", c.AppProxyListen),
 		slog.String("app_proxy_url", c.AppProxyURL),
+		slog.String("app_proxy_key", c.AppProxyKey),
+		slog.String("app_proxy_domain", c.AppProxyDomain),
 		slog.String("agent_listen", c.AgentListen),
 		slog.Bool("no_agent", c.NoAgent),
 		slog.String("agent_id", c.AgentID),

@@ -29,6 +29,9 @@ func TestConfigDefaults(t *testing.T) {
 	if c.Store != "sqlite://data/cairn.db" {
 		t.Errorf("default store %q, want SQLite in the data dir", c.Store)
 	}
+	if err := (Config{AppProxyListen: AppProxyOff, AppProxyURL: "https://apps.example.com", AppProxyDomain: "apps.example.com"}).Validate(); err != nil {
+		t.Errorf("a proxy served elsewhere, with its domain: %v", err)
+	}
 	if got := (Config{DataDir: "/var/lib/x"}).WithDefaults().Store; got != "sqlite:///var/lib/x/cairn.db" {
 		t.Errorf("store for /var/lib/x = %q", got)
 	}
@@ -54,6 +57,8 @@ func TestConfigValidateReportsEveryProblem(t *testing.T) {
 		{"negative http limits and timeouts", Config{HTTPMaxConns: -1, HTTPMaxConnsPerIP: -1, HTTPReadTimeout: -1, HTTPIdleTimeout: -1, UploadIdleTimeout: -1},
 			[]string{"http max conns -1", "http max conns per ip", "http read timeout", "http idle timeout", "upload idle timeout"}},
 		{"agent given up before it is disconnected", Config{HeartbeatTimeout: time.Minute, AgentLostTimeout: time.Second}, []string{"agent lost timeout"}},
+		{"app proxy off, served nowhere", Config{AppProxyListen: AppProxyOff}, []string{"app proxy url"}},
+		{"bad app proxy domain", Config{AppProxyDomain: "Apps"}, []string{"app proxy domain"}},
 		{"all at once", Config{Listen: "x", AgentID: "a b", Images: []string{""}}, []string{"listen", "agent id", "image"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -22,6 +22,11 @@
 //   - Signer signs, for the HTTP API (commandapi.BusSigner), the JWT of an
 //     agent that enrolled its own key with a one-time token (`cairn agent
 //     enroll`): the agent makes the key, the seed never leaves it.
+//   - AppProxyCredentials lets a separate app proxy read the agents'
+//     reports through its one consumer (bus.ReportReaderPermissions), and
+//     IssueAppProxyKey grants it a signing key of its own for agents'
+//     apps and terminals (RequestVerifier.Delegated): the proxy never
+//     holds the account key.
 //   - Revoking a user key (an agent decommissioned or re-enrolled with a
 //     new key) is recorded in the Cairn account's JWT (Keys.Trust with the
 //     revoked keys), which a running embedded server takes at once

@@ -79,6 +79,9 @@ type RequestVerifier struct {
 	// (default DefaultRequestSkew).
 	Skew  time.Duration
 	Clock func() time.Time
+	// Delegated says which requests an app proxy's own key (granted by
+	// the account key: IssueAppProxyKey) may sign; nil: none.
+	Delegated func(r *http.Request) bool
 }
 
 // Verify reports why r is not a request the manager signed for this
@@ -91,6 +94,7 @@ func (v RequestVerifier) Verify(r *http.Request) error {
 	}
 	var unix int64
 	var sig []byte
+	var grant string
 	for part := range strings.SplitSeq(h, ",") {
 		k, val, _ := strings.Cut(strings.TrimSpace(part), "=")
 		switch k {
@@ -106,6 +110,8 @@ func (v RequestVerifier) Verify(r *http.Request) error {
 				return domain.Errorf(op, domain.KindUnauthenticated, "%s: bad signature encoding", ManagerSignatureHeader)
 			}
 			sig = b
+		case "grant":
+			grant = val
 		}
 	}
 	if unix == 0 || sig == nil {
@@ -121,8 +127,16 @@ func (v RequestVerifier) Verify(r *http.Request) error {
 	if d := clock().Sub(time.Unix(unix, 0)); d > skew || d < -skew {
 		return domain.Errorf(op, domain.KindUnauthenticated, "the request's time is %s away from this agent's clock (at most %s)", d.Round(time.Second), skew)
 	}
-	pub, err := nkeys.FromPublicKey(v.Issuer)
-	if err != nil {
+	var pub nkeys.KeyPair
+	var err error
+	if grant != "" {
+		if v.Delegated == nil || !v.Delegated(r) {
+			return domain.Errorf(op, domain.KindUnauthenticated, "an app proxy's key may not call %s %s", r.Method, r.URL.Path)
+		}
+		if pub, err = delegatedKey(op, v.Issuer, grant, clock()); err != nil {
+			return err
+		}
+	} else if pub, err = nkeys.FromPublicKey(v.Issuer); err != nil {
 		return &domain.Error{Op: op, Kind: domain.KindInternal, Message: "the manager's key", Err: err}
 	}
 	if err := pub.Verify(requestToSign(v.AgentID, r.Method, r.URL.RequestURI(), unix), sig); err != nil {

@@ -81,6 +81,31 @@ func agentClaims(agentID, userKey string) (*jwt.UserClaims, error) {
 	return uc, nil
 }
 
+// AppProxyCredentials is a new NATS credentials file for an app proxy
+// whose durable consumer of the reports is durable: it may do exactly what
+// bus.ReportReaderPermissions allows (read the agents' reports, where they
+// announce their endpoints), nothing a manager or an agent may.
+func (k *Keys) AppProxyCredentials(durable string) ([]byte, error) {
+	perms, err := bus.ReportReaderPermissions(durable)
+	if err != nil {
+		return nil, err
+	}
+	user, err := nkeys.CreateUser()
+	if err != nil {
+		return nil, err
+	}
+	pub, err := user.PublicKey()
+	if err != nil {
+		return nil, err
+	}
+	uc := jwt.NewUserClaims(pub)
+	uc.Name = "app-proxy:" + durable
+	uc.Permissions.Pub.Allow.Add(perms.Publish...)
+	uc.Permissions.Sub.Allow.Add(perms.Subscribe...)
+	uc.Limits.Subs = 16
+	return k.credentials(uc, user)
+}
+
 func (k *Keys) credentials(uc *jwt.UserClaims, user nkeys.KeyPair) ([]byte, error) {
 	token, err := uc.Encode(k.Account)
 	if err != nil {
