@@ -62,8 +62,10 @@ func TestKernelReportsWithinAPhase(t *testing.T) {
 		{
 			name:  "an app answering is recorded",
 			given: run,
-			when:  func(s *Session) ([]Event, error) { return s.ReportKernel(readyReport(runEv.ContainerID, 5, "port-8080")) },
-			then:  []Event{KernelAppsReady{KernelID: kernelA, Apps: []AppReady{{Name: "port-8080", At: at(5)}}, At: at(5)}},
+			when: func(s *Session) ([]Event, error) {
+				return s.ReportKernel(readyReport(runEv.ContainerID, 5, "port-8080"))
+			},
+			then: []Event{KernelAppsReady{KernelID: kernelA, Apps: []AppReady{{Name: "port-8080", At: at(5)}}, At: at(5)}},
 		},
 		{
 			name:  "readiness is cumulative and keeps when each app answered",
@@ -82,7 +84,9 @@ func TestKernelReportsWithinAPhase(t *testing.T) {
 		{
 			name:  "a ready app reported again is no news",
 			given: oneReady,
-			when:  func(s *Session) ([]Event, error) { return s.ReportKernel(readyReport(runEv.ContainerID, 6, "port-8080")) },
+			when: func(s *Session) ([]Event, error) {
+				return s.ReportKernel(readyReport(runEv.ContainerID, 6, "port-8080"))
+			},
 		},
 		{
 			name:  "readiness from another container is a conflict",

@@ -71,9 +71,9 @@ type sessionRow struct {
 	createdPos, lastPos                                                            int64
 
 	kID, kRole, kAgent, kContainer, kStatus, kReason, kMessage, kRequested, kDevices, kPorts, kPull, kReady string
-	kIndex                                                                                   int
-	kExitCode                                                                                sql.NullInt64
-	kPos                                                                                     int64
+	kIndex                                                                                                  int
+	kExitCode                                                                                               sql.NullInt64
+	kPos                                                                                                    int64
 }
 
 func (r *sessionRow) dest() []any {
