@@ -8,6 +8,7 @@ import (
 
 	"github.com/cairnhq/cairn/agents/protocol"
 	"github.com/cairnhq/cairn/domain"
+	"github.com/cairnhq/cairn/infra/podmantest"
 )
 
 // A running kernel's apps are probed on their host ports: the agent
@@ -54,5 +55,40 @@ func TestAppReadiness(t *testing.T) {
 	phases := h.phases(web.KernelID)
 	if phases[len(phases)-1] != domain.PhaseRemoved {
 		t.Errorf("phases %v: a report came after the kernel was removed", phases)
+	}
+}
+
+// A kernel whose image is not on the node is pulled (from a registry the
+// test serves: podmantest.RegistryImage), and the agent reports the pull's
+// progress while pulling, throttled: the bytes of the layer that arrives,
+// then the kernel runs.
+func TestPullProgressIsReported(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	ref := podmantest.RegistryImage(t, h.uri)
+	_, stop := h.runAgent(h.config())
+	defer stop()
+	h.register(0)
+
+	k := h.create("sleep", "60")
+	k.Image = ref
+	mark := h.reports.mark()
+	h.send(k)
+	h.status(mark, k.KernelID, domain.PhaseRunning)
+	var progress []domain.PullProgress
+	for _, m := range h.reports.all()[mark:] {
+		if s, ok := m.(protocol.KernelStatus); ok && s.KernelID == k.KernelID && s.Pull != nil {
+			if s.Phase != domain.PhasePulling {
+				t.Errorf("progress in a %s report", s.Phase)
+			}
+			progress = append(progress, *s.Pull)
+		}
+	}
+	t.Logf("pull progress reported: %+v", progress)
+	if !slices.ContainsFunc(progress, func(p domain.PullProgress) bool { return p.BytesTotal >= podmantest.RegistryLayerBytes }) {
+		t.Errorf("progress %+v: no report knew the new layer's size", progress)
+	}
+	if phases := h.phases(k.KernelID); !slices.Contains(phases, domain.PhasePulling) {
+		t.Errorf("phases %v: no pulling", phases)
 	}
 }
