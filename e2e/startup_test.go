@@ -121,3 +121,54 @@ func TestAnAppBecomesReady(t *testing.T) {
 	}
 	d.awaitStatus(c.ID, d.terminate(c.ID), "TERMINATED")
 }
+
+// A session whose image its agent must pull (from a registry the test
+// serves, podmantest.RegistryImage) shows the pull's progress: the event
+// stream carries kernel.pull-progressed, and GET /v1/sessions/{id} keeps
+// the latest progress under the kernel once it runs.
+func TestAPullShowsItsProgress(t *testing.T) {
+	t.Parallel()
+	uri := podmantest.URL(t)
+	ref := podmantest.RegistryImage(t, uri)
+	d := startDev(t, uri)
+	var registered struct {
+		Position uint64 `json:"position"`
+	}
+	d.call("POST", "/v1/images", map[string]any{"reference": ref}, http.StatusCreated, &registered)
+	var c created
+	d.call("POST", fmt.Sprintf("/v1/sessions?wait_for_position=%d", registered.Position),
+		map[string]any{"image": ref, "command": "sleep 60", "resources": map[string]any{"cpu": 1, "mem": "64m"}}, http.StatusCreated, &c)
+	d.awaitStatus(c.ID, c.Position, "RUNNING")
+
+	var timeline struct {
+		Items []struct {
+			Kind    string `json:"kind"`
+			Summary string `json:"summary"`
+		} `json:"items"`
+	}
+	d.call("GET", "/v1/sessions/"+c.ID+"/timeline", nil, http.StatusOK, &timeline)
+	var pulled []string
+	for _, it := range timeline.Items {
+		if it.Kind == "kernel.pull-progressed" {
+			pulled = append(pulled, it.Summary)
+		}
+	}
+	if len(pulled) == 0 {
+		t.Fatalf("timeline %+v: no kernel.pull-progressed", timeline.Items)
+	}
+	t.Logf("pull progress in the timeline: %q", pulled)
+	var v struct {
+		Kernels []struct {
+			PullProgress *struct {
+				LayersTotal int   `json:"layers_total"`
+				BytesTotal  int64 `json:"bytes_total"`
+				Percent     int   `json:"percent"`
+			} `json:"pull_progress"`
+		} `json:"kernels"`
+	}
+	d.call("GET", "/v1/sessions/"+c.ID, nil, http.StatusOK, &v)
+	if len(v.Kernels) != 1 || v.Kernels[0].PullProgress == nil || v.Kernels[0].PullProgress.BytesTotal < podmantest.RegistryLayerBytes {
+		t.Fatalf("kernels %+v: want the pull's progress, knowing the new layer's size", v.Kernels)
+	}
+	d.awaitStatus(c.ID, d.terminate(c.ID), "TERMINATED")
+}
