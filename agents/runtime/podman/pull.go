@@ -43,19 +43,42 @@ func (r *Runtime) pull(ctx context.Context, ref string, progress func(runtime.Pu
 		return translate(ctx, "pull "+ref, err)
 	}
 	defer resp.Body.Close()
-	var t pullTracker
-	err = t.read(resp.Body, progress)
-	switch {
-	case ctx.Err() != nil:
+	if resp.StatusCode/100 != 2 {
+		// Refused before any progress: one error object, Docker's way.
+		err = pullRefusal(resp)
+	} else {
+		var t pullTracker
+		err = t.read(resp.Body, progress)
+	}
+	if ctx.Err() != nil {
 		return fmt.Errorf("podman: pull %s: %w", ref, ctx.Err())
-	case err == nil && resp.StatusCode/100 != 2:
-		err = fmt.Errorf("status %d", resp.StatusCode)
 	}
 	if err != nil {
 		// The service is up and said no: the image cannot be had.
 		return fmt.Errorf("podman: pull %s: %w: %w", ref, runtime.ErrNotFound, err)
 	}
 	return nil
+}
+
+// pullRefusal is the error of a pull the service refused with an error
+// status: the message of its JSON body ({"message"} before any progress,
+// or a jsonmessage with its error), else the status.
+func pullRefusal(resp *http.Response) error {
+	var body struct {
+		Message string                 `json:"message"`
+		Error   string                 `json:"error"`
+		Detail  *jsonmessage.JSONError `json:"errorDetail"`
+	}
+	_ = json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&body)
+	switch {
+	case body.Message != "":
+		return errors.New(body.Message)
+	case body.Detail != nil && body.Detail.Message != "":
+		return errors.New(body.Detail.Message)
+	case body.Error != "":
+		return errors.New(body.Error)
+	}
+	return fmt.Errorf("status %d", resp.StatusCode)
 }
 
 // pullTracker folds the pull's JSON messages (Docker's jsonmessage, one

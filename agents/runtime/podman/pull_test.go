@@ -3,6 +3,8 @@ package podman
 import (
 	"bytes"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/docker/docker/pkg/jsonmessage"
@@ -73,5 +75,24 @@ func TestPullTrackerReturnsTheStreamError(t *testing.T) {
 	}
 	if err := (&pullTracker{}).read(bytes.NewBufferString("{not json"), nil); err == nil {
 		t.Fatal("a broken stream is no error")
+	}
+}
+
+// A pull the service refuses with an error status says why: the message
+// of Docker's error object (sent before any progress), of a jsonmessage's
+// error, else the status.
+func TestPullRefusal(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ body, want string }{
+		{`{"message":"manifest unknown"}`, "manifest unknown"},
+		{`{"errorDetail":{"message":"unauthorized"},"error":"unauthorized"}`, "unauthorized"},
+		{`not json`, "status 500"},
+	} {
+		rec := httptest.NewRecorder()
+		rec.WriteHeader(http.StatusInternalServerError)
+		rec.WriteString(c.body)
+		if err := pullRefusal(rec.Result()); err == nil || err.Error() != c.want {
+			t.Errorf("%s: %v, want %s", c.body, err, c.want)
+		}
 	}
 }
