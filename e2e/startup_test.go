@@ -103,8 +103,9 @@ func TestAnAppBecomesReady(t *testing.T) {
 	}
 
 	var v struct {
-		Status  string `json:"status"`
-		Kernels []struct {
+		Status    string     `json:"status"`
+		StartedAt *time.Time `json:"started_at"`
+		Kernels   []struct {
 			ServicePorts []struct {
 				Name    string     `json:"name"`
 				Ready   bool       `json:"ready"`
@@ -118,6 +119,10 @@ func TestAnAppBecomesReady(t *testing.T) {
 	}
 	if p := v.Kernels[0].ServicePorts[0]; p.Name != "port-9000" || !p.Ready || p.ReadyAt == nil {
 		t.Fatalf("app %+v: want port-9000 ready", p)
+	}
+	if v.StartedAt != nil {
+		// The app starts a second after its container (sleep 1).
+		t.Logf("app ready %s after the session started", v.Kernels[0].ServicePorts[0].ReadyAt.Sub(*v.StartedAt))
 	}
 	d.awaitStatus(c.ID, d.terminate(c.ID), "TERMINATED")
 }
