@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/http"
 	"slices"
@@ -114,7 +115,7 @@ func (a *Agent) probeApps(ctx context.Context, k *kernel, id string) {
 		}
 		select {
 		case <-ctx.Done():
-			if ctx.Err() == context.DeadlineExceeded {
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 				a.log.Warn("kernel apps never answered", "kernel_id", k.id, "session_id", k.session, "ready", ready)
 			}
 			return
