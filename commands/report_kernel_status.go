@@ -23,6 +23,10 @@ type ReportKernelStatus struct {
 	// ServicePorts are the ports the agent published for the kernel's
 	// apps (when running).
 	ServicePorts []domain.PublishedPort
+	// Pull is the image pull's progress (pulling); ReadyApps are the apps
+	// that answered the agent's probe (running).
+	Pull      *domain.PullProgress
+	ReadyApps []string
 	// WhileStarting makes the report a start deadline's verdict: it
 	// applies only while the session is still starting (SCHEDULED to
 	// CREATING) and is refused with a conflict otherwise, since the
@@ -57,7 +61,8 @@ func (h reportKernelStatusHandler) Handle(ctx context.Context, md Metadata, cmd 
 	at := h.now()
 	report := domain.KernelReport{
 		KernelID: cmd.KernelID, AgentID: cmd.AgentID, Phase: cmd.Phase, ContainerID: cmd.ContainerID,
-		ExitCode: cmd.ExitCode, Reason: cmd.Reason, Message: cmd.Message, ServicePorts: cmd.ServicePorts, At: at,
+		ExitCode: cmd.ExitCode, Reason: cmd.Reason, Message: cmd.Message, ServicePorts: cmd.ServicePorts,
+		Pull: cmd.Pull, ReadyApps: cmd.ReadyApps, At: at,
 	}
 	s, pos, err := h.sessions.update(ctx, domain.SessionStream(cmd.SessionID), md, func(s *domain.Session) ([]domain.Event, error) {
 		if cmd.WhileStarting && !s.Status().IsStarting() {

@@ -72,6 +72,8 @@ var registry = buildRegistry(
 	entry[KernelExited](),
 	entry[KernelTerminated](),
 	entry[KernelErrored](),
+	entry[KernelPullProgressed](),
+	entry[KernelAppsReady](),
 	// Agent stream.
 	entry[AgentRegistered](),
 	entry[AgentAllocated](),

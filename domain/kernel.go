@@ -38,6 +38,10 @@ type Kernel struct {
 	statusReason string
 	exitCode     *int
 	servicePorts []PublishedPort
+	// pull is the latest image pull progress; appsReady the apps that
+	// answered (see kernel_phases.go).
+	pull      *PullProgress
+	appsReady []AppReady
 }
 
 func (k Kernel) ID() uuid.UUID         { return k.id }

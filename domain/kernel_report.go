@@ -47,7 +47,12 @@ type KernelReport struct {
 	Message     string
 	// ServicePorts are the ports the agent published, when running.
 	ServicePorts []PublishedPort
-	At           time.Time
+	// Pull is the image pull's progress, in a pulling report.
+	Pull *PullProgress
+	// ReadyApps are the apps (service port names) that answered the
+	// agent's probe, in a running report.
+	ReadyApps []string
+	At        time.Time
 }
 
 // ReportKernel folds an agent's report into the kernel's status and
@@ -97,8 +102,14 @@ func (s *Session) ReportKernel(r KernelReport) ([]Event, error) {
 		return append([]Event{rec}, events...), nil
 	}
 	kev, err := s.kernelEvent(op, k, r)
-	if kev == nil || err != nil {
+	if err != nil {
 		return nil, err
+	}
+	if kev == nil {
+		if d := k.detailEvent(r); d != nil {
+			return []Event{d}, nil
+		}
+		return nil, nil
 	}
 	// Disconnected from another agent: decide as the session was; only an
 	// end or a teardown moves it out of DISCONNECTED (its phase is derived
@@ -106,6 +117,15 @@ func (s *Session) ReportKernel(r KernelReport) ([]Event, error) {
 	events, err := s.resumed().withSessionEvent(op, kev, r)
 	if s.status == StatusDisconnected && len(events) == 2 && progressRank(sessionEventStatus(events[1])) > 0 {
 		events = events[:1]
+	}
+	if run, ok := kev.(KernelRunning); ok && err == nil {
+		// A running report that already names ready apps (a first report
+		// lost and sent again later): the kernel runs, then they are ready.
+		started := k
+		started.status, started.containerID, started.servicePorts = StatusRunning, run.ContainerID, run.ServicePorts
+		if d := started.detailEvent(r); d != nil {
+			events = append(events, d)
+		}
 	}
 	return events, err
 }
@@ -133,6 +153,9 @@ func (r KernelReport) validate(op string) error {
 		return Invalid(op, "reason", "required when failed")
 	}
 	if err := CheckPublishedPorts(op, "service_ports", r.ServicePorts); err != nil {
+		return err
+	}
+	if err := CheckPullProgress(op, "pull", r.Pull); err != nil {
 		return err
 	}
 	switch r.Phase {

@@ -126,6 +126,8 @@ func (s *Session) applyKernelEvent(ev Event) error {
 		reason string
 	)
 	switch e := ev.(type) {
+	case KernelPullProgressed, KernelAppsReady:
+		return s.applyKernelDetail(ev)
 	case KernelPreparing:
 		id, status, reason = e.KernelID, StatusPreparing, ReasonKernelPreparing
 	case KernelPulling:
@@ -159,6 +161,24 @@ func (s *Session) applyKernelEvent(ev Event) error {
 		code := e.ExitCode
 		k.exitCode = &code
 	}
+	return nil
+}
+
+// applyKernelDetail folds an event about a kernel's progress within its
+// phase; the kernel's status stays.
+func (s *Session) applyKernelDetail(ev Event) error {
+	var id uuid.UUID
+	switch e := ev.(type) {
+	case KernelPullProgressed:
+		id = e.KernelID
+	case KernelAppsReady:
+		id = e.KernelID
+	}
+	i := s.kernelIndex(id)
+	if i < 0 {
+		return fmt.Errorf("unknown kernel %s", id)
+	}
+	s.kernels[i].applyDetail(ev)
 	return nil
 }
 

@@ -178,6 +178,16 @@ func timelineOf(rec eventstore.RecordedEvent) (timelineEntry, error) {
 		with(v.At, fmt.Sprintf("kernel %s terminated (%s)", v.KernelID, v.Reason), "kernel_id", v.KernelID, "reason", v.Reason)
 	case domain.KernelErrored:
 		with(v.At, fmt.Sprintf("kernel %s failed (%s) %s", v.KernelID, v.Reason, v.Message), "kernel_id", v.KernelID, "reason", v.Reason, "message", v.Message)
+	case domain.KernelPullProgressed:
+		p := v.Progress
+		with(v.At, fmt.Sprintf("kernel %s pulled %d%% of its image (%d of %d layers)", v.KernelID, p.Percent(), p.LayersDone, p.LayersTotal),
+			"kernel_id", v.KernelID, "layers_done", p.LayersDone, "layers_total", p.LayersTotal, "bytes_done", p.BytesDone, "bytes_total", p.BytesTotal)
+	case domain.KernelAppsReady:
+		names := make([]string, len(v.Apps))
+		for i, a := range v.Apps {
+			names[i] = a.Name
+		}
+		with(v.At, fmt.Sprintf("kernel %s apps ready: %s", v.KernelID, strings.Join(names, ", ")), "kernel_id", v.KernelID, "apps", names)
 	case domain.AccessLogged:
 		r := v.Record
 		who := cmp.Or(r.UserID, r.AccessKey, "an unauthenticated caller")

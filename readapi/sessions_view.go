@@ -74,8 +74,40 @@ type kernelView struct {
 	// ServicePorts are the kernel's apps as its agent published them
 	// (empty until it runs). The host port is on the agent's loopback:
 	// shown, as no secret and no way in; apps are reached through the app
-	// proxy.
-	ServicePorts []domain.PublishedPort `json:"service_ports"`
+	// proxy. Each says whether the app answered its agent's probe yet.
+	ServicePorts []servicePortView `json:"service_ports"`
+	// PullProgress is how far the pull of the kernel's image is (latest
+	// report; absent when the image was present or no report came).
+	PullProgress *pullProgressView `json:"pull_progress,omitempty"`
+}
+
+// servicePortView is one app of a kernel: its published port, and
+// whether it is ready (it answered its agent's probe, at ReadyAt).
+type servicePortView struct {
+	domain.PublishedPort
+	Ready   bool       `json:"ready"`
+	ReadyAt *time.Time `json:"ready_at,omitempty"`
+}
+
+// pullProgressView is a kernel's image pull progress, with the share of
+// bytes done as a percentage.
+type pullProgressView struct {
+	domain.PullProgress
+	Percent int `json:"percent"`
+}
+
+func viewServicePorts(k sessions.Kernel) []servicePortView {
+	out := make([]servicePortView, len(k.ServicePorts))
+	for i, p := range k.ServicePorts {
+		out[i] = servicePortView{PublishedPort: p}
+		for _, r := range k.AppsReady {
+			if r.Name == p.Name {
+				at := r.At
+				out[i].Ready, out[i].ReadyAt = true, &at
+			}
+		}
+	}
+	return out
 }
 
 // kernelDeviceView is one device share of a kernel.
@@ -104,7 +136,10 @@ func viewSession(s sessions.Session) sessionView {
 			ID: k.ID, Index: k.Index, Role: k.Role, AgentID: k.AgentID, ContainerID: k.ContainerID,
 			Status: k.Status, StatusReason: k.StatusReason, StatusMessage: k.StatusMessage, ExitCode: k.ExitCode,
 			RequestedSlots: nonNilSlots(k.RequestedSlots), Devices: make([]kernelDeviceView, len(k.Devices)),
-			ServicePorts: nonNil(k.ServicePorts),
+			ServicePorts: viewServicePorts(k),
+		}
+		if p := k.PullProgress; p != nil {
+			kv.PullProgress = &pullProgressView{PullProgress: *p, Percent: p.Percent()}
 		}
 		for j, d := range k.Devices {
 			kv.Devices[j] = kernelDeviceView{DeviceID: d.DeviceID, Amount: d.Amount.String()}

@@ -25,9 +25,11 @@
 //     CAIRN_KERNEL_ID, CAIRN_SESSION_ID and CAIRN_KERNEL_ROLE, then its GPU
 //     variables), devices, labels and rlimits, its service ports published
 //     on 127.0.0.1 (see Apps below), and started; the agent
-//     reports preparing, pulling (if it pulls), creating, running (with
-//     the container id), and exited with the exit code when the process
-//     ends. An image that cannot be had, a spec the runtime refuses, or a
+//     reports preparing, pulling (if it pulls, with the pull's progress,
+//     throttled: see phases.go), creating, running (with the container id;
+//     again, with its ready apps, each time one more of its apps answers
+//     the agent's probe on its host port), and exited with the exit code
+//     when the process ends. An image that cannot be had, a spec the runtime refuses, or a
 //     start that fails is reported failed (failed-to-start) with the cause.
 //   - kernel.destroy: the container's logs are kept, the container is
 //     stopped (SIGTERM, then SIGKILL after Config.StopGrace) and removed,

@@ -71,7 +71,16 @@ func (a *Agent) bringUp(ctx context.Context, k *kernel) {
 		}
 		id = found.ID
 	}
+	// The apps are probed while the container runs: until watch returns.
+	probeCtx, stopProbe := context.WithCancel(ctx)
+	probed := make(chan struct{})
+	go func() {
+		defer close(probed)
+		a.probeApps(probeCtx, k, id)
+	}()
 	a.watch(ctx, k, id)
+	stopProbe()
+	<-probed
 }
 
 // reportAdopted reports a container found at start as it is; false when
@@ -127,7 +136,8 @@ func (a *Agent) createKernel(ctx context.Context, k *kernel) (runtime.Container,
 	}
 	if !present {
 		a.report(ctx, k, a.status(k, domain.PhasePulling))
-		err := a.retry(ctx, "pull", func() error { return rt.EnsureImage(ctx, cmd.Image) })
+		progress := a.pullProgress(ctx, k)
+		err := a.retry(ctx, "pull", func() error { return rt.EnsureImage(ctx, cmd.Image, progress) })
 		if err != nil {
 			return runtime.Container{}, a.fail(ctx, k, fmt.Errorf("image %s: %w", cmd.Image, err))
 		}

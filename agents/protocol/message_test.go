@@ -39,6 +39,10 @@ func samples() []protocol.Message {
 		protocol.AgentHeartbeat{AgentID: "node-1", Running: []uuid.UUID{kernel, kernel2}, IntervalMillis: 10_000, StartedAt: at.Add(-time.Minute), At: at},
 		protocol.KernelStatus{SessionID: session, KernelID: kernel, AgentID: "node-1", Phase: domain.PhaseRunning, ContainerID: "abc123", ObservedAt: at},
 		protocol.KernelStatus{SessionID: session, KernelID: kernel, AgentID: "node-1", Phase: domain.PhaseExited, ExitCode: 3, ObservedAt: at},
+		protocol.KernelStatus{SessionID: session, KernelID: kernel, AgentID: "node-1", Phase: domain.PhasePulling, ObservedAt: at,
+			Pull: &domain.PullProgress{LayersDone: 1, LayersTotal: 2, BytesDone: 10, BytesTotal: 20}},
+		protocol.KernelStatus{SessionID: session, KernelID: kernel, AgentID: "node-1", Phase: domain.PhaseRunning, ContainerID: "abc123", ObservedAt: at,
+			ServicePorts: []domain.PublishedPort{{Name: "web", Protocol: "http", ContainerPort: 8080, HostPort: 30000}}, ReadyApps: []string{"web"}},
 		protocol.KernelStatus{SessionID: session, KernelID: kernel, AgentID: "node-1", Phase: domain.PhaseFailed, Reason: domain.ReasonFailedToStart, Message: "image not found", ObservedAt: at},
 		protocol.KernelActivity{SessionID: session, KernelID: kernel, AgentID: "node-1", Signals: []string{protocol.SignalGPU, protocol.SignalNotebook, protocol.SignalTerminal}, ObservedAt: at},
 		protocol.KernelCreate{

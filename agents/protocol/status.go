@@ -1,6 +1,8 @@
 package protocol
 
 import (
+	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -31,7 +33,13 @@ type KernelStatus struct {
 	// ServicePorts are the ports the agent published for the kernel's
 	// apps, when running (the host ports are on the agent's loopback).
 	ServicePorts []domain.PublishedPort `json:"service_ports,omitempty"`
-	ObservedAt   time.Time              `json:"observed_at"`
+	// Pull is how far the image pull is, in a pulling report (agents send
+	// one at most every few seconds while a pull moves).
+	Pull *domain.PullProgress `json:"pull,omitempty"`
+	// ReadyApps are the apps (service port names) that answered the
+	// agent's probe so far, in a running report.
+	ReadyApps  []string  `json:"ready_apps,omitempty"`
+	ObservedAt time.Time `json:"observed_at"`
 }
 
 func (KernelStatus) MessageType() string { return TypeKernelStatus }
@@ -61,6 +69,20 @@ func (m KernelStatus) Validate() error {
 	}
 	if err := domain.CheckPublishedPorts(c.op, "service_ports", m.ServicePorts); err != nil {
 		c.errs = append(c.errs, err)
+	}
+	if err := domain.CheckPullProgress(c.op, "pull", m.Pull); err != nil {
+		c.errs = append(c.errs, err)
+	}
+	if m.Pull != nil && m.Phase != domain.PhasePulling {
+		c.bad("pull", "only in a pulling report")
+	}
+	if len(m.ReadyApps) > 0 && m.Phase != domain.PhaseRunning {
+		c.bad("ready_apps", "only in a running report")
+	}
+	for i, name := range m.ReadyApps {
+		if !slices.ContainsFunc(m.ServicePorts, func(p domain.PublishedPort) bool { return p.Name == name }) {
+			c.bad(fmt.Sprintf("ready_apps[%d]", i), "%q is not one of service_ports", name)
+		}
 	}
 	c.time("observed_at", m.ObservedAt)
 	return c.err()

@@ -69,8 +69,19 @@ type Runtime interface {
 	ImageExists(ctx context.Context, ref string) (bool, error)
 
 	// EnsureImage makes ref present locally, pulling it when it is not.
-	// An image that is neither local nor pullable is ErrNotFound.
-	EnsureImage(ctx context.Context, ref string) error
+	// An image that is neither local nor pullable is ErrNotFound. While
+	// it pulls, progress (if not nil) is called, from the calling
+	// goroutine, with each change the runtime reports: as often as the
+	// runtime says something, so a caller that forwards it throttles.
+	EnsureImage(ctx context.Context, ref string, progress func(PullProgress)) error
+}
+
+// PullProgress is how far an image pull is: layers done of the layers
+// announced so far, bytes received of the sizes announced so far (a
+// total grows as layers are announced; zero until the first is).
+type PullProgress struct {
+	LayersDone, LayersTotal int
+	BytesDone, BytesTotal   int64
 }
 
 // DefaultLogMaxBytes caps Logs when LogOptions.MaxBytes is zero.

@@ -386,6 +386,43 @@ func TestTimeline(t *testing.T) {
 	}
 }
 
+// TestTimelineShowsStartupDetails: an image pull's progress and an app
+// getting ready are entries of the session's timeline, in words.
+func TestTimelineShowsStartupDetails(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{})
+	e.registerAgent(t, "node-a")
+	c := e.create(t, aliceToken, `{"image":"cr.io/pytorch:2.4","resources":{"cpu":1,"mem":"1g"}}`)
+	e.schedule(t, c, "node-a", "")
+	kernel := uuid.MustParse(c.KernelIDs[0])
+	ports := []domain.PublishedPort{{Name: "web", Protocol: "http", ContainerPort: 8080, HostPort: 30000}}
+	var pos uint64
+	for _, r := range []commands.ReportKernelStatus{
+		{Phase: domain.PhasePulling},
+		{Phase: domain.PhasePulling, Pull: &domain.PullProgress{LayersDone: 1, LayersTotal: 2, BytesDone: 50, BytesTotal: 200}},
+		{Phase: domain.PhaseRunning, ContainerID: "c-1", ServicePorts: ports},
+		{Phase: domain.PhaseRunning, ContainerID: "c-1", ServicePorts: ports, ReadyApps: []string{"web"}},
+	} {
+		r.SessionID, r.KernelID, r.AgentID = uuid.MustParse(c.ID), kernel, "node-a"
+		res, err := e.handlers.ReportKernelStatus.Handle(context.Background(), testMD, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pos = res.Position
+	}
+	items, _ := e.timeline(t, aliceToken, c.ID, fmt.Sprintf("wait_for_position=%d", pos))
+	var summaries []string
+	for _, it := range items {
+		summaries = append(summaries, it.Summary)
+	}
+	all := strings.Join(summaries, "\n")
+	for _, want := range []string{"kernel " + kernel.String() + " pulled 25% of its image (1 of 2 layers)", "kernel " + kernel.String() + " apps ready: web"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("timeline lacks %q:\n%s", want, all)
+		}
+	}
+}
+
 // TestMyQuotas: a caller's use against each level of limits, as the
 // admission check counts it: a pending session counts at every level, the
 // project's limit is the project's, and a project the caller is not in is

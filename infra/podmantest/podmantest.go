@@ -1,8 +1,9 @@
 // Package podmantest gives tests the Podman service that
 // scripts/install-podman.sh provides (the REST API on
 // unix:///run/podman/podman.sock, or the URI in CAIRN_PODMAN_URL), the
-// local base image it builds, and the Jupyter image scripts/build-images.sh
-// builds.
+// local base image it builds, the Jupyter image scripts/build-images.sh
+// builds, and an image to pull from a registry served by the test itself
+// (RegistryImage: no other registry is reachable here).
 //
 // Without the service or the image, tests fail when CI=true and are skipped
 // loudly otherwise: the skip is also appended to the file named by

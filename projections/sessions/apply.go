@@ -70,6 +70,8 @@ func (m *ReadModel) Apply(ctx context.Context, tx projections.Tx, ev projections
 			started = d.Time(e.At)
 		}
 		return exec(ctx, tx, m.sql.setStatus, sid, string(e.Status), e.Reason, started, pos)
+	case domain.KernelPullProgressed, domain.KernelAppsReady:
+		return m.applyKernelDetail(ctx, tx, sid, pos, e)
 	default:
 		return m.applyKernel(ctx, tx, sid, pos, ev.Payload)
 	}
@@ -152,6 +154,33 @@ func (m *ReadModel) applyEnded(ctx context.Context, tx projections.Tx, sid strin
 		return err
 	}
 	return exec(ctx, tx, m.sql.ended, sid, string(status), reason, message, at, pos)
+}
+
+// applyKernelDetail records a kernel's progress within its phase: the
+// latest pull progress, or every app ready so far (each event carries the
+// whole value, so a write replaces the column).
+func (m *ReadModel) applyKernelDetail(ctx context.Context, tx projections.Tx, sid string, pos int64, ev domain.Event) error {
+	var err error
+	switch e := ev.(type) {
+	case domain.KernelPullProgressed:
+		var text string
+		if text, err = jsonText(e.Progress); err == nil {
+			err = exec(ctx, tx, m.sql.kernelPull, e.KernelID.String(), text, pos)
+		}
+	case domain.KernelAppsReady:
+		var text string
+		apps := e.Apps
+		if apps == nil {
+			apps = []domain.AppReady{}
+		}
+		if text, err = jsonText(apps); err == nil {
+			err = exec(ctx, tx, m.sql.kernelAppsReady, e.KernelID.String(), text, pos)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	return exec(ctx, tx, m.sql.touchSession, sid, pos)
 }
 
 // applyKernel records a kernel's progress or end.

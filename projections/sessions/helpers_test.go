@@ -147,6 +147,14 @@ func checkMirrors(t *testing.T, got sessions.Session, want *domain.Session) {
 			!sameSlots(g.RequestedSlots, k.Requested()) || g.ServicePorts == nil || !slices.Equal(g.ServicePorts, k.ServicePorts()) {
 			t.Errorf("kernel %d = %+v, want %+v", i, g, k)
 		}
+		if p, ok := k.PullProgress(); ok != (g.PullProgress != nil) || (ok && *g.PullProgress != p) {
+			t.Errorf("kernel %d pull progress %v, want %v (%v)", i, g.PullProgress, p, ok)
+		}
+		if ready := k.AppsReady(); g.AppsReady == nil || !slices.EqualFunc(g.AppsReady, ready, func(a, b domain.AppReady) bool {
+			return a.Name == b.Name && a.At.Equal(b.At)
+		}) {
+			t.Errorf("kernel %d apps ready %v, want %v", i, g.AppsReady, ready)
+		}
 		if code, ok := k.ExitCode(); ok != (g.ExitCode != nil) || (ok && *g.ExitCode != code) {
 			t.Errorf("kernel %d exit code %v, want %d (%v)", i, g.ExitCode, code, ok)
 		}
@@ -181,7 +189,7 @@ func sameSlots(a, b domain.Slots) bool {
 func dumpAll(t *testing.T, db *projections.DB) []string {
 	t.Helper()
 	out := projectiontest.Dump(t, db, "sessions", 31, "id")
-	return append(out, projectiontest.Dump(t, db, "kernels", 14, "id")...)
+	return append(out, projectiontest.Dump(t, db, "kernels", 16, "id")...)
 }
 
 // used appends an access record about the session, as the access log's

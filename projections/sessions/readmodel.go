@@ -51,6 +51,8 @@ func (*ReadModel) EventTypes() []string {
 		domain.TypeKernelExited,
 		domain.TypeKernelTerminated,
 		domain.TypeKernelErrored,
+		domain.TypeKernelPullProgressed,
+		domain.TypeKernelAppsReady,
 		// Access records about sessions: their last use.
 		domain.TypeAccessLogged,
 		domain.TypeAccessBatchLogged,
@@ -77,6 +79,8 @@ type statements struct {
 	ended           string
 	endKernels      string
 	kernelStatus    string
+	kernelPull      string
+	kernelAppsReady string
 	touchSession    string
 	used            string
 	getSession      string
@@ -93,7 +97,8 @@ const (
        s.created_at, s.scheduled_at, s.started_at, s.terminated_at, s.created_position, s.last_position,
        s.last_used_at`
 	kernelColumns = `k.id, k.idx, k.role, k.agent_id, k.container_id, k.status, k.status_reason,
-       k.status_message, k.exit_code, k.requested_slots, k.devices, k.last_position, k.service_ports`
+       k.status_message, k.exit_code, k.requested_slots, k.devices, k.last_position, k.service_ports,
+       k.pull_progress, k.apps_ready`
 )
 
 func newStatements(db *projections.DB) statements {
@@ -146,6 +151,10 @@ ON CONFLICT (id) DO NOTHING`),
        exit_code = COALESCE($5, exit_code), status_message = COALESCE($6, status_message),
        last_position = $7, service_ports = COALESCE($8, service_ports)
  WHERE id = $1 AND last_position < $7`),
+		kernelPull: db.SQL(`UPDATE {schema}.kernels SET pull_progress = $2, last_position = $3
+ WHERE id = $1 AND last_position < $3`),
+		kernelAppsReady: db.SQL(`UPDATE {schema}.kernels SET apps_ready = $2, last_position = $3
+ WHERE id = $1 AND last_position < $3`),
 		touchSession: db.SQL(`UPDATE {schema}.sessions SET last_position = $2 WHERE id = $1 AND last_position < $2`),
 		getSession: db.SQL(`SELECT ` + sessionColumns + `, ` + kernelColumns + `
   FROM {schema}.sessions s JOIN {schema}.kernels k ON k.session_id = s.id

@@ -70,10 +70,10 @@ type sessionRow struct {
 	createdAt, scheduledAt, startedAt, terminatedAt, lastUsedAt                    projections.NullTime
 	createdPos, lastPos                                                            int64
 
-	kID, kRole, kAgent, kContainer, kStatus, kReason, kMessage, kRequested, kDevices, kPorts string
-	kIndex                                                                                   int
-	kExitCode                                                                                sql.NullInt64
-	kPos                                                                                     int64
+	kID, kRole, kAgent, kContainer, kStatus, kReason, kMessage, kRequested, kDevices, kPorts, kPull, kReady string
+	kIndex                                                                                                  int
+	kExitCode                                                                                               sql.NullInt64
+	kPos                                                                                                    int64
 }
 
 func (r *sessionRow) dest() []any {
@@ -85,7 +85,7 @@ func (r *sessionRow) dest() []any {
 		&r.createdAt, &r.scheduledAt, &r.startedAt, &r.terminatedAt, &r.createdPos, &r.lastPos,
 		&r.lastUsedAt,
 		&r.kID, &r.kIndex, &r.kRole, &r.kAgent, &r.kContainer, &r.kStatus, &r.kReason,
-		&r.kMessage, &r.kExitCode, &r.kRequested, &r.kDevices, &r.kPos, &r.kPorts,
+		&r.kMessage, &r.kExitCode, &r.kRequested, &r.kDevices, &r.kPos, &r.kPorts, &r.kPull, &r.kReady,
 	}
 }
 
@@ -147,6 +147,8 @@ func (r *sessionRow) decode() (Session, Kernel, error) {
 		{"kernels.requested_slots", r.kRequested, &k.RequestedSlots},
 		{"kernels.devices", r.kDevices, &k.Devices},
 		{"kernels.service_ports", r.kPorts, &k.ServicePorts},
+		{"kernels.pull_progress", r.kPull, &k.PullProgress},
+		{"kernels.apps_ready", r.kReady, &k.AppsReady},
 	} {
 		if err := json.Unmarshal([]byte(f.text), f.dst); err != nil {
 			return Session{}, Kernel{}, fmt.Errorf("sessions: session %s: column %s: %w", sid, f.name, err)

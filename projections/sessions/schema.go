@@ -75,6 +75,11 @@ var migrations = map[projections.Dialect][]string{
 		// record about it (access.logged, access.batch-logged), what the
 		// idle limit counts from.
 		`ALTER TABLE {schema}.sessions ADD COLUMN last_used_at INTEGER`,
+		// A starting kernel's latest image pull progress
+		// (kernel.pull-progressed) and the apps of a running kernel that
+		// answered its agent (kernel.apps-ready).
+		`ALTER TABLE {schema}.kernels ADD COLUMN pull_progress TEXT NOT NULL DEFAULT 'null'`,
+		`ALTER TABLE {schema}.kernels ADD COLUMN apps_ready TEXT NOT NULL DEFAULT '[]'`,
 	},
 	projections.Postgres: {
 		`CREATE TABLE {schema}.sessions (
@@ -142,5 +147,7 @@ var migrations = map[projections.Dialect][]string{
 		`ALTER TABLE {schema}.sessions ADD COLUMN dependencies jsonb NOT NULL DEFAULT '[]'`,
 		`ALTER TABLE {schema}.kernels ADD COLUMN service_ports jsonb NOT NULL DEFAULT '[]'`,
 		`ALTER TABLE {schema}.sessions ADD COLUMN last_used_at timestamptz`,
+		`ALTER TABLE {schema}.kernels ADD COLUMN pull_progress jsonb NOT NULL DEFAULT 'null'`,
+		`ALTER TABLE {schema}.kernels ADD COLUMN apps_ready jsonb NOT NULL DEFAULT '[]'`,
 	},
 }

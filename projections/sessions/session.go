@@ -78,7 +78,13 @@ type Kernel struct {
 	// ServicePorts are the ports the kernel's agent published for its apps
 	// when it started (empty before, and for a kernel without apps).
 	ServicePorts []domain.PublishedPort `json:"service_ports"`
-	Position     uint64                 `json:"position"`
+	// PullProgress is the latest progress of the kernel's image pull (nil
+	// when none was reported).
+	PullProgress *domain.PullProgress `json:"pull_progress,omitempty"`
+	// AppsReady are the apps (by service port name) that answered the
+	// agent's probe, sorted by name.
+	AppsReady []domain.AppReady `json:"apps_ready"`
+	Position  uint64            `json:"position"`
 }
 
 // DeviceAssignment is one device share a session's kernel holds.

@@ -70,6 +70,14 @@ func TestSessionLifecycle(t *testing.T) {
 		}
 		for k := range 2 {
 			step("report preparing", e.report(t, report(k, domain.PhasePreparing)))
+			if k == 0 {
+				step("report pulling", e.report(t, report(k, domain.PhasePulling)))
+				progress := report(k, domain.PhasePulling)
+				progress.Pull = &domain.PullProgress{LayersDone: 1, LayersTotal: 2, BytesDone: 300, BytesTotal: 1000}
+				if s := step("report pull progress", e.report(t, progress)); s.Kernels[0].PullProgress == nil || s.Kernels[0].PullProgress.BytesDone != 300 {
+					t.Fatalf("pulling kernel %+v", s.Kernels[0])
+				}
+			}
 			running := report(k, domain.PhaseRunning)
 			running.ContainerID = fmt.Sprintf("c0ffee-%d", k)
 			if k == 0 {
@@ -79,6 +87,12 @@ func TestSessionLifecycle(t *testing.T) {
 				}
 			}
 			step("report running", e.report(t, running))
+			if k == 0 {
+				running.ReadyApps = []string{"port-9000"}
+				if s := step("report app ready", e.report(t, running)); len(s.Kernels[0].AppsReady) != 1 || s.Kernels[0].AppsReady[0].Name != "port-9000" {
+					t.Fatalf("ready kernel %+v", s.Kernels[0])
+				}
+			}
 		}
 		s = e.get(t, 0, id)
 		if s.Status != domain.StatusRunning || s.StartedAt == nil || s.Kernels[1].ContainerID != "c0ffee-1" ||
@@ -103,7 +117,8 @@ func TestSessionLifecycle(t *testing.T) {
 			`"requested_slots":{"cpu":"2","cuda.shares":"1","mem":"2147483648"}`,
 			`"devices":[{"device_id":"GPU-0","amount":"0.5"}]`, `"owner":{"user_id":"alice","access_key":"AK-alice"}`,
 			`"service_ports":[{"name":"jupyter","protocol":"http","container_port":8888,"host_port":30000},{"name":"port-9000","protocol":"preopen","container_port":9000,"host_port":30001}]`,
-			`"service_ports":[]`} {
+			`"service_ports":[]`, `"apps_ready":[{"name":"port-9000","at":"`, `"apps_ready":[]`,
+			`"pull_progress":{"layers_done":1,"layers_total":2,"bytes_done":300,"bytes_total":1000}`} {
 			if !strings.Contains(string(raw), want) {
 				t.Errorf("JSON %s lacks %s", raw, want)
 			}

@@ -27,11 +27,15 @@ func TestUnknownImage(t *testing.T) {
 	_, _, err = h.rt.Ensure(h.ctx, spec)
 	wantIs(t, err, runtime.ErrNotFound)
 	// The pull goes to the image's registry (localhost: nothing listens).
-	err = h.rt.EnsureImage(h.ctx, missing)
+	var moved []runtime.PullProgress
+	err = h.rt.EnsureImage(h.ctx, missing, func(p runtime.PullProgress) { moved = append(moved, p) })
 	wantIs(t, err, runtime.ErrNotFound)
+	if len(moved) != 0 {
+		t.Errorf("a pull that found nothing reported progress %v", moved)
+	}
 	t.Logf("pull of a missing image: %v", err)
 
-	if err := h.rt.EnsureImage(h.ctx, h.image); err != nil {
+	if err := h.rt.EnsureImage(h.ctx, h.image, nil); err != nil {
 		t.Errorf("ensure image %s: %v", h.image, err)
 	}
 }

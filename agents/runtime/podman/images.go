@@ -2,7 +2,6 @@ package podman
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -26,24 +25,15 @@ func (r *Runtime) ImageExists(ctx context.Context, ref string) (bool, error) {
 }
 
 // EnsureImage makes ref present locally, pulling it from its registry when
-// it is not. A pull that fails while the service is reachable is
+// it is not, and calls progress (if not nil) as the pull moves (see pull).
+// A pull that fails while the service is reachable is
 // runtime.ErrNotFound, with the registry's reason in the chain.
-func (r *Runtime) EnsureImage(ctx context.Context, ref string) error {
+func (r *Runtime) EnsureImage(ctx context.Context, ref string, progress func(runtime.PullProgress)) error {
 	ok, err := r.ImageExists(ctx, ref)
 	if err != nil || ok {
 		return err
 	}
-	_, err = images.Pull(r.call(ctx), ref, &images.PullOptions{Quiet: ptr(true)})
-	if err == nil {
-		return nil
-	}
-	terr := translate(ctx, "pull "+ref, err)
-	if ctx.Err() != nil || errors.Is(terr, runtime.ErrUnavailable) || errors.Is(terr, runtime.ErrInvalid) || errors.Is(terr, runtime.ErrNotFound) {
-		return terr
-	}
-	// The pull's errors are streamed in its body, without a status; the
-	// service is up, so the image cannot be had.
-	return fmt.Errorf("podman: pull %s: %w: %w", ref, runtime.ErrNotFound, err)
+	return r.pull(ctx, ref, progress)
 }
 
 // LocalImage is an image in the service's store under one of its names:

@@ -16,7 +16,7 @@ func (c *Consumer) status(ctx context.Context, md commands.Metadata, m protocol.
 	_, err := c.handlers.ReportKernelStatus.Handle(ctx, md, commands.ReportKernelStatus{
 		SessionID: m.SessionID, KernelID: m.KernelID, AgentID: m.AgentID, Phase: m.Phase,
 		ContainerID: m.ContainerID, ExitCode: m.ExitCode, Reason: m.Reason, Message: m.Message,
-		ServicePorts: m.ServicePorts,
+		ServicePorts: m.ServicePorts, Pull: m.Pull, ReadyApps: m.ReadyApps,
 	})
 	if err == nil {
 		return nil

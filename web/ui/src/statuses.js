@@ -19,3 +19,6 @@ export const ACTIVE_STATUSES = 'PENDING,SCHEDULED,PREPARING,PULLING,PREPARED,CRE
 
 /** ended answers whether a status is final. */
 export const ended = (s) => s === 'TERMINATED' || s === 'CANCELLED' || s === 'ERROR';
+
+/** STARTING_STATUSES are those of a placed session that has not run yet: its startup phases, in order. */
+export const STARTING_STATUSES = ['SCHEDULED', 'PREPARING', 'PULLING', 'PREPARED', 'CREATING'];

@@ -63,6 +63,8 @@ async function running(page, id) {
 /** openApp clicks an app's button (by keyboard when asked) and answers the tab it opened, once it left about:blank. */
 async function openApp(page, name, problems, { keyboard = false } = {}) {
   const button = page.getByRole('button', { name, exact: true });
+  // An app's button is enabled once its agent found the app answering.
+  await until(`${name} ready`, () => button.isEnabled());
   const click = keyboard ? button.focus().then(() => page.keyboard.press('Enter')) : button.click();
   const [tab] = await Promise.all([page.context().waitForEvent('page'), click]);
   watch(tab, problems);

@@ -5,7 +5,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { del, get, post, request } from '../api.js';
 import { useLiveReload } from '../live.js';
 import { limitsText } from '../limits.js';
-import { ended } from '../statuses.js';
+import { STARTING_STATUSES, ended } from '../statuses.js';
 import { ErrorBox, Loading, Slots, Status, Time, useApi } from '../ui.jsx';
 
 export function SessionPage({ params }) {
@@ -58,6 +58,7 @@ export function SessionPage({ params }) {
         </p>
       )}
       {x.status === 'PENDING' && <Pending id={id} tick={tick} />}
+      {STARTING_STATUSES.includes(x.status) && <Startup status={x.status} kernels={x.kernels} />}
       {x.status === 'RUNNING' && <Apps id={id} kernel={x.kernels.find((k) => k.role === 'main') || x.kernels[0]} />}
       <Limits idle={x.idle} lifetime={x.lifetime} />
       <dl class="facts">
@@ -131,6 +132,52 @@ export function SessionPage({ params }) {
   );
 }
 
+// Startup shows where a starting session is: its phase among the startup
+// phases, and while an image is pulled, how far each pulling kernel is
+// (layers and bytes of the totals its agent knows so far). The page
+// follows the session, so it moves as the agent reports.
+function Startup({ status, kernels }) {
+  const step = STARTING_STATUSES.indexOf(status);
+  const pulling = kernels.filter((k) => k.status === 'PULLING');
+  return (
+    <div class="startup" role="status" aria-label="Startup">
+      <ol class="phases">
+        {STARTING_STATUSES.map((p, i) => (
+          <li key={p} class={i < step ? 'done' : i === step ? 'current' : ''} aria-current={i === step ? 'step' : undefined}>
+            {phaseNames[p]}
+          </li>
+        ))}
+      </ol>
+      {pulling.map((k) => (
+        <p key={k.id} class="progress pull">
+          Pulling the image{kernels.length > 1 ? ` (kernel ${k.index})` : ''}:{' '}
+          {k.pull_progress ? (
+            <>
+              <progress max="100" value={k.pull_progress.percent} aria-label="Image pull" /> {k.pull_progress.percent}%{' '}
+              <span class="muted">
+                {mib(k.pull_progress.bytes_done)} of {mib(k.pull_progress.bytes_total)} MiB, layers {k.pull_progress.layers_done} of{' '}
+                {k.pull_progress.layers_total}
+              </span>
+            </>
+          ) : (
+            <span class="muted">waiting for the registry</span>
+          )}
+        </p>
+      ))}
+    </div>
+  );
+}
+
+const phaseNames = {
+  SCHEDULED: 'Placed',
+  PREPARING: 'Preparing',
+  PULLING: 'Pulling the image',
+  PREPARED: 'Prepared',
+  CREATING: 'Creating the container',
+};
+
+const mib = (bytes) => (bytes / (1 << 20)).toFixed(1);
+
 // Apps lists what the running session offers a browser: its terminal and
 // the service ports of its main kernel (an image's apps and the ports the
 // session pre-opened). Opening one asks the API for a link to the app
@@ -139,7 +186,8 @@ export function SessionPage({ params }) {
 // before the request (a popup blocker allows only that), then pointed at
 // the link, without a way back to this page (opener = null). A tcp port is
 // not a web app: it is listed with the host port the agent published it
-// on.
+// on. A web app's button is enabled once its agent found it answering
+// (ready); until then it says the app is starting.
 function Apps({ id, kernel }) {
   const [error, setError] = useState(null);
   const [busy, setBusy] = useState('');
@@ -165,8 +213,8 @@ function Apps({ id, kernel }) {
       setBusy('');
     }
   };
-  const button = (app, label) => (
-    <button type="button" disabled={busy === app} onClick={() => open(app)}>
+  const button = (app, label, ready = true) => (
+    <button type="button" disabled={busy === app || !ready} onClick={() => open(app)}>
       {label}
     </button>
   );
@@ -197,7 +245,11 @@ function Apps({ id, kernel }) {
               </>
             ) : (
               <>
-                {button(p.name, p.name)} <span class="muted">{p.protocol}, container port {p.container_port}</span>
+                {button(p.name, p.name, p.ready)}{' '}
+                <span class="muted">
+                  {p.protocol}, container port {p.container_port}
+                  {p.ready ? '' : ': starting, not answering yet'}
+                </span>
               </>
             )}
           </li>
