@@ -73,3 +73,43 @@ func TestSQLiteStatementsArePreparedOnceWithoutDeadlock(t *testing.T) {
 		t.Fatal("an insert into a missing table succeeded")
 	}
 }
+
+// Version is unsettled while a write transaction is under way, and
+// changes with every one, committed or rolled back.
+func TestVersionFollowsWrites(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	write, err := sqlite.OpenRaw(filepath.Join(t.TempDir(), "rm.db"), sqlite.Options{}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := NewSQLite(write, nil, SQLiteOptions{CloseWrite: true})
+	t.Cleanup(func() {
+		if err := db.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	v0, settled := db.Version()
+	if !settled {
+		t.Fatal("unsettled before any write")
+	}
+	var inside bool
+	if err := db.inTx(ctx, func(tx txn) error {
+		_, inside = db.Version()
+		_, err := tx.Exec(ctx, "CREATE TABLE t (k INTEGER)")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	v1, settled := db.Version()
+	if inside || !settled || v1 == v0 {
+		t.Fatalf("settled inside the write %v; after it version %d (before %d), settled %v", inside, v1, v0, settled)
+	}
+	failed := fmt.Errorf("rolled back")
+	if err := db.inTx(ctx, func(tx txn) error { return failed }); err == nil {
+		t.Fatal("the failing write committed")
+	}
+	if v2, settled := db.Version(); !settled || v2 == v1 {
+		t.Fatalf("after a rolled-back write: version %d (before %d), settled %v", v2, v1, settled)
+	}
+}
