@@ -68,7 +68,7 @@ func TestCachedRouteDiesWithItsSession(t *testing.T) {
 
 		lookup := &countedLookup{rm: rm}
 		routes := appproxy.NewCachedRoutes(appproxy.SessionRoutes{Sessions: lookup}, b.DB)
-		want := appproxy.Route{KernelID: kernel, AgentID: "node-1", Port: 8080}
+		want := appproxy.Route{KernelID: kernel, AgentID: "node-1", Port: 8080, HostPort: 30000}
 		for range 5 {
 			got, err := routes.Route(ctx, id, "web")
 			if err != nil || got != want {
