@@ -113,9 +113,9 @@ type Config struct {
 // every request is checked against its grant and routed by the read
 // models, so a restarted proxy serves the same URLs at once.
 type Proxy struct {
-	cfg     Config
-	log     *slog.Logger
-	rp      *httputil.ReverseProxy
+	cfg Config
+	log *slog.Logger
+	rp  *httputil.ReverseProxy
 	// apps forwards to apps through tunnels (tunnel.go).
 	apps    *httputil.ReverseProxy
 	tunnels tunnels

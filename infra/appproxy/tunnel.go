@@ -22,6 +22,8 @@ import (
 
 // Tunnels' limits.
 const (
+	// tunnelHandshake bounds a tunnel's upgrade: the agent's answer.
+	tunnelHandshake = 10 * time.Second
 	// tunnelIdle is how long an unused tunnel stays open for the next
 	// request.
 	tunnelIdle = 90 * time.Second
@@ -141,6 +143,9 @@ func (ts *tunnelSet) dial(ctx context.Context, _, _ string) (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The upgrade is bounded: an agent that takes the connection and
+	// never answers does not hold a request (or the transport) forever.
+	_ = conn.SetDeadline(time.Now().Add(tunnelHandshake))
 	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
 	br := bufio.NewReader(conn)
@@ -165,6 +170,7 @@ func (ts *tunnelSet) dial(ctx context.Context, _, _ string) (net.Conn, error) {
 		_ = conn.Close()
 		return nil, ctx.Err()
 	}
+	_ = conn.SetDeadline(time.Time{})
 	ts.mu.Lock()
 	ts.token, ts.learned = res.Header.Get(protocol.AppTokenHeader), true
 	ts.mu.Unlock()
