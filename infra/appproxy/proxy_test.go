@@ -70,8 +70,10 @@ type env struct {
 	now     time.Time
 	// tunneled are the connections the agent double turned into tunnels,
 	// served as the app.
-	tunneled *connListener
-	tunnels  int
+	tunneled      *connListener
+	tunnels       int
+	tunnelsClosed int
+	p             *appproxy.Proxy
 }
 
 // connListener hands the app server the tunnels' connections.
@@ -125,6 +127,12 @@ func newEnv(t *testing.T) *env {
 	e.tunneled = newConnListener()
 	apps := &http.Server{Handler: http.HandlerFunc(e.app), ConnContext: func(ctx context.Context, c net.Conn) context.Context {
 		return context.WithValue(ctx, tunnelPathKey{}, c.(*tunneledConn).path)
+	}, ConnState: func(_ net.Conn, s http.ConnState) {
+		if s == http.StateClosed {
+			e.mu.Lock()
+			e.tunnelsClosed++
+			e.mu.Unlock()
+		}
 	}}
 	go func() { _ = apps.Serve(e.tunneled) }()
 	t.Cleanup(func() { _ = apps.Close() })
@@ -149,6 +157,7 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	e.p = p
 	e.proxy = httptest.NewServer(p)
 	t.Cleanup(e.proxy.Close)
 	base, _ := url.Parse(e.proxy.URL)
@@ -691,3 +700,22 @@ func count(xs []string, x string) int {
 }
 
 func contains(xs []string, x string) bool { return count(xs, x) > 0 }
+
+// A proxy that stops serving closes its idle tunnels.
+func TestCloseIdleTunnels(t *testing.T) {
+	e := newEnv(t)
+	c := browser(t)
+	if status, body, _ := get(t, c, e.open("web")); status != http.StatusOK {
+		t.Fatalf("open: %d %s", status, body)
+	}
+	e.p.CloseIdle()
+	waitFor(t, func() bool {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		return e.tunnels > 0 && e.tunnelsClosed == e.tunnels
+	})
+	// A request after it opens a tunnel again.
+	if status, body, _ := get(t, c, e.proxy.URL+appproxy.AppPath(e.routes.session, "web")); status != http.StatusOK {
+		t.Fatalf("after CloseIdle: %d %s", status, body)
+	}
+}

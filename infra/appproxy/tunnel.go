@@ -99,6 +99,18 @@ func (p *Proxy) tunnel(key tunnelKey) *tunnelSet {
 	return ts
 }
 
+// CloseIdle closes the tunnels no request is using, and forgets every
+// tunnel set: what a proxy that stops serving leaves open on the agents.
+// Tunnels in use (WebSockets, requests under way) are left to end.
+func (p *Proxy) CloseIdle() {
+	p.tunnels.mu.Lock()
+	defer p.tunnels.mu.Unlock()
+	for k, ts := range p.tunnels.sets {
+		ts.transport.CloseIdleConnections()
+		delete(p.tunnels.sets, k)
+	}
+}
+
 // appToken returns the kernel's app token ("" when it has none), learned
 // from the first tunnel the set opened; it opens one if none was.
 func (ts *tunnelSet) appToken(ctx context.Context) (string, error) {

@@ -91,6 +91,7 @@ func (s *server) startAppProxy(reg prometheus.Registerer, access *accesslog.Writ
 		shut, cancel := context.WithTimeout(context.Background(), httpShutdownTimeout)
 		defer cancel()
 		err := srv.Shutdown(shut)
+		p.CloseIdle()
 		if errors.Is(err, http.ErrServerClosed) {
 			err = nil
 		}
