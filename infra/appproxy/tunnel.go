@@ -49,6 +49,9 @@ type tunnelSet struct {
 	p         *Proxy
 	transport *http.Transport
 
+	// learning is held while a tunnel is opened to learn the token.
+	learning sync.Mutex
+
 	mu       sync.Mutex
 	token    string // the kernel's app token, as the agent answered it
 	learned  bool
@@ -116,6 +119,15 @@ func (p *Proxy) CloseIdle() {
 func (ts *tunnelSet) appToken(ctx context.Context) (string, error) {
 	ts.mu.Lock()
 	token, learned := ts.token, ts.learned
+	ts.mu.Unlock()
+	if learned {
+		return token, nil
+	}
+	// One learns it; the requests that came meanwhile wait for it.
+	ts.learning.Lock()
+	defer ts.learning.Unlock()
+	ts.mu.Lock()
+	token, learned = ts.token, ts.learned
 	ts.mu.Unlock()
 	if learned {
 		return token, nil
