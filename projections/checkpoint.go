@@ -152,6 +152,8 @@ func (db *DB) inTx(ctx context.Context, fn func(txn) error) (err error) {
 			err = eventstore.StorageFull("projections", err)
 		}
 	}()
+	done := db.writes.begin()
+	defer done()
 	tx, err := db.begin(ctx)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)

@@ -122,6 +122,9 @@ type DB struct {
 	// reads counts the statements run by Query and QueryRow (see Reads);
 	// copies made by WithLog share it.
 	reads *atomic.Uint64
+	// writes tells readers when the tables may have changed (see
+	// Version); copies made by WithLog share it.
+	writes *writeVersion
 }
 
 // takesTurns reports whether write transactions take turns with the event
@@ -134,7 +137,7 @@ func (db *DB) takesTurns() bool {
 // NewDB builds a DB over a backend of dialect; prefix replaces "{schema}."
 // in statements ("" on SQLite, the quoted schema and a dot on PostgreSQL).
 func NewDB(dialect Dialect, prefix string, b Backend) *DB {
-	db := &DB{dialect: dialect, prefix: prefix, b: b, reads: new(atomic.Uint64)}
+	db := &DB{dialect: dialect, prefix: prefix, b: b, reads: new(atomic.Uint64), writes: new(writeVersion)}
 	db.cp = newCheckpointSQL(db)
 	return db
 }

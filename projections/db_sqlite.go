@@ -56,6 +56,14 @@ type sqliteBackend struct {
 	mu     sync.Mutex
 	stmts  map[string]*sql.Stmt
 	wanted map[string]bool
+
+	// reads are the statements of Query and QueryRow, prepared once on the
+	// read pool (which prepares them again on each of its connections as
+	// needed): the read side runs the same few queries again and again.
+	// Only when read is a pool of its own; through the write connection,
+	// preparing would wait behind a batch.
+	readMu sync.RWMutex
+	reads  map[string]*sql.Stmt
 }
 
 // maxStmts bounds the prepared statements kept: read models use a fixed
@@ -136,7 +144,13 @@ func (b *sqliteBackend) Begin(ctx context.Context) (txn, error) {
 }
 
 func (b *sqliteBackend) Query(ctx context.Context, query string, args ...any) (Rows, error) {
-	rows, err := b.read.QueryContext(ctx, query, args...)
+	var rows *sql.Rows
+	var err error
+	if st := b.readStmt(ctx, query); st != nil {
+		rows, err = st.QueryContext(ctx, args...)
+	} else {
+		rows, err = b.read.QueryContext(ctx, query, args...)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +158,42 @@ func (b *sqliteBackend) Query(ctx context.Context, query string, args ...any) (R
 }
 
 func (b *sqliteBackend) QueryRow(ctx context.Context, query string, args ...any) Row {
+	if st := b.readStmt(ctx, query); st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
 	return b.read.QueryRowContext(ctx, query, args...)
+}
+
+// readStmt returns query's statement prepared on the read pool, preparing
+// it the first time; nil when reads share the write connection, when
+// maxStmts are prepared already, or when it does not prepare (the query
+// then runs unprepared and reports its error there).
+func (b *sqliteBackend) readStmt(ctx context.Context, query string) *sql.Stmt {
+	if b.read == b.write {
+		return nil
+	}
+	b.readMu.RLock()
+	st, ok := b.reads[query]
+	n := len(b.reads)
+	b.readMu.RUnlock()
+	if ok || n >= maxStmts {
+		return st
+	}
+	st, err := b.read.PrepareContext(ctx, query)
+	if err != nil {
+		return nil
+	}
+	b.readMu.Lock()
+	defer b.readMu.Unlock()
+	if prior, dup := b.reads[query]; dup {
+		_ = st.Close()
+		return prior
+	}
+	if b.reads == nil {
+		b.reads = make(map[string]*sql.Stmt)
+	}
+	b.reads[query] = st
+	return st
 }
 
 func (b *sqliteBackend) Close() error {
@@ -155,6 +204,12 @@ func (b *sqliteBackend) Close() error {
 	}
 	b.stmts = nil
 	b.mu.Unlock()
+	b.readMu.Lock()
+	for _, st := range b.reads {
+		errs = append(errs, st.Close())
+	}
+	b.reads = nil
+	b.readMu.Unlock()
 	if b.ownsWrite {
 		errs = append(errs, b.write.Close())
 	}

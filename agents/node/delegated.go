@@ -4,10 +4,12 @@ import "net/http"
 
 // proxyRoutes are the Handler's patterns an app proxy's own key (granted
 // by the account key, busauth.IssueAppProxyKey) may call: a kernel's apps
-// and its terminals, which is all a proxy forwards. The logs, the
-// terminals' list and the tunnels stay the manager's.
+// (through a tunnel to a published port, or the per-request app route) and
+// its terminals, which is all a proxy forwards. The logs and the
+// terminals' list stay the manager's.
 var proxyRoutes = map[string]bool{
 	"/kernels/{id}/apps/{port}/{rest...}":    true,
+	"GET /kernels/{id}/ports/{port}/tunnel":  true,
 	"GET /kernels/{id}/terminals/{terminal}": true,
 }
 

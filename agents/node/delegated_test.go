@@ -50,6 +50,11 @@ func TestAppProxyKeyReachesAppsOnly(t *testing.T) {
 	if got := get(w.server.URL + "/kernels/" + w.kernel.String() + "/terminals/" + w.kernel.String()); got == http.StatusUnauthorized {
 		t.Errorf("a terminal signed by the proxy's key: %d, want past authentication", got)
 	}
+	// Past the signature check: the tunnel answers for itself (400
+	// without its upgrade), not 401.
+	if got := get(w.server.URL + "/kernels/" + w.kernel.String() + "/ports/1/tunnel"); got == http.StatusUnauthorized {
+		t.Errorf("a tunnel signed by the proxy's key: %d, want past authentication", got)
+	}
 	for _, p := range []string{"/logs", "/terminals"} {
 		if got := get(w.server.URL + "/kernels/" + w.kernel.String() + p); got != http.StatusUnauthorized {
 			t.Errorf("%s signed by the proxy's key: %d, want 401", p, got)

@@ -119,7 +119,9 @@
 // running report lists the ports; a restarted agent keeps them; they are
 // freed when the container is removed. Handler forwards the manager's
 // signed requests to them (/kernels/{id}/apps/{port}/...), adding the app
-// token, and tunnels raw TCP (/kernels/{id}/ports/{port}/tunnel).
+// token, and tunnels raw TCP (/kernels/{id}/ports/{port}/tunnel), answering
+// the app token on the tunnel's upgrade when asked: the app proxy speaks
+// HTTP to the app through such tunnels, one signed upgrade per connection.
 //
 // # Logs
 //

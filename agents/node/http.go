@@ -40,8 +40,12 @@ import (
 //	GET /kernels/{kernel id}/ports/{container port}/tunnel
 //	    with Connection: Upgrade and Upgrade: cairn-tunnel (TunnelProtocol):
 //	    101, then the connection carries raw bytes both ways to the
-//	    published port (for tcp apps) until either side closes; 426 without
-//	    the upgrade headers, 404 and 502 as above.
+//	    published port until either side closes: the app proxy speaks
+//	    HTTP to the app through it, many requests per tunnel. A request
+//	    with Cairn-App-Token: want (protocol.AppTokenHeader) gets the
+//	    kernel's app token in the 101's Cairn-App-Token header, for the
+//	    caller to add as the agent does above. 426 without the upgrade
+//	    headers, 404 and 502 as above.
 //	GET /kernels/{kernel id}/terminals/{terminal id}?cols=<n>&rows=<n>
 //	    a WebSocket to the terminal (a shell in the kernel) of that id, a
 //	    UUID the client chooses: started if there is none, attached again

@@ -429,6 +429,9 @@ func TestAppTunnel(t *testing.T) {
 	if err != nil || res.StatusCode != http.StatusSwitchingProtocols || res.Header.Get("Upgrade") != TunnelProtocol {
 		t.Fatalf("upgrade answer %+v, %v", res, err)
 	}
+	if res.Header.Get(protocol.AppTokenHeader) != "" {
+		t.Fatal("the app token in an answer that did not ask for it")
+	}
 	if line, err := br.ReadString('\n'); err != nil || line != "hello from the app\n" {
 		t.Fatalf("first line %q, %v", line, err)
 	}
@@ -440,6 +443,23 @@ func TestAppTunnel(t *testing.T) {
 	back, err := io.ReadAll(br)
 	if err != nil || string(back) != payload {
 		t.Errorf("echoed %d bytes, %v; want the %d sent", len(back), err, len(payload))
+	}
+
+	// The app proxy asks for the app token, which it adds to the HTTP
+	// requests it sends through the tunnel.
+	req.Header.Set(protocol.AppTokenHeader, protocol.AppTokenWanted)
+	conn2, err := net.Dial("tcp", w.server.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn2.Close()
+	_ = conn2.SetDeadline(time.Now().Add(30 * time.Second))
+	if err := req.Write(conn2); err != nil {
+		t.Fatal(err)
+	}
+	res, err = http.ReadResponse(bufio.NewReader(conn2), req)
+	if err != nil || res.StatusCode != http.StatusSwitchingProtocols || res.Header.Get(protocol.AppTokenHeader) != testAppToken {
+		t.Fatalf("upgrade answer asked for the token %+v, %v", res, err)
 	}
 }
 

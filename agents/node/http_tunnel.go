@@ -20,12 +20,13 @@ import (
 const TunnelProtocol = protocol.TunnelUpgrade
 
 // serveTunnel answers GET /kernels/{id}/ports/{port}/tunnel: with the
-// upgrade to TunnelProtocol asked, it answers 101 and then carries bytes
-// both ways between the caller's connection and the published port,
-// until either side closes (see Handler).
+// upgrade to TunnelProtocol asked, it answers 101 (with the kernel's app
+// token when the request asks for it: protocol.AppTokenHeader) and then
+// carries bytes both ways between the caller's connection and the
+// published port, until either side closes (see Handler).
 func (a *Agent) serveTunnel(w http.ResponseWriter, r *http.Request) {
 	const op = "agent.tunnel"
-	id, port, hostPort, _, err := a.publishedPort(r, op)
+	id, port, hostPort, apps, err := a.publishedPort(r, op)
 	if err != nil {
 		httpapi.WriteProblem(w, r, err)
 		return
@@ -56,7 +57,11 @@ func (a *Agent) serveTunnel(w http.ResponseWriter, r *http.Request) {
 	}
 	defer conn.Close()
 	_ = conn.SetDeadline(time.Time{}) // the server's read timeouts are for requests, not tunnels
-	if _, err := buf.WriteString("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: " + TunnelProtocol + "\r\n\r\n"); err != nil {
+	head := "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: " + TunnelProtocol + "\r\n"
+	if r.Header.Get(protocol.AppTokenHeader) == protocol.AppTokenWanted && apps.token != "" {
+		head += protocol.AppTokenHeader + ": " + apps.token + "\r\n"
+	}
+	if _, err := buf.WriteString(head + "\r\n"); err != nil {
 		return
 	}
 	if err := buf.Flush(); err != nil {

@@ -5,7 +5,7 @@
 //
 // # Path
 //
-//	browser --HTTP/WebSocket--> app proxy --signed HTTP--> agent's endpoint --> 127.0.0.1:<host port> --> container
+//	browser --HTTP/WebSocket--> app proxy ==tunnel==> agent's endpoint --> 127.0.0.1:<host port> --> container
 //
 // The proxy is stateless: `cairn dev` runs one on its own listener,
 // `cairn proxy` (package proxyserver) runs it alone; a cluster runs as
@@ -21,14 +21,26 @@
 //     answered 404, exactly like an app that does not exist;
 //  2. asks the read models where the app runs now (Routes): the session
 //     must be running and offer the app; an ended session's app answers
-//     404 at once, whatever cookie the browser holds;
+//     404 at once, whatever cookie the browser holds. CachedRoutes keeps
+//     what the read models answered until their database begins its next
+//     write (projections.DB.Version), which is as exact as a query per
+//     request;
 //  3. forwards the request, streamed unbuffered, WebSocket upgrades
 //     included, to the agent that runs the kernel (Addresses: the URL the
-//     agent announced), signed as the manager signs its requests to agents
-//     (Signer): GET {agent}/kernels/{kernel}/apps/{container port}{path}
-//     for an app, {agent}/kernels/{kernel}/terminals/{terminal} for the
-//     terminal. The agent proxies to the port it published on its own
-//     loopback, so no app port is reachable from the network.
+//     agent announced). An app's request goes through a tunnel
+//     (tunnel.go): a connection to the agent's endpoint turned, by one
+//     upgrade signed as the manager signs its requests to agents (Signer),
+//     into raw bytes to the port the agent published on its own loopback
+//     (GET {agent}/kernels/{kernel}/ports/{container port}/tunnel). The
+//     proxy keeps an http.Transport of such tunnels per agent, kernel and
+//     port and speaks HTTP to the app through them, kept alive and reused:
+//     one signature per connection, and the agent only copies bytes. The
+//     tunnel's 101 answers the kernel's app token (asked for with
+//     protocol.AppTokenHeader), which the proxy adds as "Authorization:
+//     token ..." to requests without an Authorization, as the agent's own
+//     app route does. The terminal's WebSocket is a signed request to
+//     {agent}/kernels/{kernel}/terminals/{terminal}. No app port is
+//     reachable from the network.
 //
 // An image's app sees its request at its full path (/v1/sessions/{id}/
 // apps/{app}/...), with X-Forwarded-Prefix naming that prefix: such apps are
@@ -60,7 +72,8 @@
 // # Restart
 //
 // A proxy keeps nothing but the nonces of used tickets (so a ticket opens
-// one request) and when it last recorded traffic. A restarted proxy
+// one request), when it last recorded traffic, idle tunnels and the
+// routes CachedRoutes holds until the read models' next write. A restarted proxy
 // answers the same URLs at once: the cookie is sealed, the route is read
 // anew. Closing a session never waits on a proxy.
 package appproxy

@@ -11,7 +11,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/cairnhq/cairn/agents/protocol"
 	"github.com/cairnhq/cairn/domain"
 )
 
@@ -110,11 +109,7 @@ func (p *Proxy) serveHost(w http.ResponseWriter, r *http.Request, session uuid.U
 	if prefix := AppPath(session, app); !route.OwnsRoot && !strings.HasPrefix(path, prefix) {
 		path = prefix + strings.TrimPrefix(path, "/")
 	}
-	target := protocol.AppPath(route.KernelID, route.Port) + path
-	if enc := q.Encode(); enc != "" {
-		target += "?" + enc
-	}
-	p.forward(w, r.WithContext(context.WithValue(r.Context(), onHostKey{}, true)), g, route, target)
+	p.forwardApp(w, r.WithContext(context.WithValue(r.Context(), onHostKey{}, true)), g, route, appTarget(route, path, q))
 }
 
 // exchangeTicket trades the ticket grant g came from for an app cookie

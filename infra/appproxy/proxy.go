@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -18,7 +19,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/cairnhq/cairn/agents/protocol"
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/domain/audit"
 	"github.com/cairnhq/cairn/infra/httpapi"
@@ -40,6 +40,9 @@ type Route struct {
 	AgentID  string
 	// Port is the app's container port; 0 for the terminal.
 	Port int
+	// HostPort is the port the agent published Port on, on its loopback:
+	// the app sees it in its Host header, as if reached there (0: Port).
+	HostPort int
 	// OwnsRoot says the app knows nothing of its path on the proxy: it is
 	// sent its requests with the app's prefix removed, and the redirects
 	// it answers get the prefix back (a pre-opened port: whatever the user
@@ -86,8 +89,10 @@ type Config struct {
 	// DefaultCookieTTL); the session's end closes the app sooner.
 	CookieTTL     time.Duration
 	ActivityEvery time.Duration
-	// Transport reaches the agents (default: a clone of
-	// http.DefaultTransport).
+	// Transport reaches the agents for terminals (default: a clone of
+	// http.DefaultTransport); apps are reached through tunnels the proxy
+	// dials itself (with Transport's TLS settings when it is an
+	// *http.Transport).
 	Transport http.RoundTripper
 	// TerminalPage serves the terminal's page and its assets (the Web-UI's
 	// xterm.js page, package web) under the terminal's app path, which the
@@ -112,9 +117,12 @@ type Config struct {
 // every request is checked against its grant and routed by the read
 // models, so a restarted proxy serves the same URLs at once.
 type Proxy struct {
-	cfg     Config
-	log     *slog.Logger
-	rp      *httputil.ReverseProxy
+	cfg Config
+	log *slog.Logger
+	rp  *httputil.ReverseProxy
+	// apps forwards to apps through tunnels (tunnel.go).
+	apps    *httputil.ReverseProxy
+	tunnels tunnels
 	used    *usedTickets
 	mux     *http.ServeMux
 	metrics *metrics
@@ -178,6 +186,16 @@ func New(cfg Config) (*Proxy, error) {
 		ErrorHandler:   p.upstreamError,
 		ErrorLog:       slog.NewLogLogger(p.log.Handler(), slog.LevelWarn),
 	}
+	p.apps = &httputil.ReverseProxy{
+		Rewrite:        p.rewrite,
+		Transport:      tunnelRoundTripper{},
+		FlushInterval:  -1,
+		ModifyResponse: p.modifyResponse,
+		ErrorHandler:   p.upstreamError,
+		ErrorLog:       slog.NewLogLogger(p.log.Handler(), slog.LevelWarn),
+		BufferPool:     copyBuffers,
+	}
+	p.rp.BufferPool = copyBuffers
 	p.mux = http.NewServeMux()
 	p.mux.HandleFunc("/v1/sessions/{id}/apps/{app}/{rest...}", p.serveApp)
 	p.mux.HandleFunc("/v1/sessions/{id}/apps/{app}", func(w http.ResponseWriter, r *http.Request) {
@@ -214,13 +232,19 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // upstream is what rewrite needs to know of a request: set in its
 // context by serveApp and serveTerminal.
 type upstream struct {
-	target    *url.URL
+	target *url.URL
+	// signature is the manager's signature of a request to the agent's
+	// endpoint (the terminal); empty through a tunnel.
 	signature string
 	grant     Grant
 	agentID   string
 	ownsRoot  bool
 	// onHost: the request came to the app's own host (subdomain mode).
 	onHost bool
+	// tunnel carries an app's request, and token is its kernel's app
+	// token (added as the agent adds it on its own app route).
+	tunnel *tunnelSet
+	token  string
 }
 
 type upstreamKey struct{}
@@ -264,12 +288,71 @@ func (p *Proxy) serveApp(w http.ResponseWriter, r *http.Request) {
 	if route.OwnsRoot {
 		path = "/" + strings.TrimPrefix(path, AppPath(session, app))
 	}
-	target := protocol.AppPath(route.KernelID, route.Port) + path
-	if enc := q.Encode(); enc != "" {
-		target += "?" + enc
-	}
-	p.forward(w, r, g, route, target)
+	p.forwardApp(w, r, g, route, appTarget(route, path, q))
 }
+
+// appTarget is the URL an app's request is sent to through its tunnel:
+// path (escaped) and query q, and as its host what the app sees in Host,
+// the published port on the agent's loopback.
+func appTarget(route Route, path string, q url.Values) *url.URL {
+	host := route.HostPort
+	if host <= 0 {
+		host = route.Port
+	}
+	target := &url.URL{Scheme: "http", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(host)), RawQuery: q.Encode()}
+	if unescaped, err := url.PathUnescape(path); err == nil {
+		target.Path, target.RawPath = unescaped, path
+	} else {
+		target.Path = path
+	}
+	return target
+}
+
+// forwardApp sends the request to the app through a tunnel to its port
+// on the agent that runs the route's kernel, at target (the app's path and
+// query; its host is what the app sees in Host).
+func (p *Proxy) forwardApp(w http.ResponseWriter, r *http.Request, g Grant, route Route, target *url.URL) {
+	base, ok := p.cfg.Agents.Address(route.AgentID)
+	if !ok {
+		p.noAddress(w, r, route.AgentID)
+		return
+	}
+	ts := p.tunnel(tunnelKey{base: strings.TrimRight(base, "/"), agentID: route.AgentID, kernel: route.KernelID, port: route.Port})
+	up := &upstream{target: target, grant: g, agentID: route.AgentID, ownsRoot: route.OwnsRoot, tunnel: ts,
+		onHost: r.Context().Value(onHostKey{}) != nil}
+	ctx := context.WithValue(r.Context(), upstreamKey{}, up)
+	token, err := ts.appToken(ctx)
+	if err != nil {
+		p.upstreamError(w, r.WithContext(ctx), err)
+		return
+	}
+	up.token = token
+	p.touch(r, g)
+	p.serveUpstream(w, r.WithContext(ctx), p.apps, g)
+}
+
+// tunnelRoundTripper sends a request through the tunnels of its
+// upstream's app.
+type tunnelRoundTripper struct{}
+
+func (tunnelRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	up := req.Context().Value(upstreamKey{}).(*upstream)
+	return up.tunnel.transport.RoundTrip(req)
+}
+
+// copyBuffers are the buffers the reverse proxies copy bodies with.
+var copyBuffers = &bufferPool{}
+
+type bufferPool struct{ sync.Pool }
+
+func (b *bufferPool) Get() []byte {
+	if buf, ok := b.Pool.Get().(*[]byte); ok {
+		return *buf
+	}
+	return make([]byte, 32<<10)
+}
+
+func (b *bufferPool) Put(buf []byte) { b.Pool.Put(&buf) }
 
 // terminalSocket is the terminal page's WebSocket, under the terminal's
 // app path (so the app cookie reaches it).
@@ -445,8 +528,7 @@ func (p *Proxy) route(w http.ResponseWriter, r *http.Request, g Grant) (Route, b
 func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, g Grant, route Route, target string) {
 	base, ok := p.cfg.Agents.Address(route.AgentID)
 	if !ok {
-		p.problem(w, r, domain.Errorf("app.proxy", domain.KindUnavailable,
-			"agent %s has announced no HTTP endpoint (started without --listen), so its apps cannot be reached", route.AgentID))
+		p.noAddress(w, r, route.AgentID)
 		return
 	}
 	u, err := url.Parse(strings.TrimRight(base, "/") + target)
@@ -462,16 +544,26 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, g Grant, route R
 	p.touch(r, g)
 	up := &upstream{target: u, signature: signed.Header.Get(signatureHeader), grant: g, agentID: route.AgentID, ownsRoot: route.OwnsRoot,
 		onHost: r.Context().Value(onHostKey{}) != nil}
-	ctx := context.WithValue(r.Context(), upstreamKey{}, up)
+	p.serveUpstream(w, r.WithContext(context.WithValue(r.Context(), upstreamKey{}, up)), p.rp, g)
+}
+
+// serveUpstream runs rp on r (whose context holds its upstream),
+// counting and recording WebSockets.
+func (p *Proxy) serveUpstream(w http.ResponseWriter, r *http.Request, rp *httputil.ReverseProxy, g Grant) {
 	upgrade := isUpgrade(r)
 	if upgrade {
 		p.metrics.sockets.Inc()
 	}
-	p.rp.ServeHTTP(w, r.WithContext(ctx))
+	rp.ServeHTTP(w, r)
 	if upgrade {
 		p.metrics.sockets.Dec()
 		p.record(r, g, "app.close "+g.App, http.StatusSwitchingProtocols)
 	}
+}
+
+func (p *Proxy) noAddress(w http.ResponseWriter, r *http.Request, agentID string) {
+	p.problem(w, r, domain.Errorf("app.proxy", domain.KindUnavailable,
+		"agent %s has announced no HTTP endpoint (started without --listen), so its apps cannot be reached", agentID))
 }
 
 // signatureHeader is the header the manager's signature travels in
@@ -492,6 +584,13 @@ func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
 		if strings.HasPrefix(http.CanonicalHeaderKey(k), "Cairn-") {
 			pr.Out.Header.Del(k)
 		}
+	}
+	if up.tunnel != nil {
+		// The app's own request: what the agent adds on its app route.
+		if up.token != "" && pr.Out.Header.Get("Authorization") == "" {
+			pr.Out.Header.Set("Authorization", "token "+up.token)
+		}
+		return
 	}
 	pr.Out.Header.Set(signatureHeader, up.signature)
 }
@@ -570,8 +669,23 @@ func (p *Proxy) upstreamError(w http.ResponseWriter, r *http.Request, err error)
 	if up != nil {
 		agent = up.agentID
 	}
+	if te, ok := asTunnelError(err); ok {
+		p.metrics.upstreamErrors.Inc()
+		p.log.Info("tunnel refused", "agent_id", te.agentID, "path", r.URL.Path, "status", te.status, "detail", te.detail)
+		status, kind := http.StatusBadGateway, "bad-gateway"
+		if te.status == http.StatusNotFound {
+			// The read models ran ahead of the agent (or behind it).
+			status, kind = http.StatusNotFound, "not-found"
+		}
+		p.statusProblem(w, r, status, kind, te.detail)
+		return
+	}
 	p.log.Warn("agent unreachable", "agent_id", agent, "path", r.URL.Path, "error", err)
 	p.metrics.upstreamErrors.Inc()
+	if up != nil && up.tunnel != nil {
+		p.statusProblem(w, r, http.StatusBadGateway, "bad-gateway", fmt.Sprintf("the app, through agent %s, did not answer", agent))
+		return
+	}
 	p.statusProblem(w, r, http.StatusBadGateway, "bad-gateway", fmt.Sprintf("the agent %s that runs this app does not answer", agent))
 }
 

@@ -1,9 +1,11 @@
 package appproxy_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -16,6 +18,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/google/uuid"
 
+	"github.com/cairnhq/cairn/agents/protocol"
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/domain/audit"
 	"github.com/cairnhq/cairn/infra/appproxy"
@@ -65,7 +68,48 @@ type env struct {
 	seen    []*http.Request
 	records []audit.Record
 	now     time.Time
+	// tunneled are the connections the agent double turned into tunnels,
+	// served as the app.
+	tunneled      *connListener
+	tunnels       int
+	tunnelsClosed int
+	p             *appproxy.Proxy
 }
+
+// connListener hands the app server the tunnels' connections.
+type connListener struct {
+	conns chan net.Conn
+	done  chan struct{}
+	once  sync.Once
+}
+
+func newConnListener() *connListener {
+	return &connListener{conns: make(chan net.Conn), done: make(chan struct{})}
+}
+
+func (l *connListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *connListener) Close() error   { l.once.Do(func() { close(l.done) }); return nil }
+func (l *connListener) Addr() net.Addr { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)} }
+
+// tunneledConn is a tunnel's connection: path is its app's path on the
+// agent (/kernels/{k}/apps/{port}).
+type tunneledConn struct {
+	net.Conn
+	r    *bufio.Reader
+	path string
+}
+
+func (c *tunneledConn) Read(b []byte) (int, error) { return c.r.Read(b) }
+
+type tunnelPathKey struct{}
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
@@ -80,6 +124,18 @@ func newEnv(t *testing.T) *env {
 	e := &env{t: t, keys: keys, routes: &routes{session: uuid.New(), kernel: uuid.New()}, user: uuid.New(), now: time.Now()}
 	agent := httptest.NewServer(http.HandlerFunc(e.agent))
 	t.Cleanup(agent.Close)
+	e.tunneled = newConnListener()
+	apps := &http.Server{Handler: http.HandlerFunc(e.app), ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+		return context.WithValue(ctx, tunnelPathKey{}, c.(*tunneledConn).path)
+	}, ConnState: func(_ net.Conn, s http.ConnState) {
+		if s == http.StateClosed {
+			e.mu.Lock()
+			e.tunnelsClosed++
+			e.mu.Unlock()
+		}
+	}}
+	go func() { _ = apps.Serve(e.tunneled) }()
+	t.Cleanup(func() { _ = apps.Close() })
 	p, err := appproxy.New(appproxy.Config{
 		Keys: keys, Routes: e.routes, Agents: addresses{"a1": agent.URL},
 		Sign: func(req *http.Request, agentID string) error {
@@ -101,6 +157,7 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	e.p = p
 	e.proxy = httptest.NewServer(p)
 	t.Cleanup(e.proxy.Close)
 	base, _ := url.Parse(e.proxy.URL)
@@ -120,17 +177,64 @@ func (e *env) advance(d time.Duration) {
 	e.now = e.now.Add(d)
 }
 
-// agent answers as an agent's app endpoint would: it checks the
-// signature covers what it received, echoes WebSockets and describes
-// plain requests.
+// agent answers as an agent's endpoint would: it checks the signature
+// covers what it received; it turns a tunnel's connection into one to the
+// app (e.app, told the app's path on the agent) after a 101 that carries
+// the app token when asked; and it echoes a terminal's WebSocket.
 func (e *env) agent(w http.ResponseWriter, r *http.Request) {
 	if got, want := r.Header.Get("Cairn-Manager-Signature"), "a1 "+r.Method+" "+r.URL.RequestURI(); got != want {
 		http.Error(w, "bad signature "+got, http.StatusUnauthorized)
 		return
 	}
+	if parts := strings.Split(r.URL.Path, "/"); len(parts) == 6 && parts[5] == "tunnel" {
+		// "", kernels, id, ports, port, tunnel
+		if r.Header.Get("Upgrade") != protocol.TunnelUpgrade {
+			http.Error(w, "no upgrade", http.StatusUpgradeRequired)
+			return
+		}
+		if r.Header.Get(protocol.AppTokenHeader) == protocol.AppTokenWanted {
+			w.Header().Set(protocol.AppTokenHeader, "app-token-"+parts[4])
+		}
+		w.Header().Set("Connection", "Upgrade")
+		w.Header().Set("Upgrade", protocol.TunnelUpgrade)
+		w.WriteHeader(http.StatusSwitchingProtocols)
+		conn, buf, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			return
+		}
+		e.mu.Lock()
+		e.tunnels++
+		e.mu.Unlock()
+		e.tunneled.conns <- &tunneledConn{Conn: conn, r: buf.Reader, path: "/kernels/" + parts[2] + "/apps/" + parts[4]}
+		return
+	}
 	e.mu.Lock()
 	e.seen = append(e.seen, r.Clone(context.Background()))
 	e.mu.Unlock()
+	e.echo(w, r)
+}
+
+// app answers as an app would, behind a tunnel: it echoes WebSockets and
+// describes plain requests (with the app's path on the agent first).
+func (e *env) app(w http.ResponseWriter, r *http.Request) {
+	e.mu.Lock()
+	e.seen = append(e.seen, r.Clone(context.Background()))
+	e.mu.Unlock()
+	if r.Header.Get("Upgrade") != "" {
+		e.echo(w, r)
+		return
+	}
+	if strings.HasSuffix(r.URL.Path, "/login") {
+		http.Redirect(w, r, "/home?x=1", http.StatusFound)
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: "cairn_session", Value: "stolen", Path: "/"})
+	http.SetCookie(w, &http.Cookie{Name: "_xsrf", Value: "app", Path: "/"})
+	_, _ = io.WriteString(w, "app says "+r.Context().Value(tunnelPathKey{}).(string)+r.URL.RequestURI())
+}
+
+// echo echoes a WebSocket's messages.
+func (e *env) echo(w http.ResponseWriter, r *http.Request) {
 	if r.Header.Get("Upgrade") != "" {
 		c, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
 		if err != nil {
@@ -147,13 +251,7 @@ func (e *env) agent(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	if strings.HasSuffix(r.URL.Path, "/login") {
-		http.Redirect(w, r, "/home?x=1", http.StatusFound)
-		return
-	}
-	http.SetCookie(w, &http.Cookie{Name: "cairn_session", Value: "stolen", Path: "/"})
-	http.SetCookie(w, &http.Cookie{Name: "_xsrf", Value: "app", Path: "/"})
-	_, _ = io.WriteString(w, "app says "+r.URL.RequestURI())
+	http.Error(w, "not a WebSocket", http.StatusBadRequest)
 }
 
 func (e *env) lastSeen() *http.Request {
@@ -272,6 +370,34 @@ func TestTicketBecomesCookie(t *testing.T) {
 	}
 	if got := seen.Header.Get("X-Forwarded-Prefix"); got != prefix {
 		t.Fatalf("X-Forwarded-Prefix %q, want %q", got, prefix)
+	}
+	if got := seen.Header.Get("Authorization"); got != "token app-token-8080" {
+		t.Fatalf("Authorization %q: want the app token the agent answered", got)
+	}
+	// The app's own Authorization is kept.
+	req, _ = http.NewRequest(http.MethodGet, e.proxy.URL+prefix+"tree", nil)
+	req.Header.Set("Authorization", "Bearer mine")
+	if res3, err := c.Do(req); err != nil {
+		t.Fatal(err)
+	} else {
+		res3.Body.Close()
+	}
+	if got := e.lastSeen().Header.Get("Authorization"); got != "Bearer mine" {
+		t.Fatalf("Authorization %q, want the request's own", got)
+	}
+	// Requests share tunnels: one per connection, not one per request.
+	// (A request may dial a new one when it comes before the last answer's
+	// connection went back to the pool, hence the loose bound.)
+	for range 20 {
+		if status, body, _ := get(t, c, e.proxy.URL+prefix+"tree"); status != http.StatusOK {
+			t.Fatalf("with the cookie: %d %s", status, body)
+		}
+	}
+	e.mu.Lock()
+	tunnels := e.tunnels
+	e.mu.Unlock()
+	if tunnels > 10 {
+		t.Fatalf("%d tunnels for 23 requests one after the other", tunnels)
 	}
 	if acts := e.actions(); len(acts) == 0 || acts[0] != "app.open web" {
 		t.Fatalf("audit records %v, want app.open first", acts)
@@ -574,3 +700,22 @@ func count(xs []string, x string) int {
 }
 
 func contains(xs []string, x string) bool { return count(xs, x) > 0 }
+
+// A proxy that stops serving closes its idle tunnels.
+func TestCloseIdleTunnels(t *testing.T) {
+	e := newEnv(t)
+	c := browser(t)
+	if status, body, _ := get(t, c, e.open("web")); status != http.StatusOK {
+		t.Fatalf("open: %d %s", status, body)
+	}
+	e.p.CloseIdle()
+	waitFor(t, func() bool {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		return e.tunnels > 0 && e.tunnelsClosed == e.tunnels
+	})
+	// A request after it opens a tunnel again.
+	if status, body, _ := get(t, c, e.proxy.URL+appproxy.AppPath(e.routes.session, "web")); status != http.StatusOK {
+		t.Fatalf("after CloseIdle: %d %s", status, body)
+	}
+}

@@ -45,7 +45,8 @@ func (r SessionRoutes) Route(ctx context.Context, session uuid.UUID, app string)
 		}
 		for _, p := range k.ServicePorts {
 			if p.Name == app {
-				return Route{KernelID: k.ID, AgentID: k.AgentID, Port: p.ContainerPort, OwnsRoot: p.Protocol == domain.ServiceProtocolPreopen}, nil
+				return Route{KernelID: k.ID, AgentID: k.AgentID, Port: p.ContainerPort, HostPort: p.HostPort,
+					OwnsRoot: p.Protocol == domain.ServiceProtocolPreopen}, nil
 			}
 		}
 		break

@@ -67,7 +67,9 @@ func (s *server) startAppProxy(reg prometheus.Registerer, access *accesslog.Writ
 	}
 	u.Path = ""
 	p, err := appproxy.New(appproxy.Config{
-		Keys: keys, Routes: appproxy.SessionRoutes{Sessions: s.models.Sessions}, Agents: s.addresses,
+		// This process projects the sessions read model itself, so its
+		// DB's version sees every write that could end a route.
+		Keys: keys, Routes: appproxy.NewCachedRoutes(appproxy.SessionRoutes{Sessions: s.models.Sessions}, s.db), Agents: s.addresses,
 		Sign: func(req *http.Request, agentID string) error {
 			return s.busKeys.SignAgentRequest(req, agentID, time.Now())
 		},
@@ -106,6 +108,7 @@ func (s *server) startAppProxy(reg prometheus.Registerer, access *accesslog.Writ
 		shut, cancel := context.WithTimeout(context.Background(), httpShutdownTimeout)
 		defer cancel()
 		err := srv.Shutdown(shut)
+		p.CloseIdle()
 		if errors.Is(err, http.ErrServerClosed) {
 			err = nil
 		}

@@ -210,6 +210,7 @@ func Run(ctx context.Context, cfg Config) error {
 			errs = append(errs, err)
 		}
 	}
+	p.CloseIdle() // the tunnels to the agents
 	log.Info("app proxy stopped")
 	return errors.Join(errs...)
 }

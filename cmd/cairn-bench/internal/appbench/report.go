@@ -101,8 +101,9 @@ func WriteMarkdown(w io.Writer, r Result) error {
 		time.Now().UTC().Format("2006-01-02"), runtime.GOOS+"/"+runtime.GOARCH, runtime.NumCPU(), runtime.Version(), r.LoadBefore, r.LoadAfter)
 	fmt.Fprintf(&b, "A `cairn dev` in the benchmark's process (SQLite, embedded NATS, the local agent on Podman, its signed endpoint and the\n"+
 		"app proxy on loopback) runs a static Go echo app (infra/apptest) in a session of the busybox base image on a pre-opened port.\n"+
-		"*proxy* is client → app proxy (app cookie checked, route read from the sessions read model) → the agent's signed endpoint →\n"+
-		"the published host port → container; *direct* is the published host port on the agent's loopback (`service_ports.host_port`).\n"+
+		"*proxy* is client → app proxy (app cookie checked, route from the sessions read model, kept until its next write) → a kept-alive\n"+
+		"tunnel through the agent's endpoint (one signed upgrade per connection) → the published host port → container; *direct* is\n"+
+		"the published host port on the agent's loopback (`service_ports.host_port`).\n"+
 		"HTTP: %d keep-alive clients in the same process (the load generator shares the %d cores) in %d measured rounds of %s per way,\n"+
 		"alternating which goes first, after %s of warm-up each; p50/p99 over every request. WebSocket: one socket per way, a 26-byte\n"+
 		"message and its echo, %d round trips per round, %d rounds after one of warm-up. Jupyter: from `POST /v1/sessions` to the first 200\n"+
