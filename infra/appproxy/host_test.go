@@ -31,10 +31,9 @@ func newHostEnv(t *testing.T) (*env, *http.Client) {
 		t.Fatal(err)
 	}
 	e.keys = keys
-	agent := httptest.NewServer(http.HandlerFunc(e.agent))
-	t.Cleanup(agent.Close)
+	agent := e.startAgent()
 	p, err := appproxy.New(appproxy.Config{
-		Keys: keys, Routes: e.routes, Agents: addresses{"a1": agent.URL},
+		Keys: keys, Routes: e.routes, Agents: addresses{"a1": agent},
 		Sign: func(req *http.Request, agentID string) error {
 			req.Header.Set("Cairn-Manager-Signature", agentID+" "+req.Method+" "+req.URL.RequestURI())
 			return nil

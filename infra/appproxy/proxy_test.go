@@ -122,22 +122,9 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	e := &env{t: t, keys: keys, routes: &routes{session: uuid.New(), kernel: uuid.New()}, user: uuid.New(), now: time.Now()}
-	agent := httptest.NewServer(http.HandlerFunc(e.agent))
-	t.Cleanup(agent.Close)
-	e.tunneled = newConnListener()
-	apps := &http.Server{Handler: http.HandlerFunc(e.app), ConnContext: func(ctx context.Context, c net.Conn) context.Context {
-		return context.WithValue(ctx, tunnelPathKey{}, c.(*tunneledConn).path)
-	}, ConnState: func(_ net.Conn, s http.ConnState) {
-		if s == http.StateClosed {
-			e.mu.Lock()
-			e.tunnelsClosed++
-			e.mu.Unlock()
-		}
-	}}
-	go func() { _ = apps.Serve(e.tunneled) }()
-	t.Cleanup(func() { _ = apps.Close() })
+	agent := e.startAgent()
 	p, err := appproxy.New(appproxy.Config{
-		Keys: keys, Routes: e.routes, Agents: addresses{"a1": agent.URL},
+		Keys: keys, Routes: e.routes, Agents: addresses{"a1": agent},
 		Sign: func(req *http.Request, agentID string) error {
 			req.Header.Set("Cairn-Manager-Signature", agentID+" "+req.Method+" "+req.URL.RequestURI())
 			return nil
@@ -163,6 +150,26 @@ func newEnv(t *testing.T) *env {
 	base, _ := url.Parse(e.proxy.URL)
 	e.opener = appproxy.Opener{Keys: keys, PublicURL: base, Now: e.clock}
 	return e
+}
+
+// startAgent starts the agent double (e.agent) and the app behind its
+// tunnels (e.app), and answers the agent's URL.
+func (e *env) startAgent() string {
+	agent := httptest.NewServer(http.HandlerFunc(e.agent))
+	e.t.Cleanup(agent.Close)
+	e.tunneled = newConnListener()
+	apps := &http.Server{Handler: http.HandlerFunc(e.app), ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+		return context.WithValue(ctx, tunnelPathKey{}, c.(*tunneledConn).path)
+	}, ConnState: func(_ net.Conn, s http.ConnState) {
+		if s == http.StateClosed {
+			e.mu.Lock()
+			e.tunnelsClosed++
+			e.mu.Unlock()
+		}
+	}}
+	go func() { _ = apps.Serve(e.tunneled) }()
+	e.t.Cleanup(func() { _ = apps.Close() })
+	return agent.URL
 }
 
 func (e *env) clock() time.Time {
