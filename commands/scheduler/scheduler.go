@@ -118,11 +118,13 @@ func New(cfg Config, log Log, handlers Commands) (*Scheduler, error) {
 
 // Run folds the global log from position 0 into its view of sessions and
 // agents, reconciles the allocations a crash may have left half-made, and
-// then runs placement rounds until ctx ends (it returns nil then). A round
-// runs when an event may let a session in (a session requested, an agent
-// registered or rejoined, an allocation released) and at least every
-// Config.Interval, which is also when timeouts are checked and
-// allocations reconciled again. Everything happens on the calling
+// then runs placement rounds until ctx ends (it returns nil then). A full
+// round (every PENDING session) runs when an event may let a waiting
+// session in (an agent registered or rejoined, an allocation released, a
+// session ended, a limit changed), after a refused placement, and at
+// least every Config.Interval, which is also when timeouts are checked
+// and allocations reconciled again; when only new sessions arrived, an
+// arrivals round decides on them alone. Everything happens on the calling
 // goroutine, so no placement of this scheduler is ever in flight while it
 // reconciles.
 //
@@ -145,7 +147,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 
 	ticker := time.NewTicker(s.cfg.Interval)
 	defer ticker.Stop()
-	dirty, reconcileDue := true, true
+	full, reconcileDue := true, true
 	for {
 		if st.position >= s.waitFor && ctx.Err() == nil {
 			if reconcileDue {
@@ -153,9 +155,13 @@ func (s *Scheduler) Run(ctx context.Context) error {
 				s.reconcile(ctx, st)
 			}
 			// A round decides on a view that has folded the reconcile's writes.
-			if dirty && st.position >= s.waitFor {
-				s.round(ctx, st)
-				dirty = false
+			if st.position >= s.waitFor {
+				switch {
+				case full:
+					full = s.round(ctx, st)
+				case len(st.arrivals) > 0:
+					full = s.arrivalsRound(ctx, st)
+				}
 			}
 		}
 		select {
@@ -163,7 +169,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 			s.logger.Info("scheduler stopped")
 			return nil
 		case <-ticker.C:
-			dirty, reconcileDue = true, true
+			full, reconcileDue = true, true
 		case msg, ok := <-sub.Messages():
 			if !ok {
 				return stopped(ctx, fmt.Errorf("scheduler: subscription ended: %w", sub.Err()))
@@ -172,7 +178,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			dirty = dirty || wake
+			full = full || wake
 		}
 	}
 }
