@@ -25,7 +25,12 @@
 // capacity. A full round runs when an event may let a session that
 // already waited in (agent.registered, agent.rejoined, agent.reconnected,
 // agent.released, a session ending, a limit changing), after a refused
-// placement, and every Config.Interval. Each full round:
+// placement, and every Config.Interval when time may change a decision: a
+// waiting session's starts_at reached, or a fifo queue holding sessions
+// that may block (each full round tries the first of them). Every
+// Config.Interval the timeouts (1 and 2 below) are checked and the
+// allocations reconciled, without a placement when none is due. Each
+// full round:
 //
 //  1. cancels sessions PENDING past Config.PendingTimeout (pending-timeout);
 //  2. puts in ERROR sessions stuck between SCHEDULED and CREATING past

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/cairnhq/cairn/commands"
 	"github.com/cairnhq/cairn/domain"
@@ -21,6 +22,14 @@ func (s *Scheduler) round(ctx context.Context, st *state) (refused bool) {
 	ended := s.expirePending(ctx, st, now)
 	s.enforceDeadlines(ctx, st, now)
 	return s.place(ctx, st, st.input(now, ended, s.cfg.Queue), "round")
+}
+
+// checkTimeouts is a periodic round's work when no placement could have
+// changed (see state.placementDue): the timeouts only. A session it
+// cancels or ends wakes a full round through its event.
+func (s *Scheduler) checkTimeouts(ctx context.Context, st *state, now time.Time) {
+	s.expirePending(ctx, st, now)
+	s.enforceDeadlines(ctx, st, now)
 }
 
 // arrivalsRound places the sessions requested since the last round, when

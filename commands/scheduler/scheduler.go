@@ -121,10 +121,11 @@ func New(cfg Config, log Log, handlers Commands) (*Scheduler, error) {
 // then runs placement rounds until ctx ends (it returns nil then). A full
 // round (every PENDING session) runs when an event may let a waiting
 // session in (an agent registered or rejoined, an allocation released, a
-// session ended, a limit changed), after a refused placement, and at
-// least every Config.Interval, which is also when timeouts are checked
-// and allocations reconciled again; when only new sessions arrived, an
-// arrivals round decides on them alone. Everything happens on the calling
+// session ended, a limit changed), after a refused placement, and every
+// Config.Interval when time may have changed a decision (a starts_at
+// reached, a fifo queue with sessions not yet tried); every
+// Config.Interval, timeouts are checked and allocations reconciled again;
+// when only new sessions arrived, an arrivals round decides on them alone. Everything happens on the calling
 // goroutine, so no placement of this scheduler is ever in flight while it
 // reconciles.
 //
@@ -147,7 +148,9 @@ func (s *Scheduler) Run(ctx context.Context) error {
 
 	ticker := time.NewTicker(s.cfg.Interval)
 	defer ticker.Stop()
-	full, reconcileDue := true, true
+	// due: something may let a waiting session in (a full round is owed);
+	// tick: Interval passed (timeouts, and a full round if placementDue).
+	due, tick, reconcileDue := true, false, true
 	for {
 		if st.position >= s.waitFor && ctx.Err() == nil {
 			if reconcileDue {
@@ -156,12 +159,18 @@ func (s *Scheduler) Run(ctx context.Context) error {
 			}
 			// A round decides on a view that has folded the reconcile's writes.
 			if st.position >= s.waitFor {
-				switch {
-				case full:
-					full = s.round(ctx, st)
-				case len(st.arrivals) > 0:
-					full = s.arrivalsRound(ctx, st)
+				now := s.cfg.Clock()
+				if due || (tick && st.placementDue(now)) {
+					due, tick = s.round(ctx, st), false
+				} else if tick {
+					tick = false
+					s.checkTimeouts(ctx, st, now)
 				}
+			}
+			// The arrivals a full round did not take, on a view that has
+			// folded the timeouts' writes.
+			if len(st.arrivals) > 0 && !due && st.position >= s.waitFor {
+				due = s.arrivalsRound(ctx, st)
 			}
 		}
 		select {
@@ -169,7 +178,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 			s.logger.Info("scheduler stopped")
 			return nil
 		case <-ticker.C:
-			full, reconcileDue = true, true
+			tick, reconcileDue = true, true
 		case msg, ok := <-sub.Messages():
 			if !ok {
 				return stopped(ctx, fmt.Errorf("scheduler: subscription ended: %w", sub.Err()))
@@ -178,7 +187,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			full = full || wake
+			due = due || wake
 		}
 	}
 }

@@ -34,6 +34,10 @@ type state struct {
 	// blockers counts, per priority, the PENDING sessions that may block
 	// a fifo queue (sessionView.mayBlock).
 	blockers map[int]int
+	// nextStart is the earliest starts_at of a PENDING session not reached
+	// at the last full round (zero: none): when it passes, a periodic
+	// round places again.
+	nextStart time.Time
 }
 
 func newState() *state {
@@ -119,14 +123,30 @@ var defaultQueue = placement.ResourceGroup{Order: placement.OrderFIFO, Selector:
 // domains (limits and occupancy folded from the same log).
 // Every arrival is considered by it: none is left to an arrivals round.
 func (st *state) input(now time.Time, skip map[uuid.UUID]bool, queue placement.ResourceGroup) placement.Input {
-	st.arrivals = nil
+	st.arrivals, st.nextStart = nil, time.Time{}
 	var pending []*sessionView
 	for id, s := range st.sessions {
 		if s.status == domain.StatusPending && !skip[id] {
 			pending = append(pending, s)
+			st.startsLater(s, now)
 		}
 	}
 	return st.inputOf(now, pending, queue)
+}
+
+// startsLater notes s's starts_at in nextStart when it is after now.
+func (st *state) startsLater(s *sessionView, now time.Time) {
+	if s.startsAt.After(now) && (st.nextStart.IsZero() || s.startsAt.Before(st.nextStart)) {
+		st.nextStart = s.startsAt
+	}
+}
+
+// placementDue reports whether a periodic round may place differently
+// from the last full round although no event asked for one: a fifo queue
+// holds sessions that may block (the next full round tries the first of
+// them), or a starts_at was reached.
+func (st *state) placementDue(now time.Time) bool {
+	return len(st.blockers) > 0 || (!st.nextStart.IsZero() && !now.Before(st.nextStart))
 }
 
 // arrivalsInput is the placement input of an arrivals round: the sessions
@@ -147,8 +167,10 @@ func (st *state) arrivalsInput(now time.Time, queue placement.ResourceGroup) pla
 		case s == nil || s.status != domain.StatusPending:
 		case blocking && s.priority <= highest:
 			st.setMayBlock(s, true) // not tried: like a session blocked in a full round
+			st.startsLater(s, now)
 		default:
 			pending = append(pending, s)
+			st.startsLater(s, now)
 		}
 	}
 	return st.inputOf(now, pending, queue)
