@@ -56,6 +56,11 @@ type sqliteBackend struct {
 	mu     sync.Mutex
 	stmts  map[string]*sql.Stmt
 	wanted map[string]bool
+	// reads are the queries of Query and QueryRow, prepared on the read
+	// pool (each connection prepares a statement once, when it first runs
+	// it): the read side runs the same few queries on every request, and
+	// SQLite's parsing and planning cost about as much as a point lookup.
+	reads map[string]*sql.Stmt
 }
 
 // maxStmts bounds the prepared statements kept: read models use a fixed
@@ -136,7 +141,13 @@ func (b *sqliteBackend) Begin(ctx context.Context) (txn, error) {
 }
 
 func (b *sqliteBackend) Query(ctx context.Context, query string, args ...any) (Rows, error) {
-	rows, err := b.read.QueryContext(ctx, query, args...)
+	var rows *sql.Rows
+	var err error
+	if st := b.readStmt(ctx, query); st != nil {
+		rows, err = st.QueryContext(ctx, args...)
+	} else {
+		rows, err = b.read.QueryContext(ctx, query, args...)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +155,43 @@ func (b *sqliteBackend) Query(ctx context.Context, query string, args ...any) (R
 }
 
 func (b *sqliteBackend) QueryRow(ctx context.Context, query string, args ...any) Row {
+	if st := b.readStmt(ctx, query); st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
 	return b.read.QueryRowContext(ctx, query, args...)
+}
+
+// readStmt returns query prepared on the read pool, preparing it the
+// first time; nil when it does not prepare or maxStmts are kept already
+// (the query then runs unprepared, and fails there with its error). It
+// is used only when the read pool is not the write connection: preparing
+// there would wait behind a batch.
+func (b *sqliteBackend) readStmt(ctx context.Context, query string) *sql.Stmt {
+	if b.read == b.write {
+		return nil
+	}
+	b.mu.Lock()
+	st, ok := b.reads[query]
+	full := len(b.reads) >= maxStmts
+	b.mu.Unlock()
+	if ok || full {
+		return st
+	}
+	st, err := b.read.PrepareContext(ctx, query)
+	if err != nil {
+		return nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if kept, dup := b.reads[query]; dup {
+		_ = st.Close()
+		return kept
+	}
+	if b.reads == nil {
+		b.reads = make(map[string]*sql.Stmt)
+	}
+	b.reads[query] = st
+	return st
 }
 
 func (b *sqliteBackend) Close() error {
@@ -153,7 +200,10 @@ func (b *sqliteBackend) Close() error {
 	for _, st := range b.stmts {
 		errs = append(errs, st.Close())
 	}
-	b.stmts = nil
+	for _, st := range b.reads {
+		errs = append(errs, st.Close())
+	}
+	b.stmts, b.reads = nil, nil
 	b.mu.Unlock()
 	if b.ownsWrite {
 		errs = append(errs, b.write.Close())
