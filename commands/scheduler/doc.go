@@ -24,10 +24,11 @@
 // scheduler's own previous writes, so it never decides twice on the same
 // capacity. A full round runs when an event may let a session that
 // already waited in (agent.registered, agent.rejoined, agent.reconnected,
-// agent.released, a session ending, a limit changing), after a refused
-// placement, and every Config.Interval when time may change a decision: a
-// waiting session's starts_at reached, or a fifo queue holding sessions
-// that may block (each full round tries the first of them). Every
+// agent.released, a session ending, a limit changing), and every
+// Config.Interval when a decision may change without an event: a waiting
+// session's starts_at reached, a fifo queue holding sessions that may
+// block (each full round tries the first of them), a placement refused
+// since the last full round. Every
 // Config.Interval the timeouts (1 and 2 below) are checked and the
 // allocations reconciled, without a placement when none is due. Each
 // full round:

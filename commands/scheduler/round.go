@@ -14,14 +14,12 @@ import (
 
 // round checks the timeouts, then places every PENDING session it can
 // (placement.Place over the folded view) and records why the others wait:
-// a full round. One session's failure never stops the round. It reports
-// whether a placement was refused (the view moved under it), which calls
-// for another full round.
-func (s *Scheduler) round(ctx context.Context, st *state) (refused bool) {
+// a full round. One session's failure never stops the round.
+func (s *Scheduler) round(ctx context.Context, st *state) {
 	now := s.cfg.Clock()
 	ended := s.expirePending(ctx, st, now)
 	s.enforceDeadlines(ctx, st, now)
-	return s.place(ctx, st, st.input(now, ended, s.cfg.Queue), "round")
+	s.place(ctx, st, st.input(now, ended, s.cfg.Queue), "round")
 }
 
 // checkTimeouts is a periodic round's work when no placement could have
@@ -35,23 +33,24 @@ func (s *Scheduler) checkTimeouts(ctx context.Context, st *state, now time.Time)
 // arrivalsRound places the sessions requested since the last round, when
 // nothing else changed: it costs what arrived, not the queue's length
 // (see state.arrivalsInput for why that decides as a full round would).
-func (s *Scheduler) arrivalsRound(ctx context.Context, st *state) (refused bool) {
-	return s.place(ctx, st, st.arrivalsInput(s.cfg.Clock(), s.cfg.Queue), "arrivals round")
+func (s *Scheduler) arrivalsRound(ctx context.Context, st *state) {
+	s.place(ctx, st, st.arrivalsInput(s.cfg.Clock(), s.cfg.Queue), "arrivals round")
 }
 
 // place decides in's sessions, writes the placements and the reasons of
 // the sessions left waiting, and notes which of them may block a fifo
-// queue.
-func (s *Scheduler) place(ctx context.Context, st *state, in placement.Input, kind string) (refused bool) {
+// queue. A refused placement (the view moved under it) makes the next
+// periodic round a full one (state.placementDue).
+func (s *Scheduler) place(ctx context.Context, st *state, in placement.Input, kind string) {
 	if len(in.Sessions) == 0 {
-		return false
+		return
 	}
 	plan, err := placement.Place(in)
 	if err != nil {
 		// The folded view is built so that this cannot happen (ids are
 		// unique by construction); say so loudly and try again next round.
 		s.logger.Error("placement refused its input", "error", err)
-		return false
+		return
 	}
 	report := RoundReport{Waiting: len(plan.Unplaced), Sessions: len(in.Sessions)}
 	// The placements and the reasons of the sessions left waiting touch
@@ -81,7 +80,7 @@ func (s *Scheduler) place(ctx context.Context, st *state, in placement.Input, ki
 	if s.cfg.OnRound != nil {
 		s.cfg.OnRound(report)
 	}
-	return report.Refused > 0
+	st.retry = st.retry || report.Refused > 0
 }
 
 // scheduleAll writes the round's placements in one batch

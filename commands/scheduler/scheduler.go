@@ -121,9 +121,9 @@ func New(cfg Config, log Log, handlers Commands) (*Scheduler, error) {
 // then runs placement rounds until ctx ends (it returns nil then). A full
 // round (every PENDING session) runs when an event may let a waiting
 // session in (an agent registered or rejoined, an allocation released, a
-// session ended, a limit changed), after a refused placement, and every
-// Config.Interval when time may have changed a decision (a starts_at
-// reached, a fifo queue with sessions not yet tried); every
+// session ended, a limit changed), and every Config.Interval when a
+// decision may have changed without an event (a starts_at reached, a fifo
+// queue with sessions not yet tried, a placement refused); every
 // Config.Interval, timeouts are checked and allocations reconciled again;
 // when only new sessions arrived, an arrivals round decides on them alone. Everything happens on the calling
 // goroutine, so no placement of this scheduler is ever in flight while it
@@ -161,7 +161,8 @@ func (s *Scheduler) Run(ctx context.Context) error {
 			if st.position >= s.waitFor {
 				now := s.cfg.Clock()
 				if due || (tick && st.placementDue(now)) {
-					due, tick = s.round(ctx, st), false
+					due, tick = false, false
+					s.round(ctx, st)
 				} else if tick {
 					tick = false
 					s.checkTimeouts(ctx, st, now)
@@ -170,7 +171,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 			// The arrivals a full round did not take, on a view that has
 			// folded the timeouts' writes.
 			if len(st.arrivals) > 0 && !due && st.position >= s.waitFor {
-				due = s.arrivalsRound(ctx, st)
+				s.arrivalsRound(ctx, st)
 			}
 		}
 		select {

@@ -38,6 +38,9 @@ type state struct {
 	// at the last full round (zero: none): when it passes, a periodic
 	// round places again.
 	nextStart time.Time
+	// retry: a placement was refused since the last full round, so the
+	// next periodic round places again.
+	retry bool
 }
 
 func newState() *state {
@@ -123,7 +126,7 @@ var defaultQueue = placement.ResourceGroup{Order: placement.OrderFIFO, Selector:
 // domains (limits and occupancy folded from the same log).
 // Every arrival is considered by it: none is left to an arrivals round.
 func (st *state) input(now time.Time, skip map[uuid.UUID]bool, queue placement.ResourceGroup) placement.Input {
-	st.arrivals, st.nextStart = nil, time.Time{}
+	st.arrivals, st.nextStart, st.retry = nil, time.Time{}, false
 	var pending []*sessionView
 	for id, s := range st.sessions {
 		if s.status == domain.StatusPending && !skip[id] {
@@ -144,9 +147,9 @@ func (st *state) startsLater(s *sessionView, now time.Time) {
 // placementDue reports whether a periodic round may place differently
 // from the last full round although no event asked for one: a fifo queue
 // holds sessions that may block (the next full round tries the first of
-// them), or a starts_at was reached.
+// them), a starts_at was reached, or a placement was refused.
 func (st *state) placementDue(now time.Time) bool {
-	return len(st.blockers) > 0 || (!st.nextStart.IsZero() && !now.Before(st.nextStart))
+	return st.retry || len(st.blockers) > 0 || (!st.nextStart.IsZero() && !now.Before(st.nextStart))
 }
 
 // arrivalsInput is the placement input of an arrivals round: the sessions

@@ -171,7 +171,7 @@ func Run(ctx context.Context, store eventstore.Store, db *projections.DB, cfg Co
 		case r := <-rounds:
 			// A round that refused nothing placed all it could (drf holds
 			// no session back): with nothing freed, no later round places
-			// more. A refusal calls for another round at once.
+			// more. After a refusal the next periodic round places again.
 			done = r.Refused == 0
 			if r.Placed == 0 && r.Refused == 0 {
 				break
