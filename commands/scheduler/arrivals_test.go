@@ -9,25 +9,50 @@ import (
 	"github.com/cairnhq/cairn/commands/scheduler"
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/domain/placement"
+	"github.com/cairnhq/cairn/infra/managertest"
 	"github.com/google/uuid"
 )
 
-// rounds records the scheduler's round reports.
+// rounds records the scheduler's round reports, in order, as they are
+// made.
 type rounds struct {
-	mu  sync.Mutex
-	all []scheduler.RoundReport
+	mu   sync.Mutex
+	all  []scheduler.RoundReport
+	made chan struct{}
 }
+
+func newRounds() *rounds { return &rounds{made: make(chan struct{}, 1)} }
 
 func (r *rounds) add(rep scheduler.RoundReport) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	r.all = append(r.all, rep)
+	r.mu.Unlock()
+	select {
+	case r.made <- struct{}{}:
+	default:
+	}
 }
 
 func (r *rounds) list() []scheduler.RoundReport {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return slices.Clone(r.all)
+}
+
+// await waits until the reports made so far satisfy cond, woken by each
+// new report (the rounds report after their writes, so the store's events
+// cannot tell when a report is there).
+func (r *rounds) await(t *testing.T, what string, cond func([]scheduler.RoundReport) bool) {
+	t.Helper()
+	timeout := time.NewTimer(managertest.WaitTimeout)
+	defer timeout.Stop()
+	for !cond(r.list()) {
+		select {
+		case <-r.made:
+		case <-timeout.C:
+			t.Fatalf("timed out waiting until %s: %+v", what, r.list())
+		}
+	}
 }
 
 // TestAnArrivalCostsItsOwnRound: with a queue of sessions that cannot be
@@ -37,7 +62,7 @@ func TestAnArrivalCostsItsOwnRound(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.RegisterAgent(agentSpec("a1", 4, 64, 0))
-	var seen rounds
+	seen := newRounds()
 	lifo := placement.ResourceGroup{Order: placement.OrderLIFO, Selector: placement.SelectorDispersed}
 	e.start(scheduler.Config{Interval: time.Hour, Queue: lifo, OnRound: seen.add})
 
@@ -55,8 +80,7 @@ func TestAnArrivalCostsItsOwnRound(t *testing.T) {
 	})
 	fits := e.request(cpuMem(1, 1), 1, "")
 	e.AwaitStatus(fits.SessionID, domain.StatusScheduled)
-	e.Await("the round is reported", func() bool {
-		all := seen.list()
+	seen.await(t, "the round that placed it is reported", func(all []scheduler.RoundReport) bool {
 		return len(all) > 0 && all[len(all)-1].Placed == 1
 	})
 	all := seen.list()
@@ -132,4 +156,81 @@ func TestAnArrivalDoesNotPassABlocker(t *testing.T) {
 		t.Fatalf("the small session: %s %q", s.Status(), s.PendingDetails())
 	}
 	e.CheckCapacity("a1")
+}
+
+// TestAPeriodicRoundPlacesOnlyWhenTimeMatters: with a queue that nothing
+// can let in, periodic rounds (every 10 ms here) do not decide it again;
+// each starts_at that passes makes the next one a full round, once.
+func TestAPeriodicRoundPlacesOnlyWhenTimeMatters(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.RegisterAgent(agentSpec("a1", 4, 64, 0))
+	seen := newRounds()
+	ticks := make(chan struct{}, 1024)
+	lifo := placement.ResourceGroup{Order: placement.OrderLIFO, Selector: placement.SelectorDispersed}
+	e.start(scheduler.Config{Interval: 10 * time.Millisecond, Queue: lifo, OnRound: seen.add,
+		OnTick: func() {
+			select {
+			case ticks <- struct{}{}:
+			default:
+			}
+		}})
+	// afterTicks waits for n more periodic rounds.
+	afterTicks := func(n int) {
+		t.Helper()
+		for range n {
+			select {
+			case <-ticks:
+			case <-time.After(managertest.WaitTimeout):
+				t.Fatal("no periodic round")
+			}
+		}
+	}
+
+	huge := func(after time.Duration) func(*domain.SessionSpec) {
+		return func(s *domain.SessionSpec) {
+			s.Resources = cpuMem(8, 1) // more than any agent has
+			if after > 0 {
+				s.StartsAt = e.Clock.Now().Add(after)
+			}
+		}
+	}
+	// One at a time, each decided before the next: an arrivals round then
+	// decides one session, and only a full round decides them all.
+	var queue []uuid.UUID
+	for _, after := range []time.Duration{0, 0, time.Hour, 3 * time.Hour} {
+		id := e.requestWith(huge(after)).SessionID
+		e.Await("the session waits with its reason", func() bool { return e.Session(id).StatusReason() != "" })
+		queue = append(queue, id)
+	}
+	full := func(all []scheduler.RoundReport) int {
+		n := 0
+		for _, r := range all {
+			if r.Sessions == len(queue) {
+				n++
+			}
+		}
+		return n
+	}
+	for len(ticks) > 0 {
+		<-ticks
+	}
+	afterTicks(3)
+	if n := full(seen.list()); n != 0 {
+		t.Fatalf("%d full rounds before any starts_at passed", n)
+	}
+	e.Clock.Advance(2 * time.Hour)
+	seen.await(t, "the first starts_at makes a full round", func(all []scheduler.RoundReport) bool { return full(all) >= 1 })
+	for len(ticks) > 0 {
+		<-ticks
+	}
+	afterTicks(3)
+	if n := full(seen.list()); n != 1 {
+		t.Fatalf("%d full rounds after the first starts_at, want 1: %+v", n, seen.list())
+	}
+	e.Clock.Advance(2 * time.Hour)
+	seen.await(t, "the second starts_at makes another", func(all []scheduler.RoundReport) bool { return full(all) >= 2 })
+	if n := full(seen.list()); n != 2 {
+		t.Fatalf("%d full rounds, want 2 (one per starts_at): %+v", n, seen.list())
+	}
 }

@@ -54,6 +54,9 @@ type Config struct {
 	// OnRound, if set, is called after every round (full or arrivals)
 	// that had sessions to place (benchmarks, tests).
 	OnRound func(RoundReport)
+	// OnTick, if set, is called after every periodic round, full or only
+	// the timeouts (tests).
+	OnTick func()
 }
 
 // RoundReport is what a round did.

@@ -160,12 +160,16 @@ func (s *Scheduler) Run(ctx context.Context) error {
 			// A round decides on a view that has folded the reconcile's writes.
 			if st.position >= s.waitFor {
 				now := s.cfg.Clock()
+				periodic := tick
 				if due || (tick && st.placementDue(now)) {
 					due, tick = false, false
 					s.round(ctx, st)
 				} else if tick {
 					tick = false
 					s.checkTimeouts(ctx, st, now)
+				}
+				if periodic && s.cfg.OnTick != nil {
+					s.cfg.OnTick()
 				}
 			}
 			// The arrivals a full round did not take, on a view that has
