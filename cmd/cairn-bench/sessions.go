@@ -81,6 +81,7 @@ The podman baselines run the podman CLI on this machine.`,
 			return runBenchSessions(cmd.Context(), cfg)
 		},
 	}
+	cmd.AddCommand(newBenchSessionsQueueCommand())
 	f := cmd.Flags()
 	f.StringVar(&cfg.API, "api", "", "Cairn API to measure, http://host:port (default: start a cairn dev of its own)")
 	f.StringVar(&cfg.Token, "token", "", "bearer token for --api")

@@ -146,5 +146,5 @@ func (b *Book) ApplyRecorded(rec eventstore.RecordedEvent) error {
 // sessions of a round) against, over the occupancy folded so far (see
 // quota.View).
 func (b *Book) View(sessions []quota.Session) placement.Quotas {
-	return quota.View(b.Limits, b.Ledger.Snapshot(), sessions)
+	return quota.View(b.Limits, quota.Holdings{Ledger: b.Ledger}, sessions)
 }

@@ -51,9 +51,12 @@ type Config struct {
 	// selector, a session without room blocks the ones behind it for one
 	// round).
 	Queue placement.ResourceGroup
-	// OnRound, if set, is called after every round that had sessions to
-	// place (benchmarks, tests).
+	// OnRound, if set, is called after every round (full or arrivals)
+	// that had sessions to place (benchmarks, tests).
 	OnRound func(RoundReport)
+	// OnTick, if set, is called after every periodic round, full or only
+	// the timeouts (tests).
+	OnTick func()
 }
 
 // RoundReport is what a round did.
@@ -62,6 +65,9 @@ type RoundReport struct {
 	// write was refused (the state moved: next round); Waiting ones stay
 	// PENDING.
 	Placed, Refused, Waiting int
+	// Sessions is how many sessions the round decided on: every PENDING
+	// one in a full round, the arrivals in an arrivals round.
+	Sessions int
 	// Position is the scheduler's last write: once the read side reaches
 	// it, the round's placements are visible.
 	Position uint64

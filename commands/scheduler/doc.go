@@ -20,11 +20,18 @@
 // agents (allocations included) into its view, so a restarted scheduler
 // rebuilds exactly what it knew. Once caught up it reconciles what a crash
 // may have left half-made (allocations without a scheduled session), then
-// runs rounds: when an event may let a session in (session.requested,
-// agent.registered, agent.rejoined, agent.released) and every
-// Config.Interval. A round runs only after the view has folded the
+// runs rounds. A round runs only after the view has folded the
 // scheduler's own previous writes, so it never decides twice on the same
-// capacity. Each round:
+// capacity. A full round runs when an event may let a session that
+// already waited in (agent.registered, agent.rejoined, agent.reconnected,
+// agent.released, a session ending, a limit changing), and every
+// Config.Interval when a decision may change without an event: a waiting
+// session's starts_at reached, a fifo queue holding sessions that may
+// block (each full round tries the first of them), a placement refused
+// since the last full round. Every
+// Config.Interval the timeouts (1 and 2 below) are checked and the
+// allocations reconciled, without a placement when none is due. Each
+// full round:
 //
 //  1. cancels sessions PENDING past Config.PendingTimeout (pending-timeout);
 //  2. puts in ERROR sessions stuck between SCHEDULED and CREATING past
@@ -35,6 +42,20 @@
 //     no-available-instances) and every failed check
 //     (UpdatePendingSession) — only when they changed, so a waiting
 //     session costs no event per round.
+//
+// # Arrivals rounds
+//
+// When only new sessions arrived (session.requested), an arrivals round
+// decides on them alone, so a request costs the same with an empty queue
+// or a long one. That decides as a full round would: nothing was freed
+// since the waiting sessions were last tried, so each would fail again
+// and take nothing. The one exception is fifo blocking (a session that
+// found no room holds the ones behind it): the scheduler counts, per
+// priority, the waiting sessions that may block (not tried yet, or no
+// room with tries left before they are skipped), and an arrival at or
+// below the highest such priority is not decided alone but left, untried,
+// to the next full round (at most Config.Interval later). Time-driven
+// changes (starts_at reached, pending timeouts) are the full rounds' too.
 //
 // # Quotas
 //

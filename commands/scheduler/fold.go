@@ -40,8 +40,9 @@ func decode(rec eventstore.RecordedEvent) (domain.Event, error) {
 
 // applyDecoded folds one event of the global log, decoded by decode (nil:
 // nothing to fold), into the state and reports whether it may let a
-// waiting session be placed: a new session, an agent (re)joining, capacity
-// given back.
+// session that already waited be placed (a full round is due): an agent
+// (re)joining, capacity given back, a session ending, a limit changing.
+// A new session is recorded among the arrivals instead.
 func (st *state) applyDecoded(rec eventstore.RecordedEvent, ev domain.Event) (wake bool, err error) {
 	st.position = rec.Position
 	if ev == nil {
@@ -121,7 +122,8 @@ func (st *state) applySession(id uuid.UUID, position uint64, ev domain.Event) bo
 			s.kernels = append(s.kernels, kernelView{id: k.KernelID, slots: k.Slots.Clone(), status: domain.StatusPending})
 		}
 		st.sessions[id] = s
-		return true
+		st.arrivals = append(st.arrivals, id)
+		return false
 	}
 	s := st.sessions[id]
 	if s == nil {
@@ -156,15 +158,20 @@ func (st *state) applySession(id uuid.UUID, position uint64, ev domain.Event) bo
 			s.setStatus(e.Status, e.Reason, e.At)
 		}
 	case domain.SessionTerminated:
+		st.setMayBlock(s, false)
 		delete(st.sessions, id)
 		st.ended[id] = e.Result == domain.ResultSuccess
 		return true // a session waiting for it may start
 	case domain.SessionCancelled, domain.SessionErrored:
+		st.setMayBlock(s, false)
 		delete(st.sessions, id)
 		st.ended[id] = false
 		return true
 	default:
 		s.applyKernel(ev)
+	}
+	if s.status != domain.StatusPending {
+		st.setMayBlock(s, false)
 	}
 	return false
 }

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/cairnhq/cairn/commands"
 	"github.com/cairnhq/cairn/domain"
@@ -12,14 +13,35 @@ import (
 )
 
 // round checks the timeouts, then places every PENDING session it can
-// (placement.Place over the folded view) and records why the others wait.
-// One session's failure never stops the round.
+// (placement.Place over the folded view) and records why the others wait:
+// a full round. One session's failure never stops the round.
 func (s *Scheduler) round(ctx context.Context, st *state) {
 	now := s.cfg.Clock()
 	ended := s.expirePending(ctx, st, now)
 	s.enforceDeadlines(ctx, st, now)
+	s.place(ctx, st, st.input(now, ended, s.cfg.Queue), "round")
+}
 
-	in := st.input(now, ended, s.cfg.Queue)
+// checkTimeouts is a periodic round's work when no placement could have
+// changed (see state.placementDue): the timeouts only. A session it
+// cancels or ends wakes a full round through its event.
+func (s *Scheduler) checkTimeouts(ctx context.Context, st *state, now time.Time) {
+	s.expirePending(ctx, st, now)
+	s.enforceDeadlines(ctx, st, now)
+}
+
+// arrivalsRound places the sessions requested since the last round, when
+// nothing else changed: it costs what arrived, not the queue's length
+// (see state.arrivalsInput for why that decides as a full round would).
+func (s *Scheduler) arrivalsRound(ctx context.Context, st *state) {
+	s.place(ctx, st, st.arrivalsInput(s.cfg.Clock(), s.cfg.Queue), "arrivals round")
+}
+
+// place decides in's sessions, writes the placements and the reasons of
+// the sessions left waiting, and notes which of them may block a fifo
+// queue. A refused placement (the view moved under it) makes the next
+// periodic round a full one (state.placementDue).
+func (s *Scheduler) place(ctx context.Context, st *state, in placement.Input, kind string) {
 	if len(in.Sessions) == 0 {
 		return
 	}
@@ -30,10 +52,15 @@ func (s *Scheduler) round(ctx context.Context, st *state) {
 		s.logger.Error("placement refused its input", "error", err)
 		return
 	}
-	report := RoundReport{Waiting: len(plan.Unplaced)}
+	report := RoundReport{Waiting: len(plan.Unplaced), Sessions: len(in.Sessions)}
 	// The placements and the reasons of the sessions left waiting touch
 	// different sessions: they are written at the same time.
 	updates := s.pendingUpdates(st, plan.Unplaced)
+	for _, p := range plan.Placed {
+		if sv := st.sessions[p.SessionID]; sv != nil {
+			st.setMayBlock(sv, false)
+		}
+	}
 	var pendingPos uint64
 	var wg sync.WaitGroup
 	if len(updates) > 0 {
@@ -49,10 +76,11 @@ func (s *Scheduler) round(ctx context.Context, st *state) {
 	if report.Placed+report.Refused > 0 {
 		level = slog.LevelInfo
 	}
-	s.logger.Log(ctx, level, "round", "placed", report.Placed, "refused", report.Refused, "waiting", report.Waiting, "position", st.position)
+	s.logger.Log(ctx, level, kind, "sessions", report.Sessions, "placed", report.Placed, "refused", report.Refused, "waiting", report.Waiting, "position", st.position)
 	if s.cfg.OnRound != nil {
 		s.cfg.OnRound(report)
 	}
+	st.retry = st.retry || report.Refused > 0
 }
 
 // scheduleAll writes the round's placements in one batch
@@ -96,9 +124,12 @@ func (s *Scheduler) scheduleAll(ctx context.Context, st *state, placed []placeme
 // waiting, when they differ from those a session already carries: a
 // session waiting for the same reasons costs no event per round. A session
 // that was tried counts one more try; one that waited behind another
-// (fifo) does not.
+// (fifo) does not. Each session's mayBlock is updated: under fifo, one
+// not tried, or one that found no room and has tries left before it is
+// skipped, may block the sessions behind it in the next full round.
 func (s *Scheduler) pendingUpdates(st *state, unplaced []placement.Unplaced) []commands.UpdatePendingSession {
 	var out []commands.UpdatePendingSession
+	skip := s.cfg.Queue.SkipAfterTries
 	for _, u := range unplaced {
 		sv := st.sessions[u.SessionID]
 		if sv == nil {
@@ -107,6 +138,8 @@ func (s *Scheduler) pendingUpdates(st *state, unplaced []placement.Unplaced) []c
 		if u.Tried {
 			sv.attempts++
 		}
+		noRoom := u.Reason == domain.ReasonNoAvailableInstances && (skip == 0 || sv.attempts < skip)
+		st.setMayBlock(sv, s.cfg.Queue.Order == placement.OrderFIFO && (!u.Tried || noRoom))
 		details := u.Details()
 		if sv.statusReason == u.Reason && slices.Equal(sv.pendingDetails, details) {
 			continue

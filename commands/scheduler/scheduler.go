@@ -118,11 +118,14 @@ func New(cfg Config, log Log, handlers Commands) (*Scheduler, error) {
 
 // Run folds the global log from position 0 into its view of sessions and
 // agents, reconciles the allocations a crash may have left half-made, and
-// then runs placement rounds until ctx ends (it returns nil then). A round
-// runs when an event may let a session in (a session requested, an agent
-// registered or rejoined, an allocation released) and at least every
-// Config.Interval, which is also when timeouts are checked and
-// allocations reconciled again. Everything happens on the calling
+// then runs placement rounds until ctx ends (it returns nil then). A full
+// round (every PENDING session) runs when an event may let a waiting
+// session in (an agent registered or rejoined, an allocation released, a
+// session ended, a limit changed), and every Config.Interval when a
+// decision may have changed without an event (a starts_at reached, a fifo
+// queue with sessions not yet tried, a placement refused); every
+// Config.Interval, timeouts are checked and allocations reconciled again;
+// when only new sessions arrived, an arrivals round decides on them alone. Everything happens on the calling
 // goroutine, so no placement of this scheduler is ever in flight while it
 // reconciles.
 //
@@ -145,7 +148,9 @@ func (s *Scheduler) Run(ctx context.Context) error {
 
 	ticker := time.NewTicker(s.cfg.Interval)
 	defer ticker.Stop()
-	dirty, reconcileDue := true, true
+	// due: something may let a waiting session in (a full round is owed);
+	// tick: Interval passed (timeouts, and a full round if placementDue).
+	due, tick, reconcileDue := true, false, true
 	for {
 		if st.position >= s.waitFor && ctx.Err() == nil {
 			if reconcileDue {
@@ -153,9 +158,24 @@ func (s *Scheduler) Run(ctx context.Context) error {
 				s.reconcile(ctx, st)
 			}
 			// A round decides on a view that has folded the reconcile's writes.
-			if dirty && st.position >= s.waitFor {
-				s.round(ctx, st)
-				dirty = false
+			if st.position >= s.waitFor {
+				now := s.cfg.Clock()
+				periodic := tick
+				if due || (tick && st.placementDue(now)) {
+					due, tick = false, false
+					s.round(ctx, st)
+				} else if tick {
+					tick = false
+					s.checkTimeouts(ctx, st, now)
+				}
+				if periodic && s.cfg.OnTick != nil {
+					s.cfg.OnTick()
+				}
+			}
+			// The arrivals a full round did not take, on a view that has
+			// folded the timeouts' writes.
+			if len(st.arrivals) > 0 && !due && st.position >= s.waitFor {
+				s.arrivalsRound(ctx, st)
 			}
 		}
 		select {
@@ -163,7 +183,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 			s.logger.Info("scheduler stopped")
 			return nil
 		case <-ticker.C:
-			dirty, reconcileDue = true, true
+			tick, reconcileDue = true, true
 		case msg, ok := <-sub.Messages():
 			if !ok {
 				return stopped(ctx, fmt.Errorf("scheduler: subscription ended: %w", sub.Err()))
@@ -172,7 +192,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			dirty = dirty || wake
+			due = due || wake
 		}
 	}
 }

@@ -28,10 +28,24 @@ type state struct {
 	// quotas are the limits and the occupancy folded from the same log:
 	// the quota view of every round.
 	quotas *quotas.Book
+	// arrivals are the sessions requested since the last round that
+	// considered them, in log order.
+	arrivals []uuid.UUID
+	// blockers counts, per priority, the PENDING sessions that may block
+	// a fifo queue (sessionView.mayBlock).
+	blockers map[int]int
+	// nextStart is the earliest starts_at of a PENDING session not reached
+	// at the last full round (zero: none): when it passes, a periodic
+	// round places again.
+	nextStart time.Time
+	// retry: a placement was refused since the last full round, so the
+	// next periodic round places again.
+	retry bool
 }
 
 func newState() *state {
-	return &state{sessions: map[uuid.UUID]*sessionView{}, agents: map[string]*agentView{}, ended: map[uuid.UUID]bool{}, quotas: quotas.NewBook()}
+	return &state{sessions: map[uuid.UUID]*sessionView{}, agents: map[string]*agentView{}, ended: map[uuid.UUID]bool{},
+		quotas: quotas.NewBook(), blockers: map[int]int{}}
 }
 
 // sessionView is what the scheduler knows of a session that has not ended.
@@ -67,6 +81,11 @@ type sessionView struct {
 	revision int64
 	// awaiting are the agents a DISCONNECTED session waits for.
 	awaiting []string
+	// mayBlock: under fifo, the session could block the sessions behind
+	// it in a full round (it was not tried, or it found no room and has
+	// tries left before it is skipped), so an arrival at its priority or
+	// below waits for a full round instead of being placed alone.
+	mayBlock bool
 }
 
 type kernelView struct {
@@ -105,24 +124,111 @@ var defaultQueue = placement.ResourceGroup{Order: placement.OrderFIFO, Selector:
 // skip) and every agent, in map order (placement does not depend on it),
 // with the quota view of the sessions' keypairs, users, projects and
 // domains (limits and occupancy folded from the same log).
+// Every arrival is considered by it: none is left to an arrivals round.
 func (st *state) input(now time.Time, skip map[uuid.UUID]bool, queue placement.ResourceGroup) placement.Input {
-	in := placement.Input{Now: now, Ungrouped: queue, Agents: make([]placement.Agent, 0, len(st.agents))}
-	var owners []quota.Session
+	st.arrivals, st.nextStart, st.retry = nil, time.Time{}, false
+	var pending []*sessionView
 	for id, s := range st.sessions {
 		if s.status == domain.StatusPending && !skip[id] {
-			in.Sessions = append(in.Sessions, st.pendingSession(s))
-			if q, ok := st.quotas.Ledger.Session(id); ok {
-				owners = append(owners, q)
-			}
+			pending = append(pending, s)
+			st.startsLater(s, now)
+		}
+	}
+	return st.inputOf(now, pending, queue)
+}
+
+// startsLater notes s's starts_at in nextStart when it is after now.
+func (st *state) startsLater(s *sessionView, now time.Time) {
+	if s.startsAt.After(now) && (st.nextStart.IsZero() || s.startsAt.Before(st.nextStart)) {
+		st.nextStart = s.startsAt
+	}
+}
+
+// placementDue reports whether a periodic round may place differently
+// from the last full round although no event asked for one: a fifo queue
+// holds sessions that may block (the next full round tries the first of
+// them), a starts_at was reached, or a placement was refused.
+func (st *state) placementDue(now time.Time) bool {
+	return st.retry || len(st.blockers) > 0 || (!st.nextStart.IsZero() && !now.Before(st.nextStart))
+}
+
+// arrivalsInput is the placement input of an arrivals round: the sessions
+// requested since the last round, but those that a fifo queue could hold
+// behind an earlier session (one that may block at their priority or
+// above), which wait for the next full round. It costs what arrived, not
+// the length of the queue: while nothing was freed, a session that waited
+// in an earlier round would wait again, and under fifo it lets the
+// arrivals pass only if it does not block them (mayBlock).
+func (st *state) arrivalsInput(now time.Time, queue placement.ResourceGroup) placement.Input {
+	ids := st.arrivals
+	st.arrivals = nil
+	highest, blocking := st.highestBlocker(queue)
+	var pending []*sessionView
+	for _, id := range ids {
+		s := st.sessions[id]
+		switch {
+		case s == nil || s.status != domain.StatusPending:
+		case blocking && s.priority <= highest:
+			st.setMayBlock(s, true) // not tried: like a session blocked in a full round
+			st.startsLater(s, now)
+		default:
+			pending = append(pending, s)
+			st.startsLater(s, now)
+		}
+	}
+	return st.inputOf(now, pending, queue)
+}
+
+// highestBlocker is the highest priority of a PENDING session that may
+// block the queue, when it is a fifo one and there is such a session.
+func (st *state) highestBlocker(queue placement.ResourceGroup) (int, bool) {
+	if queue.Order != placement.OrderFIFO || len(st.blockers) == 0 {
+		return 0, false
+	}
+	highest, first := 0, true
+	for p := range st.blockers {
+		if first || p > highest {
+			highest, first = p, false
+		}
+	}
+	return highest, true
+}
+
+// inputOf is the placement input for the sessions, with every agent and
+// the quota view of the sessions' subjects.
+func (st *state) inputOf(now time.Time, sessions []*sessionView, queue placement.ResourceGroup) placement.Input {
+	in := placement.Input{Now: now, Ungrouped: queue, Agents: make([]placement.Agent, 0, len(st.agents))}
+	if len(sessions) == 0 {
+		return in
+	}
+	owners := make([]quota.Session, 0, len(sessions))
+	in.Sessions = make([]placement.Session, 0, len(sessions))
+	for _, s := range sessions {
+		in.Sessions = append(in.Sessions, st.pendingSession(s))
+		if q, ok := st.quotas.Ledger.Session(s.id); ok {
+			owners = append(owners, q)
 		}
 	}
 	for _, a := range st.agents {
 		in.Agents = append(in.Agents, a.agent())
 	}
-	if len(in.Sessions) > 0 {
-		in.Quotas = st.quotas.View(owners)
-	}
+	in.Quotas = st.quotas.View(owners)
 	return in
+}
+
+// setMayBlock sets s.mayBlock and keeps the count of blockers.
+func (st *state) setMayBlock(s *sessionView, v bool) {
+	if s.mayBlock == v {
+		return
+	}
+	s.mayBlock = v
+	if v {
+		st.blockers[s.priority]++
+		return
+	}
+	if st.blockers[s.priority]--; st.blockers[s.priority] <= 0 {
+		delete(st.blockers, s.priority)
+	}
 }
 
 func (st *state) pendingSession(s *sessionView) placement.Session {

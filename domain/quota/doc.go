@@ -11,10 +11,12 @@
 // followed by agent.released for that kernel), each attributed to the
 // owner of its session (session.requested names the keypair, user,
 // project and domain). It is never a counter that commands increment and
-// decrement: it is recomputed from the set of live allocations, so it
-// cannot drift from them, and every path that ends a session — normal
-// termination, ERROR, CANCELLED, forced termination, a lost agent —
-// releases through agent.released, which is what the Ledger counts.
+// decrement: the Ledger keeps the set of live allocations (Snapshot sums
+// it) and running totals per subject that only the same allocation,
+// release and session events change (Held, tested equal to Snapshot), and
+// every path that ends a session — normal termination, ERROR, CANCELLED,
+// forced termination, a lost agent — releases through agent.released,
+// which is what the Ledger counts.
 //
 // Why allocations rather than session statuses: resources are held "from
 // SCHEDULED until the kernel's container is gone", per kernel; a

@@ -33,10 +33,12 @@ type allocation struct {
 
 // Ledger folds session and agent events into the sets occupancy is
 // computed from: the sessions that are pending or active, and the live
-// allocations by kernel. It keeps no running totals: Snapshot sums the
-// sets. Apply events in log order; applying an event again changes
-// nothing (allocations are keyed by kernel). The zero Ledger is not
-// usable: build it with NewLedger.
+// allocations by kernel. Snapshot sums the sets; Held reads running
+// totals of what each subject holds (occupied slots, concurrent
+// sessions), kept as the sets change, so a placement round's quota view
+// costs its sessions' subjects, not every session. Apply events in log
+// order; applying an event again changes nothing (allocations are keyed
+// by kernel). The zero Ledger is not usable: build it with NewLedger.
 type Ledger struct {
 	sessions map[uuid.UUID]*tracked
 	kernels  map[uuid.UUID]allocation
@@ -45,11 +47,19 @@ type Ledger struct {
 	// sessions, and Snapshot sums by owner before it sums by subject.
 	owners  [][4]string
 	ownerOf map[[4]string]int
+	// held are the running totals of what each subject holds, per scope
+	// (in the order of Scopes) and key; a subject holding nothing has no
+	// entry.
+	held [4]map[string]*Occupancy
 }
 
 // NewLedger returns an empty ledger.
 func NewLedger() *Ledger {
-	return &Ledger{sessions: map[uuid.UUID]*tracked{}, kernels: map[uuid.UUID]allocation{}, ownerOf: map[[4]string]int{}}
+	l := &Ledger{sessions: map[uuid.UUID]*tracked{}, kernels: map[uuid.UUID]allocation{}, ownerOf: map[[4]string]int{}}
+	for i := range l.held {
+		l.held[i] = map[string]*Occupancy{}
+	}
+	return l
 }
 
 // ApplySession folds an event of the session stream of id. Events other
@@ -72,8 +82,12 @@ func (l *Ledger) ApplySession(id uuid.UUID, ev domain.Event) {
 	case domain.SessionScheduled:
 		if t.phase == phasePending {
 			t.phase = phaseActive
+			l.hold(t, 1, nil, 1)
 		}
 	case domain.SessionTerminated, domain.SessionCancelled, domain.SessionErrored:
+		if t.phase == phaseActive {
+			l.hold(t, -1, nil, 1)
+		}
 		t.phase = phaseEnded
 		l.forgetIfDone(id, t)
 	}
@@ -91,6 +105,7 @@ func (l *Ledger) ApplyAgent(ev domain.Event) {
 		l.kernels[e.KernelID] = allocation{session: e.SessionID, slots: nonZero(e.Slots)}
 		if t := l.sessions[e.SessionID]; t != nil {
 			t.live++
+			l.hold(t, 0, e.Slots, 1)
 		}
 	case domain.AgentReleased:
 		a, held := l.kernels[e.KernelID]
@@ -100,10 +115,58 @@ func (l *Ledger) ApplyAgent(ev domain.Event) {
 		delete(l.kernels, e.KernelID)
 		if t := l.sessions[a.session]; t != nil {
 			t.live--
+			l.hold(t, 0, a.slots, -1)
 			l.forgetIfDone(a.session, t)
 		}
 	}
 }
+
+// hold adds concurrent sessions and sign × slots to what each subject of
+// t holds, dropping the subjects that hold nothing any more.
+func (l *Ledger) hold(t *tracked, concurrent int, slots domain.Slots, sign domain.Quantity) {
+	keys := l.owners[t.owner]
+	for i := range Scopes {
+		o := l.held[i][keys[i]]
+		if o == nil {
+			o = &Occupancy{}
+			l.held[i][keys[i]] = o
+		}
+		o.Concurrent += concurrent
+		for k, v := range slots {
+			if o.Occupied == nil {
+				o.Occupied = domain.Slots{}
+			}
+			if o.Occupied[k] += sign * v; o.Occupied[k] == 0 {
+				delete(o.Occupied, k)
+			}
+		}
+		if o.Concurrent == 0 && len(o.Occupied) == 0 {
+			delete(l.held[i], keys[i])
+		}
+	}
+}
+
+// Held returns what a subject holds: its occupied slots and concurrent
+// sessions (Pending and PendingSlots are left zero), as Snapshot counts
+// them, from running totals.
+func (l *Ledger) Held(scope Scope, key string) Occupancy {
+	for i, sc := range Scopes {
+		if sc == scope {
+			if o := l.held[i][key]; o != nil {
+				return Occupancy{Occupied: nonZero(o.Occupied), Concurrent: o.Concurrent}
+			}
+			return Occupancy{}
+		}
+	}
+	return Occupancy{}
+}
+
+// Holdings is a ledger's running totals as a view's source of occupancy
+// (Ledger.Held).
+type Holdings struct{ *Ledger }
+
+// Of implements OccupancySource.
+func (h Holdings) Of(scope Scope, key string) Occupancy { return h.Held(scope, key) }
 
 // intern returns the index of the session's owner in l.owners.
 func (l *Ledger) intern(s Session) int {

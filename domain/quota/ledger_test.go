@@ -168,7 +168,9 @@ func TestLedgerOccupancyFollowsAllocationsAndSessions(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			got := fold(tc.steps...).Snapshot()
+			l := fold(tc.steps...)
+			got := l.Snapshot()
+			checkHeld(t, l, got)
 			for _, scope := range quota.Scopes {
 				want := tc.want[scope]
 				if want == nil {
@@ -179,6 +181,24 @@ func TestLedgerOccupancyFollowsAllocationsAndSessions(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// checkHeld: the running totals (Held) agree with the sums (Snapshot) on
+// what every subject holds, and a subject the snapshot does not name
+// holds nothing.
+func checkHeld(t *testing.T, l *quota.Ledger, snap quota.Snapshot) {
+	t.Helper()
+	for _, scope := range quota.Scopes {
+		for key, o := range snap[scope] {
+			want := quota.Occupancy{Occupied: o.Occupied, Concurrent: o.Concurrent}
+			if got := l.Held(scope, key); !reflect.DeepEqual(got, want) {
+				t.Errorf("%s %s: held %+v, snapshot %+v", scope, key, got, want)
+			}
+		}
+		if got := l.Held(scope, "nobody"); !got.IsZero() {
+			t.Errorf("%s nobody: held %+v", scope, got)
+		}
 	}
 }
 
@@ -215,6 +235,11 @@ func TestLedgerForgetsEndedSessions(t *testing.T) {
 	}
 	if snap := l.Snapshot(); len(snap[quota.ScopeKeypair]) != 0 {
 		t.Fatalf("snapshot %+v", snap)
+	}
+	for _, scope := range quota.Scopes {
+		if key := map[quota.Scope]string{quota.ScopeKeypair: "AK1", quota.ScopeUser: "u1", quota.ScopeProject: "default/ml", quota.ScopeDomain: "default"}[scope]; !l.Held(scope, key).IsZero() {
+			t.Fatalf("%s %s still holds %+v", scope, key, l.Held(scope, key))
+		}
 	}
 }
 

@@ -17,7 +17,7 @@ import (
 //   - users (by id: their main keypair's policy), projects (by
 //     domain.ProjectKey, the key placement.Session.Project must carry) and
 //     domains that have a limit; the others are left out (not limited).
-func View(limits LimitSource, occ Snapshot, sessions []Session) placement.Quotas {
+func View(limits LimitSource, occ OccupancySource, sessions []Session) placement.Quotas {
 	q := placement.Quotas{
 		Keypairs: map[string]placement.KeypairUsage{}, Users: map[string]placement.Usage{},
 		Projects: map[string]placement.Usage{}, Domains: map[string]placement.Usage{},
@@ -48,6 +48,17 @@ func View(limits LimitSource, occ Snapshot, sessions []Session) placement.Quotas
 	}
 	return q
 }
+
+// OccupancySource is where View reads what subjects hold (Occupied and
+// Concurrent): a Snapshot, or a Ledger's running totals (Holdings).
+type OccupancySource interface {
+	Of(scope Scope, key string) Occupancy
+}
+
+var (
+	_ OccupancySource = Snapshot(nil)
+	_ OccupancySource = Holdings{}
+)
 
 // LimitSource is where View reads the limits: Limits (folded from the
 // log, for the scheduler) or the tenancy read model (for explanations).

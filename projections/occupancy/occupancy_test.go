@@ -185,7 +185,7 @@ func TestEndedSessionsLeaveNoRows(t *testing.T) {
 			e.report(t, res, "node-1", domain.PhaseRemoved)
 		}
 		e.r.WaitFor(t, e.last)
-		for _, table := range []string{"occupancy_sessions", "occupancy_requested", "occupancy_allocations"} {
+		for _, table := range []string{"occupancy_sessions", "occupancy_requested", "occupancy_allocations", "occupancy_totals"} {
 			if rows := projectiontest.Dump(t, b.DB, table, 3, "1"); len(rows) != 0 {
 				t.Errorf("%s: %d rows left: %v", table, len(rows), rows)
 			}
@@ -198,7 +198,8 @@ func dumpAll(t *testing.T, db *projections.DB) []string {
 	var out []string
 	out = append(out, projectiontest.Dump(t, db, "occupancy_sessions", 7, "session_id")...)
 	out = append(out, projectiontest.Dump(t, db, "occupancy_requested", 3, "session_id, slot")...)
-	return append(out, projectiontest.Dump(t, db, "occupancy_allocations", 4, "kernel_id, slot")...)
+	out = append(out, projectiontest.Dump(t, db, "occupancy_allocations", 4, "kernel_id, slot")...)
+	return append(out, projectiontest.Dump(t, db, "occupancy_totals", 5, "scope, subject, kind, slot")...)
 }
 
 // TestRebuildEqualsLive: the live projector, restarted half-way with

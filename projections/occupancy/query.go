@@ -11,14 +11,14 @@ import (
 
 // Of returns what one subject occupies and queues: scope and key as in
 // quota.Session.Key (access key, user id, "<domain>/<project>", domain
-// name). A subject the read model does not know occupies nothing.
+// name). A subject the read model does not know occupies nothing. It
+// reads the subject's totals: a few rows, however many sessions it has.
 func (m *ReadModel) Of(ctx context.Context, scope quota.Scope, key string) (quota.Occupancy, error) {
 	const op = "occupancy.of"
-	query, ok := m.sql.subject[scope]
-	if !ok {
+	if _, ok := scopeColumns[scope]; !ok {
 		return quota.Occupancy{}, domain.Invalid(op, "scope", "unknown scope %q (keypair, user, project, domain)", scope)
 	}
-	rows, err := m.db.Query(ctx, query, key)
+	rows, err := m.db.Query(ctx, m.sql.subject, string(scope), key)
 	if err != nil {
 		return quota.Occupancy{}, &domain.Error{Op: op, Kind: domain.KindUnavailable, Err: err}
 	}
@@ -41,13 +41,13 @@ func (m *ReadModel) Of(ctx context.Context, scope quota.Scope, key string) (quot
 
 // Snapshot returns the occupancy of every subject that holds or queues
 // something, as quota.Ledger.Snapshot does from the same events. Each
-// scope is read in one statement.
+// scope's totals are read in one statement.
 func (m *ReadModel) Snapshot(ctx context.Context) (quota.Snapshot, error) {
 	const op = "occupancy.snapshot"
 	snap := quota.Snapshot{}
 	for _, scope := range quota.Scopes {
 		subjects := map[string]quota.Occupancy{}
-		rows, err := m.db.Query(ctx, m.sql.subjects[scope])
+		rows, err := m.db.Query(ctx, m.sql.subjects, string(scope))
 		if err != nil {
 			return nil, &domain.Error{Op: op, Kind: domain.KindUnavailable, Err: err}
 		}

@@ -4,6 +4,42 @@ import "github.com/cairnhq/cairn/projections"
 
 // migrations are the DDL of the read model per dialect. Append-only.
 var migrations = map[projections.Dialect][]string{
+	projections.SQLite:   append(facts[projections.SQLite], totals(projections.SQLite)...),
+	projections.Postgres: append(facts[projections.Postgres], totals(projections.Postgres)...),
+}
+
+// totals are the migrations that add the running totals per subject,
+// filled from the facts already projected.
+func totals(d projections.Dialect) []string {
+	table := `CREATE TABLE {schema}.occupancy_totals (
+    scope   text   NOT NULL,
+    subject text   NOT NULL,
+    kind    text   NOT NULL,
+    slot    text   NOT NULL,
+    amount  bigint NOT NULL,
+    PRIMARY KEY (scope, subject, kind, slot)
+)`
+	if d == projections.SQLite {
+		table = `CREATE TABLE {schema}.occupancy_totals (
+    scope   TEXT    NOT NULL,
+    subject TEXT    NOT NULL,
+    kind    TEXT    NOT NULL,
+    slot    TEXT    NOT NULL,
+    amount  INTEGER NOT NULL,
+    PRIMARY KEY (scope, subject, kind, slot)
+) STRICT`
+	}
+	return []string{
+		table,
+		// Finds the totals back at 0 without reading the others.
+		`CREATE INDEX occupancy_totals_zero_idx ON {schema}.occupancy_totals (scope) WHERE amount = 0`,
+		recount(),
+	}
+}
+
+// facts are the migrations of the fact tables (sessions, requested
+// slots, allocations).
+var facts = map[projections.Dialect][]string{
 	projections.SQLite: {
 		`CREATE TABLE {schema}.occupancy_sessions (
     session_id    TEXT    PRIMARY KEY,

@@ -1,6 +1,7 @@
 package apibench
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -47,9 +48,26 @@ func (c *client) close() { c.http.CloseIdleConnections() }
 // unless c.compat), sends it, reads the whole answer and returns its
 // status.
 func (c *client) signedGet(ctx context.Context, url string, k Keypair) (int, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	return c.signed(ctx, http.MethodGet, url, nil, k)
+}
+
+// signedPost signs a POST of the JSON body to url as signedGet signs a
+// GET, sends it and returns the answer's status.
+func (c *client) signedPost(ctx context.Context, url string, body []byte, k Keypair) (int, error) {
+	return c.signed(ctx, http.MethodPost, url, body, k)
+}
+
+func (c *client) signed(ctx context.Context, method, url string, body []byte, k Keypair) (int, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, rd)
 	if err != nil {
 		return 0, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
 	}
 	sign := signing.SignHTTPStrict
 	if c.compat {
@@ -91,6 +109,13 @@ func (l load) PerSecond() float64 { return float64(l.Requests) / l.Elapsed.Secon
 // its whole answer. Any failure (an error, a status other than 200) ends
 // the round and is returned.
 func drive(ctx context.Context, c *client, url string, k Keypair, clients int, d time.Duration) (load, error) {
+	return driveWith(ctx, clients, d, http.StatusOK, "GET "+url, func(ctx context.Context) (int, error) { return c.signedGet(ctx, url, k) })
+}
+
+// driveWith runs clients concurrent clients sending requests with send for
+// d, closed loop, as drive does; an answer other than want ends the round
+// (what names the request in the error).
+func driveWith(ctx context.Context, clients int, d time.Duration, want int, what string, send func(context.Context) (int, error)) (load, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
@@ -120,15 +145,15 @@ func drive(ctx context.Context, c *client, url string, k Keypair, clients int, d
 				if !t0.Before(deadline) {
 					break
 				}
-				status, err := c.signedGet(ctx, url, k)
+				status, err := send(ctx)
 				if err != nil {
 					if ctx.Err() == nil {
 						fail(err)
 					}
 					break
 				}
-				if status != http.StatusOK {
-					fail(fmt.Errorf("GET %s: status %d", url, status))
+				if status != want {
+					fail(fmt.Errorf("%s: status %d", what, status))
 					break
 				}
 				lat = append(lat, time.Since(t0))

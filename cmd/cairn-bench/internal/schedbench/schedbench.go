@@ -142,11 +142,10 @@ func Run(ctx context.Context, store eventstore.Store, db *projections.DB, cfg Co
 	progress("scheduling")
 	rounds := make(chan scheduler.RoundReport, 64)
 	sched, err := scheduler.New(scheduler.Config{
-		// The production interval: periodic rounds (timeouts, reconcile,
-		// a placement over the whole queue) compete with the writes and
-		// the read side for the processor, so a shorter one would measure
-		// a busier scheduler than a real one. Rounds woken by events run
-		// at once either way.
+		// The production interval: periodic rounds (timeouts, reconcile)
+		// compete with the writes and the read side for the processor, so
+		// a shorter one would measure a busier scheduler than a real one.
+		// Rounds woken by events run at once either way.
 		Interval: scheduler.DefaultInterval, Logger: quiet,
 		// drf never holds a session behind another, so every round places
 		// all it can; fifo's head-of-line blocking would measure the queue
@@ -170,8 +169,11 @@ func Run(ctx context.Context, store eventstore.Store, db *projections.DB, cfg Co
 	for done := false; !done; {
 		select {
 		case r := <-rounds:
+			// A round that refused nothing placed all it could (drf holds
+			// no session back): with nothing freed, no later round places
+			// more. After a refusal the next periodic round places again.
+			done = r.Refused == 0
 			if r.Placed == 0 && r.Refused == 0 {
-				done = true
 				break
 			}
 			res.Placed += r.Placed
