@@ -47,10 +47,11 @@ test-long: ## run the long tests (CAIRN_LONG_TESTS=1), side by side: a 1 GiB upl
 	CAIRN_LONG_TESTS=1 $(GO) test -race -count=1 -timeout 40m -run '^TestLong' -v ./infra/devserver/ ./e2e/
 
 .PHONY: bench
-bench: build ## run bin/cairn-bench against its baselines (store, scheduling, API audit on/off, session start vs podman run, app proxy vs published port, Web-UI pages in Chromium), write docs/benchmarks.md
+bench: build ## run bin/cairn-bench against its baselines (store, scheduling, API audit on/off, session requests with a growing queue, session start vs podman run, app proxy vs published port, Web-UI pages in Chromium), write docs/benchmarks.md
 	scripts/with-postgres.sh $(BENCH_BIN) store --out docs/benchmarks.md
 	scripts/with-postgres.sh $(BENCH_BIN) schedule --append docs/benchmarks.md
 	scripts/with-postgres.sh $(BENCH_BIN) api --append docs/benchmarks.md
+	$(BENCH_BIN) sessions queue --append docs/benchmarks.md
 	@if [[ $$(id -u) -eq 0 ]]; then scripts/install-podman.sh; fi
 	$(BENCH_BIN) sessions --append docs/benchmarks.md
 	$(BENCH_BIN) apps --append docs/benchmarks.md

@@ -4,10 +4,10 @@ import (
 	"errors"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
 
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/infra/vfstorage"
-	"github.com/cairnhq/cairn/projections/vfolders"
 )
 
 const opQuotaScope = "vfolder.quota-scope"
@@ -54,7 +54,7 @@ func (a *api) vfolderQuotaScope(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	folders, err := a.VFolders.Folders.OwnedBy(c.UserContext(), owner)
+	folders, err := a.VFolders.Folders.StoredBy(c.UserContext(), owner)
 	if err != nil {
 		return err
 	}
@@ -64,7 +64,7 @@ func (a *api) vfolderQuotaScope(c *fiber.Ctx) error {
 		if f.Status == domain.VFolderCloning {
 			continue
 		}
-		u, err := a.usage(c, f)
+		u, err := a.usage(c, f.Host, f.ID)
 		if err != nil {
 			return err
 		}
@@ -75,8 +75,8 @@ func (a *api) vfolderQuotaScope(c *fiber.Ctx) error {
 }
 
 // usage measures a folder; one without data holds nothing.
-func (a *api) usage(c *fiber.Ctx, f vfolders.Folder) (vfstorage.Usage, error) {
-	u, err := a.VFolders.Storage.Usage(c.UserContext(), vfstorage.Ref{Host: f.Host, ID: f.ID})
+func (a *api) usage(c *fiber.Ctx, host string, id uuid.UUID) (vfstorage.Usage, error) {
+	u, err := a.VFolders.Storage.Usage(c.UserContext(), vfstorage.Ref{Host: host, ID: id})
 	if errors.Is(err, vfstorage.ErrNoFolder) {
 		return vfstorage.Usage{}, nil
 	}

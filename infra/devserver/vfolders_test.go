@@ -135,6 +135,17 @@ func TestVFolderDefaultQuotaAndUploadLimit(t *testing.T) {
 	if got := files(t, cfg.DataDir, plain); !slices.Equal(got, []string{"a", "b"}) {
 		t.Fatalf("the folder holds %v, want [a b]", got)
 	}
+
+	// The owner's quota scope sums what its folders hold.
+	status, _, b = r.do(t, "GET", "/v1/vfolders/quota-scope", nil)
+	var scope struct {
+		Folders int   `json:"folders"`
+		Bytes   int64 `json:"bytes"`
+		Files   int64 `json:"files"`
+	}
+	if status != http.StatusOK || json.Unmarshal(b, &scope) != nil || scope.Folders != 2 || scope.Bytes != 80_000 || scope.Files != 2 {
+		t.Fatalf("quota scope: %d %s, want 2 folders holding 80000 bytes in 2 files", status, b)
+	}
 }
 
 // NoLimit disables the default quota and the upload limit.

@@ -26,9 +26,28 @@ func (m *ReadModel) Get(ctx context.Context, id uuid.UUID) (Folder, error) {
 	return one(ctx, m, "vfolders.get", "virtual folder", scanFolder, m.sql.getFolder, id.String())
 }
 
-// OwnedBy returns the folders of an owner (of every status), by name.
-func (m *ReadModel) OwnedBy(ctx context.Context, owner domain.VFolderOwner) ([]Folder, error) {
-	return list(ctx, m, "vfolders.owned-by", scanFolder, m.sql.ownedBy, string(owner.Kind), owner.ID)
+// Stored is where one folder's data is, for summing an owner's usage.
+type Stored struct {
+	ID     uuid.UUID
+	Host   string
+	Status domain.VFolderStatus
+}
+
+// StoredBy returns where each folder of owner (of every status) keeps its
+// data: only what a usage sum needs, read from one index, so that an owner
+// of thousands of folders costs milliseconds.
+func (m *ReadModel) StoredBy(ctx context.Context, owner domain.VFolderOwner) ([]Stored, error) {
+	return list(ctx, m, "vfolders.stored-by", func(r projections.Row) (Stored, error) {
+		var s Stored
+		var id, status string
+		if err := r.Scan(&id, &s.Host, &status); err != nil {
+			return s, err
+		}
+		s.Status = domain.VFolderStatus(status)
+		var err error
+		s.ID, err = uuid.Parse(id)
+		return s, err
+	}, m.sql.storedBy, string(owner.Kind), owner.ID)
 }
 
 // Users returns the users a folder is shared with: members and per-user

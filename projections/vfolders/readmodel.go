@@ -50,7 +50,7 @@ type statements struct {
 	deleteFolder, deleteUsers, deleteInvitations           string
 	insertInvitation, invitationState, acceptMember        string
 	upsertUser, deleteUser                                 string
-	getFolder, ownedBy, sharedNamed, users, pending        string
+	getFolder, storedBy, sharedNamed, users, pending       string
 	invitationsTo, invitationsFrom, getInvitation, visible string
 	// folders and memberFolders are the FROM clauses of visible's branches.
 	folders, memberFolders string
@@ -93,8 +93,7 @@ ON CONFLICT (folder_id, user_id, kind) DO UPDATE SET permission = excluded.permi
 		deleteUser: q(`DELETE FROM {schema}.vfolder_users WHERE folder_id = $1 AND user_id = $2 AND kind = $3`),
 
 		getFolder: q(`SELECT ` + folderColumns + ` FROM {schema}.vfolders f WHERE f.id = $1`),
-		ownedBy: q(`SELECT ` + folderColumns + ` FROM {schema}.vfolders f
- WHERE f.owner_kind = $1 AND f.owner_id = $2 ORDER BY f.name, f.id`),
+		storedBy:  q(`SELECT f.id, f.host, f.status FROM {schema}.vfolders f WHERE f.owner_kind = $1 AND f.owner_id = $2`),
 		sharedNamed: q(`SELECT f.id FROM {schema}.vfolders f
   JOIN {schema}.vfolder_users u ON u.folder_id = f.id AND u.user_id = $1 AND u.kind = 'member'
  WHERE f.name = $2 AND f.owner_kind = 'user' ORDER BY f.id`),

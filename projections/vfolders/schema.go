@@ -70,6 +70,8 @@ var ddl = []string{
 	// and sort them instead of walking a page index.
 	`CREATE INDEX {schema}.vfolders_jobs ON vfolders (status) WHERE status IN ('cloning', 'delete-ongoing')`,
 	`DROP INDEX {schema}.vfolders_status`,
+	// StoredBy (an owner's usage) reads this index alone.
+	`CREATE INDEX {schema}.vfolders_owner_stored ON vfolders (owner_kind, owner_id, id, host, status)`,
 }
 
 // migrations are the DDL per dialect.
