@@ -101,7 +101,7 @@ type layerProgress struct {
 func (t *pullTracker) read(body io.Reader, progress func(runtime.PullProgress)) error {
 	dec := json.NewDecoder(body)
 	for {
-		var m jsonmessage.JSONMessage
+		var m pullMessage
 		if err := dec.Decode(&m); err != nil {
 			if errors.Is(err, io.EOF) {
 				return nil
@@ -111,13 +111,21 @@ func (t *pullTracker) read(body io.Reader, progress func(runtime.PullProgress)) 
 		if m.Error != nil {
 			return errors.New(m.Error.Message)
 		}
-		if m.ErrorMessage != "" {
-			return errors.New(m.ErrorMessage)
+		if m.ErrorText != "" {
+			return errors.New(m.ErrorText)
 		}
-		if t.fold(m) && progress != nil {
+		if t.fold(m.JSONMessage) && progress != nil {
 			progress(t.last)
 		}
 	}
+}
+
+// pullMessage is one message of the pull's stream: Docker's, with the
+// plain "error" text read into a field of its own (Podman may send it
+// without the errorDetail; jsonmessage's own field for it is deprecated).
+type pullMessage struct {
+	jsonmessage.JSONMessage
+	ErrorText string `json:"error"`
 }
 
 // fold applies one message and reports whether the progress changed.
