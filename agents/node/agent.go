@@ -129,6 +129,12 @@ func (a *Agent) Run(ctx context.Context) error {
 	a.startedAt = time.Now().UTC()
 	a.log.Info("agent starting", "config", a.cfg.LogValue())
 	if err := a.setUp(ctx); err != nil {
+		if ctx.Err() != nil {
+			// Stopped while starting (Podman or the bus not answered
+			// yet): a stop, not a failure.
+			a.log.Info("agent stopped while starting", "error", err)
+			return nil
+		}
 		return err
 	}
 	defer a.closeBus()

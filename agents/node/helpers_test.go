@@ -424,3 +424,18 @@ func (b *lockedBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
+
+// An agent stopped while it starts (here: before it could ask Podman
+// anything) ends without an error: a stop is not a failure.
+func TestStopWhileStartingIsNoError(t *testing.T) {
+	h := newHarness(t)
+	a, err := node.New(h.config(), h.logger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(h.ctx)
+	cancel()
+	if err := a.Run(ctx); err != nil {
+		t.Fatalf("Run with its context ended: %v, want nil", err)
+	}
+}
