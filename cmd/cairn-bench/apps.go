@@ -34,7 +34,7 @@ func newBenchAppsCommand() *cobra.Command {
 	cfg := benchAppsConfig{Bench: appbench.DefaultConfig()}
 	cmd := &cobra.Command{
 		Use:   "apps",
-		Short: "Benchmark the app proxy: HTTP and WebSocket through the proxy vs straight to the published port, POST → usable Jupyter",
+		Short: "Benchmark the app proxy: HTTP and WebSocket through the proxy vs straight to the published port, POST → usable Jupyter, Jupyter's HTTP",
 		Long: `apps starts a cairn dev in this process (SQLite in a temporary directory, the
 local agent on --podman, its signed endpoint and the app proxy on loopback),
 builds a static echo app (Go toolchain needed: run it from the repository),
@@ -47,8 +47,15 @@ first, the app through the proxy against the app's published host port:
   WebSocket  one socket sends a message and waits for its echo, --messages
              times per round: p50, p99 (target: added p99 <= 2 ms)
   Jupyter    POST /v1/sessions of --jupyter-image until the notebook's
-             /api/status answers 200 through the proxy; when the image is
-             absent the row says so (scripts/build-images.sh builds it)`,
+             /api/status answers 200 through the proxy; then the HTTP
+             measurement above of one of the notebook's static files
+             (` + appbench.JupyterStaticPath + `, served
+             without its token) through the proxy and straight to the
+             jupyter port's host port: the echo app is the proxy's worst
+             case, Jupyter the real app. When the image is absent the rows
+             say so (scripts/build-images.sh builds it); when it is there
+             but cannot be measured, the table is printed, nothing is
+             appended and the command fails`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := cfg.Validate(); err != nil {
@@ -123,6 +130,11 @@ func runBenchApps(ctx context.Context, cfg benchAppsConfig) (err error) {
 	fmt.Printf("\napp proxy (load average %s before, %s after)\n", res.LoadBefore, res.LoadAfter)
 	if err := appbench.WriteTable(os.Stdout, res); err != nil {
 		return err
+	}
+	if res.Jupyter.Failed != "" {
+		// A failed measurement (a 404 or 502 counted as a request would
+		// be worse) is not written into the benchmarks' record.
+		return fmt.Errorf("jupyter: %s", res.Jupyter.Failed)
 	}
 	if cfg.Append == "" {
 		return nil

@@ -26,6 +26,11 @@
 //     Config.Messages times per round, through the proxy and directly:
 //     p50 and p99 round trip; the target is an added p99 <= 2 ms;
 //   - Jupyter: the time from POST /v1/sessions of the python image to
-//     the first 200 of the notebook's /api/status through the proxy
-//     (JupyterResult says why when it was not measured).
+//     the first 200 of the notebook's /api/status through the proxy; then
+//     the HTTP measurement above of one of the notebook's static files
+//     (JupyterStaticPath, which Jupyter serves without its token) through
+//     the proxy and straight to the jupyter port's host port under the
+//     same base path. The echo app costs almost nothing per request, the
+//     proxy's worst case; Jupyter is the real app users run (JupyterResult
+//     says why when it was not measured).
 package appbench

@@ -158,6 +158,8 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 
 // HTTPResult is one answer size through both ways in.
 type HTTPResult struct {
+	// App names the app when it is not the echo app (JupyterLabel).
+	App           string
 	Path          string
 	Size          int64
 	Proxy, Direct Series
