@@ -114,7 +114,10 @@ func TestAppsThroughASeparateProxy(t *testing.T) {
 	ws := dialWithCookie(t, browser, socket)
 	ws.send("echo $((6*7))\r")
 	ws.until("42")
-	ws.send("export CAIRN_E2E=kept-across-proxies\r")
+	// Wait for the shell to have run it: input still in flight when the
+	// proxy dies is lost with it.
+	ws.send("export CAIRN_E2E=kept-across-proxies; echo exported-$((1+1))\r")
+	ws.until("exported-2")
 
 	// The proxy crashes and starts again: the first request with the
 	// cookie the browser holds is served, nothing relearned.
