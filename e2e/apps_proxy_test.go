@@ -124,7 +124,7 @@ func TestAppsThroughTheProxy(t *testing.T) {
 	ws.until("42")
 	ws.send("export CAIRN_E2E=kept-across-reconnects; echo exported-$((1+1))\r")
 	ws.until("exported-2") // run before the network goes
-	ws.conn.CloseNow() // the network goes away, no close frame
+	ws.conn.CloseNow()     // the network goes away, no close frame
 	ws = dialTerminal(t, d.openApp(c.ID, "terminal").WebSocketURL, term)
 	ws.send("echo ${CAIRN_E2E}-ok\r")
 	ws.until("kept-across-reconnects-ok")
