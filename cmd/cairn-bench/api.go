@@ -131,15 +131,7 @@ func runBenchAPI(ctx context.Context, cfg benchAPIConfig) error {
 	if cfg.Append == "" {
 		return nil
 	}
-	f, err := os.OpenFile(cfg.Append, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(md.Bytes()); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return appendFile(cfg.Append, md.Bytes())
 }
 
 func backendDescription(backend string) string {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+
 	"github.com/spf13/cobra"
 
 	"github.com/cairnhq/cairn/infra/cli"
@@ -36,4 +38,18 @@ on. Flags win.`,
 	root.AddCommand(newBenchStoreCommand(), newBenchSessionsCommand(), newBenchScheduleCommand(), newBenchAPICommand(), newBenchAppsCommand(), newBenchWebUICommand())
 	cli.Setup(root)
 	return root
+}
+
+// appendFile appends b to the file at path (made if missing): how every
+// benchmark adds its Markdown to docs/benchmarks.md (--append).
+func appendFile(path string, b []byte) error {
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

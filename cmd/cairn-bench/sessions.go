@@ -423,13 +423,5 @@ func appendSessionsMarkdown(cfg benchSessionsConfig, results []*benchSeries) err
 		}
 		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s |\n", r.name, len(r.samples), ms(r.percentile(50)), ms(r.percentile(99)), ms(r.mean()), ratio(results[0], r), target)
 	}
-	f, err := os.OpenFile(cfg.Append, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.WriteString(b.String()); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return appendFile(cfg.Append, []byte(b.String()))
 }

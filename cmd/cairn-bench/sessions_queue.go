@@ -126,13 +126,5 @@ func runBenchQueue(ctx context.Context, cfg benchQueueConfig) (err error) {
 	if err := apibench.WriteEnqueueMarkdown(&md, rounds, header); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(cfg.Append, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(md.Bytes()); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return appendFile(cfg.Append, md.Bytes())
 }

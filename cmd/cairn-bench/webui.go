@@ -185,15 +185,7 @@ func runBenchWebUI(ctx context.Context, cfg benchWebUIConfig) error {
 	if cfg.Append == "" {
 		return nil
 	}
-	f, err := os.OpenFile(cfg.Append, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(md.Bytes()); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return appendFile(cfg.Append, md.Bytes())
 }
 
 // benchWebUIOn starts the server on backend, runs the benchmark and stops
