@@ -3,6 +3,7 @@ package podman
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/containers/podman/v5/libpod/define"
@@ -12,6 +13,22 @@ import (
 	"github.com/cairnhq/cairn/agents/runtime"
 )
 
+// inspectTries and inspectRetry bound the retries of an inspect that raced
+// with the kernel's exit.
+const (
+	inspectTries = 5
+	inspectRetry = 20 * time.Millisecond
+)
+
+// exitRace reports whether err is Podman failing to read /proc of a process
+// that ended during the inspect ("open /proc/16044/cgroup: no such
+// process"), which is not a fault of the container.
+func exitRace(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "/proc/") &&
+		(strings.Contains(msg, "no such process") || strings.Contains(msg, "no such file or directory"))
+}
+
 // Inspect reports a managed container's current state. Any other container
 // is runtime.ErrNotFound.
 func (r *Runtime) Inspect(ctx context.Context, id string) (runtime.Container, error) {
@@ -19,6 +36,15 @@ func (r *Runtime) Inspect(ctx context.Context, id string) (runtime.Container, er
 		return runtime.Container{}, fmt.Errorf("podman: inspect: %w: empty container id", runtime.ErrInvalid)
 	}
 	data, err := containers.Inspect(r.call(ctx), id, nil)
+	for try := 1; err != nil && exitRace(err) && try < inspectTries; try++ {
+		// The kernel exited while Podman was reading its process: the next
+		// look finds it exited.
+		select {
+		case <-ctx.Done():
+		case <-time.After(inspectRetry):
+		}
+		data, err = containers.Inspect(r.call(ctx), id, nil)
+	}
 	if err != nil {
 		return runtime.Container{}, translate(ctx, "inspect "+id, err)
 	}

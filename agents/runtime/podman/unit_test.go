@@ -185,3 +185,20 @@ func TestSpecForIsolation(t *testing.T) {
 		t.Errorf("without a user namespace or capabilities: userns %+v mappings %+v add %v drop %v", g.UserNS, g.IDMappings, g.CapAdd, g.CapDrop)
 	}
 }
+
+func TestExitRace(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		err  error
+		want bool
+	}{
+		{&errorhandling.ErrorModel{Because: "x", Message: "open /proc/16044/cgroup: no such process", ResponseCode: 500}, true},
+		{errors.New("open /proc/7/stat: no such file or directory"), true},
+		{errors.New("no such container"), false},
+		{errors.New("open /etc/x: no such file or directory"), false},
+	} {
+		if got := exitRace(tc.err); got != tc.want {
+			t.Errorf("exitRace(%q) = %v, want %v", tc.err, got, tc.want)
+		}
+	}
+}
