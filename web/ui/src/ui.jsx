@@ -1,15 +1,18 @@
 // ui.jsx — the small parts every page uses: loading and error states, times
 // in the viewer's zone, status badges, a cursor pager, dialogs and forms.
-import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 
 /**
  * useApi runs load(signal) when deps change and answers {data, error,
- * loading, reload}. A newer load aborts an older one.
+ * loading, reload}. A newer load aborts an older one. The load starts as
+ * soon as the component is in the DOM (a layout effect), not after the
+ * browser has painted the page around it: a page's data is asked for a
+ * frame earlier.
  */
 export function useApi(load, deps) {
   const [state, setState] = useState({ data: undefined, error: null, loading: true });
   const [tick, setTick] = useState(0);
-  useEffect(() => {
+  useLayoutEffect(() => {
     const ctl = new AbortController();
     setState((s) => ({ ...s, loading: true, error: null }));
     load(ctl.signal).then(
