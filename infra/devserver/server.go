@@ -313,6 +313,13 @@ func (s *server) startProjectors(ctx context.Context) error {
 		s.parts.goRun("projector "+p.Name(), s.maint.Supervise(p))
 		projectors = append(projectors, p)
 		s.waiters = append(s.waiters, p)
+		if rm.Name() == s.models.Tenancy.Name() {
+			// Every request reads a dozen tenancy answers that change
+			// rarely: kept until the tenancy read model changes (the
+			// authenticator's cache keeps its own the same way).
+			name := rm.Name()
+			s.models.Tenancy.CacheAnswers(p.Position, func() uint64 { return s.maint.Replaced(name) }, 0)
+		}
 	}
 	s.projectors = projectors
 	timeout := time.NewTimer(s.cfg.ReadyTimeout)
