@@ -7,12 +7,15 @@ import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'preac
  * loading, reload}. A newer load aborts an older one. The load starts as
  * soon as the component is in the DOM (a layout effect), not after the
  * browser has painted the page around it: a page's data is asked for a
- * frame earlier.
+ * frame earlier. With ready false it waits (loading) until ready is true:
+ * a page asks for what it shows first (its list) before the rest, which
+ * would otherwise compete with it for the server.
  */
-export function useApi(load, deps) {
+export function useApi(load, deps, ready = true) {
   const [state, setState] = useState({ data: undefined, error: null, loading: true });
   const [tick, setTick] = useState(0);
   useLayoutEffect(() => {
+    if (!ready) return undefined;
     const ctl = new AbortController();
     setState((s) => ({ ...s, loading: true, error: null }));
     load(ctl.signal).then(
@@ -20,7 +23,7 @@ export function useApi(load, deps) {
       (error) => !ctl.signal.aborted && error.name !== 'AbortError' && setState({ data: undefined, error, loading: false }),
     );
     return () => ctl.abort();
-  }, [...deps, tick]);
+  }, [...deps, tick, ready]);
   const reload = useCallback(() => setTick((t) => t + 1), []);
   return { ...state, reload };
 }
