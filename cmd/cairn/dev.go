@@ -53,6 +53,8 @@ then the managers, the bus, NATS and the store.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&cfg.Listen, "listen", devserver.DefaultListen, "HTTP API address, host:port (port 0: any free port)")
+	f.StringVar(&cfg.TLSCertFile, "tls-cert", "", "TLS certificate (PEM) the HTTP API serves with (HTTPS only; the Web-UI's cookie is then Secure)")
+	f.StringVar(&cfg.TLSKeyFile, "tls-key", "", "TLS private key (PEM) of --tls-cert")
 	f.StringVar(&cfg.DataDir, "data-dir", devserver.DefaultDataDir, "directory for the SQLite store, NATS streams, agent records and credentials.json")
 	f.StringVar(&cfg.Store, "store", "", "event store DSN (sqlite:///path/cairn.db or postgres://...); default: SQLite in --data-dir")
 	f.StringVar(&cfg.NATSListen, "nats-listen", devserver.DefaultNATSListen, "embedded NATS address, host:port; 0.0.0.0:4222 lets other machines' agents join")

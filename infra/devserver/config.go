@@ -78,6 +78,11 @@ type Config struct {
 	// Listen is the HTTP API's address, host:port (default 127.0.0.1:8080;
 	// port 0 picks a free port, printed at start).
 	Listen string
+	// TLSCertFile and TLSKeyFile (PEM), when given, make the API's
+	// listener serve HTTPS (TLS 1.2 or later): the Web-UI's login cookie is
+	// then Secure. Beyond loopback, bearer tokens and passwords otherwise
+	// cross the network in clear (the server warns).
+	TLSCertFile, TLSKeyFile string
 	// DataDir holds everything the server keeps: the SQLite store, the
 	// embedded NATS server's streams, the forwarder's checkpoint, the local
 	// agent's records and credentials.json (default ./data).
@@ -349,6 +354,9 @@ func (c Config) Validate() error {
 	if d.Listen == d.NATSListen && !hasPortZero(d.Listen) {
 		add("listen and nats listen are both %q", d.Listen)
 	}
+	if (d.TLSCertFile == "") != (d.TLSKeyFile == "") {
+		add("tls: give both the certificate and the key (tls cert, tls key)")
+	}
 	if d.AppProxyListen == AppProxyOff {
 		if d.AppProxyURL == "" {
 			add("app proxy listen is off: give the URL of the app proxy that serves this Cairn (app proxy url)")
@@ -453,6 +461,7 @@ func hasPortZero(addr string) bool {
 func (c Config) LogValue() slog.Value {
 	return slog.GroupValue(
 		slog.String("listen", c.Listen),
+		slog.String("tls_cert", c.TLSCertFile),
 		slog.String("data_dir", c.DataDir),
 		slog.String("store", config.RedactDSN(c.Store)),
 		slog.String("nats_listen", c.NATSListen),

@@ -2,6 +2,7 @@ package devserver
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -127,6 +128,7 @@ type server struct {
 	leases     *maintenance.Leases
 
 	apiURL      string
+	apiTLS      *tls.Config // the API's TLS, nil without a certificate
 	appProxyURL string
 	appOpener   *appproxy.Opener
 	credentials bootstrap.Credentials
