@@ -76,7 +76,7 @@ func (t Tenancy) VFolderAccess(ctx context.Context, actor commands.Principal) (c
 	return commands.VFolderAccess{
 		Viewer: domain.VFolderViewer{
 			UserID: actor.UserID.String(), Domain: domainName, Projects: projects,
-			Superadmin: role == domain.RoleSuperadmin, DomainAdmin: role == domain.RoleAdmin, ReadOnly: role.ReadOnly(),
+			Superadmin: role == domain.RoleSuperadmin, DomainAdmin: role == domain.RoleAdmin, ReadOnly: role == domain.RoleMonitor,
 		},
 		Hosts: hosts,
 	}, nil
