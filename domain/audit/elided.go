@@ -3,7 +3,9 @@ package audit
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -51,41 +53,50 @@ var elidedKeys = []string{"seq", "prev_hash", "hash", "elided"}
 
 // ParseLine decodes one line of an export. A line whose "elided" member
 // is true is an elided record and must have exactly the members seq,
-// prev_hash, hash and elided; any other line is a full record (extra
-// members, such as the store's source_position, are ignored, as they are
-// not covered by the hash). A line that is not a JSON object, or an
-// elided one with missing or extra members, is an error.
+// prev_hash, hash and elided (nothing unverifiable may ride along with
+// it); any other line (no "elided", or false or null) is a full record,
+// whose extra members, such as the store's source_position, are ignored
+// as they are not covered by the hash. Member names match as
+// encoding/json matches them: exactly, else ignoring case. A line that is
+// not a JSON object, or an elided one with missing or extra members, is
+// an error.
 func ParseLine(b []byte) (Line, error) {
 	b = bytes.TrimSpace(b)
+	var probe struct {
+		Elided *bool `json:"elided"`
+	}
+	if err := json.Unmarshal(b, &probe, jsonOptions); err != nil {
+		return Line{}, fmt.Errorf("audit export: not a record: %w", err)
+	}
+	if probe.Elided == nil || !*probe.Elided {
+		var r Record
+		if err := json.Unmarshal(b, &r, jsonOptions); err != nil {
+			return Line{}, fmt.Errorf("audit export: record: %w", err)
+		}
+		return Line{Record: r}, nil
+	}
 	var members map[string]jsontext.Value
 	if err := json.Unmarshal(b, &members, jsonOptions); err != nil {
-		return Line{}, fmt.Errorf("audit export: not a JSON object: %w", err)
+		return Line{}, fmt.Errorf("audit export: elided record: %w", err)
 	}
-	if raw, ok := members["elided"]; ok && string(raw) != "false" {
-		if string(raw) != "true" {
-			return Line{}, fmt.Errorf("audit export: elided must be true or false, not %s", raw)
-		}
-		if len(members) != len(elidedKeys) {
-			return Line{}, fmt.Errorf("audit export: an elided record has exactly the members seq, prev_hash, hash and elided")
-		}
-		var e struct {
-			Seq      *uint64 `json:"seq"`
-			PrevHash *Hash   `json:"prev_hash"`
-			Hash     *Hash   `json:"hash"`
-		}
-		if err := json.Unmarshal(b, &e, jsonOptions); err != nil {
-			return Line{}, fmt.Errorf("audit export: elided record: %w", err)
-		}
-		if e.Seq == nil || e.PrevHash == nil || e.Hash == nil {
-			return Line{}, fmt.Errorf("audit export: an elided record has exactly the members seq, prev_hash, hash and elided")
-		}
-		return Line{Elided: &Elided{Seq: *e.Seq, PrevHash: *e.PrevHash, Hash: *e.Hash}}, nil
+	var e struct {
+		Seq      *uint64 `json:"seq"`
+		PrevHash *Hash   `json:"prev_hash"`
+		Hash     *Hash   `json:"hash"`
 	}
-	var r Record
-	if err := json.Unmarshal(b, &r, jsonOptions); err != nil {
-		return Line{}, fmt.Errorf("audit export: record: %w", err)
+	if err := json.Unmarshal(b, &e, jsonOptions); err != nil {
+		return Line{}, fmt.Errorf("audit export: elided record: %w", err)
 	}
-	return Line{Record: r}, nil
+	known := 0
+	for name := range members {
+		if slices.ContainsFunc(elidedKeys, func(k string) bool { return strings.EqualFold(k, name) }) {
+			known++
+		}
+	}
+	if e.Seq == nil || e.PrevHash == nil || e.Hash == nil || known != len(members) || len(members) != len(elidedKeys) {
+		return Line{}, fmt.Errorf("audit export: an elided record has exactly the members seq, prev_hash, hash and elided")
+	}
+	return Line{Elided: &Elided{Seq: *e.Seq, PrevHash: *e.PrevHash, Hash: *e.Hash}}, nil
 }
 
 // AddLine verifies the next line of an export: AddElided for an elided

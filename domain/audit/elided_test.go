@@ -132,6 +132,15 @@ func TestElidedJSON(t *testing.T) {
 	if err != nil || l.Elided != nil || l.Record != r {
 		t.Fatalf("ParseLine of a full record: %+v, %v", l, err)
 	}
+	// Names ignoring case, as encoding/json reads them; a null elided is
+	// a full record's.
+	l, err = ParseLine([]byte(`{"SEQ":2,"Prev_Hash":"` + r.PrevHash.String() + `","hash":"` + r.Hash.String() + `","ELIDED":true}`))
+	if err != nil || l.Elided == nil || *l.Elided != r.Elide() {
+		t.Fatalf("ParseLine ignoring case: %+v, %v", l, err)
+	}
+	if l, err = ParseLine([]byte(strings.TrimSuffix(full, `"elided":false}`) + `"elided":null}`)); err != nil || l.Elided != nil || l.Record != r {
+		t.Fatalf("ParseLine of a null elided: %+v, %v", l, err)
+	}
 	h := r.Hash.String()
 	for _, bad := range []string{
 		`not json`,
@@ -141,9 +150,31 @@ func TestElidedJSON(t *testing.T) {
 		`{"seq":2,"prev_hash":"` + h + `","hash":"` + h + `","elided":1}`,
 		`{"seq":2,"prev_hash":"zz","hash":"` + h + `","elided":true}`,
 		`{"seq":-2,"prev_hash":"` + h + `","hash":"` + h + `","elided":true}`,
+		`{"seq":2,"prev_hash":"` + h + `","hash":"` + h + `","Elided":true,"user_id":"x"}`, // names match ignoring case
+		`{"seq":2,"prev_hash":"` + h + `","hash":"` + h + `","elided":true,"SEQ":3}`,
 	} {
 		if _, err := ParseLine([]byte(bad)); err == nil {
 			t.Errorf("ParseLine accepted %s", bad)
 		}
 	}
+}
+
+// FuzzParseLine: no line makes ParseLine panic, and an elided record it
+// accepts writes back (AppendElidedJSON) to a line that parses alike.
+func FuzzParseLine(f *testing.F) {
+	r := sample(0)
+	r.Seq, r.Version = 1, 1
+	f.Add(AppendElidedJSON(nil, r.Elide()))
+	f.Add(AppendJSON(nil, &r))
+	f.Add([]byte(`{"seq":1,"elided":true}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		l, err := ParseLine(b)
+		if err != nil || l.Elided == nil {
+			return
+		}
+		again, err := ParseLine(AppendElidedJSON(nil, *l.Elided))
+		if err != nil || again.Elided == nil || *again.Elided != *l.Elided {
+			t.Fatalf("%s: %+v, then %+v, %v", b, l.Elided, again.Elided, err)
+		}
+	})
 }
