@@ -301,7 +301,7 @@ test('Audit for auditors: an auditor reads every domain\'s trail, a domain audit
 test('Users: a superadmin may make auditors and domain auditors, a domain admin only domain auditors', async () => {
   const dadmin = await newUser({ role: 'admin' });
   for (const [who, roles] of [
-    [admin, ['auditor', 'domain-auditor']],
+    [admin, ['domain-auditor', 'auditor']],
     [dadmin, ['domain-auditor']],
   ]) {
     const problems = [];
