@@ -49,8 +49,11 @@ END
 $fn$;
 
 -- lease_acquire gives lease p_name to p_holder for p_ttl (epoch + 1) when
--- it is free or expired, on the database's clock; otherwise it leaves it.
--- It returns whether p_holder got it, and the lease's holder, epoch and
+-- it is free, expired on the database's clock, or p_holder's already (a
+-- holder asks only when it does not lead: an earlier call of its own may
+-- have taken the lease without the answer reaching it; a new epoch fences
+-- whatever that term would have written). Otherwise it leaves it. It
+-- returns whether p_holder got it, and the lease's holder, epoch and
 -- expiry after the call.
 CREATE FUNCTION {schema}.lease_acquire(p_name text, p_holder text, p_ttl interval)
 RETURNS TABLE (out_acquired boolean, out_holder text, out_epoch bigint, out_expires_at timestamptz)
@@ -61,7 +64,7 @@ BEGIN
     -- A live lease is left without taking its lock, so that followers
     -- polling it never hold up its leader's fenced appends.
     RETURN QUERY SELECT false, l.holder, l.epoch, l.expires_at FROM {schema}.leases l
-                  WHERE l.name = p_name AND l.expires_at > clock_timestamp();
+                  WHERE l.name = p_name AND l.expires_at > clock_timestamp() AND l.holder <> p_holder;
     IF FOUND THEN
         RETURN;
     END IF;
@@ -73,7 +76,7 @@ BEGIN
     ON CONFLICT (name) DO UPDATE
        SET holder = excluded.holder, epoch = l.epoch + 1, acquired_at = excluded.acquired_at,
            renewed_at = excluded.renewed_at, expires_at = excluded.expires_at
-     WHERE l.expires_at <= v_now
+     WHERE l.expires_at <= v_now OR l.holder = p_holder
     RETURNING true, l.holder, l.epoch, l.expires_at;
     IF FOUND THEN
         RETURN;

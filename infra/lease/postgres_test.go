@@ -1,0 +1,305 @@
+package lease
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/cairnhq/cairn/eventstore"
+	"github.com/cairnhq/cairn/eventstore/postgres"
+	"github.com/cairnhq/cairn/infra/await"
+	"github.com/cairnhq/cairn/infra/pgtest"
+)
+
+// storeSchema opens an event store on a fresh schema (its migrations
+// create the leases table) and returns it with the server's URL.
+func storeSchema(t *testing.T) (*postgres.Store, string) {
+	t.Helper()
+	url, schema := pgtest.Schema(t)
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	st, err := postgres.Open(ctx, url, postgres.Options{Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st, url
+}
+
+func newPostgres(t *testing.T, url, schema, name, holder string, opts PostgresOptions) *Postgres {
+	t.Helper()
+	opts.Schema, opts.Holder = schema, holder
+	if opts.TTL == 0 {
+		opts.TTL, opts.RenewEvery, opts.Margin = 3*time.Second, 100*time.Millisecond, time.Second
+	}
+	l, err := NewPostgres(url, name, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+func fenceOf(t *testing.T, held context.Context) eventstore.Fence {
+	t.Helper()
+	f, ok := eventstore.FenceFrom(held)
+	if !ok {
+		t.Fatal("the held context carries no fence")
+	}
+	return f
+}
+
+func stateOf(t *testing.T, st *postgres.Store, name string) State {
+	t.Helper()
+	all, err := List(t.Context(), st.Pool(), st.Schema())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range all {
+		if s.Name == name {
+			return s
+		}
+	}
+	t.Fatalf("lease %s is not in the table (%+v)", name, all)
+	return State{}
+}
+
+func TestPostgresOptionsValidate(t *testing.T) {
+	t.Parallel()
+	d := PostgresOptions{}.WithDefaults()
+	if err := d.Validate(); err != nil || d.TTL != DefaultTTL || d.RenewEvery != DefaultTTL/3 || d.Margin != DefaultTTL/5 || d.Holder == "" {
+		t.Fatalf("defaults %+v: %v", d, err)
+	}
+	bad := PostgresOptions{Schema: "a;b", TTL: time.Second, RenewEvery: 900 * time.Millisecond, Margin: 200 * time.Millisecond, Holder: "h"}
+	err := bad.Validate()
+	if err == nil {
+		t.Fatal("invalid options accepted")
+	}
+	for _, want := range []string{"schema", "renew every"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("Validate = %v, want a problem with %s", err, want)
+		}
+	}
+}
+
+// TestPostgresLeaseIsExclusive: one holder at a time; every takeover
+// increments the epoch, which the held context's fence carries.
+func TestPostgresLeaseIsExclusive(t *testing.T) {
+	t.Parallel()
+	st, url := storeSchema(t)
+	a := newPostgres(t, url, st.Schema(), "scheduler", "a", PostgresOptions{})
+	b := newPostgres(t, url, st.Schema(), "scheduler", "b", PostgresOptions{})
+	var epochA int64
+	checkExclusive(t, &fenceRecorder{Lease: a, epoch: &epochA}, b, func(t *testing.T) bool {
+		conn, _, ok, err := b.tryAcquire(t.Context(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		closeConn(conn)
+		return ok
+	})
+	if epochA != 1 {
+		t.Fatalf("first epoch %d, want 1", epochA)
+	}
+	// checkExclusive's b took it over (epoch 2) and released it.
+	held, release, err := a.Acquire(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	if f := fenceOf(t, held); f != (eventstore.Fence{Lease: "scheduler", Epoch: 3}) {
+		t.Fatalf("fence after two takeovers = %v, want scheduler@3", f)
+	}
+	if s := stateOf(t, st, "scheduler"); s.Holder != "a" || s.Epoch != 3 || !s.Live {
+		t.Fatalf("state %+v, want a at epoch 3, live", s)
+	}
+	// Another name is another lease.
+	_, releaseOther, err := newPostgres(t, url, st.Schema(), "audit", "b", PostgresOptions{}).Acquire(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	releaseOther()
+}
+
+// fenceRecorder records the epoch of the lease it wraps.
+type fenceRecorder struct {
+	Lease
+	epoch *int64
+}
+
+func (r *fenceRecorder) Acquire(ctx context.Context) (context.Context, func(), error) {
+	held, release, err := r.Lease.Acquire(ctx)
+	if err == nil {
+		f, _ := eventstore.FenceFrom(held)
+		*r.epoch = f.Epoch
+	}
+	return held, release, err
+}
+
+// TestPostgresLeaseRenews: the holder keeps renewing (expires_at moves on)
+// and a follower cannot take the lease meanwhile.
+func TestPostgresLeaseRenews(t *testing.T) {
+	t.Parallel()
+	st, url := storeSchema(t)
+	a := newPostgres(t, url, st.Schema(), "jobs", "a", PostgresOptions{})
+	held, release, err := a.Acquire(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	first := stateOf(t, st, "jobs")
+	renewals := 0
+	last := first.RenewedAt
+	await.Until(t, waitTimeout, "three renewals", func() bool {
+		s := stateOf(t, st, "jobs")
+		if s.RenewedAt.After(last) {
+			renewals++
+			last = s.RenewedAt
+			if !s.ExpiresAt.After(first.ExpiresAt) || s.Epoch != first.Epoch || s.Holder != "a" {
+				t.Fatalf("after a renewal: %+v, first %+v", s, first)
+			}
+		}
+		return renewals >= 3
+	})
+	if held.Err() != nil {
+		t.Fatalf("the holder lost a lease it renews: %v", context.Cause(held))
+	}
+	b := newPostgres(t, url, st.Schema(), "jobs", "b", PostgresOptions{})
+	conn, _, ok, err := b.tryAcquire(t.Context(), nil)
+	closeConn(conn)
+	if err != nil || ok {
+		t.Fatalf("a follower took a renewed lease (ok %v, err %v)", ok, err)
+	}
+}
+
+// TestPostgresLeaseTakenOver: once another holder took the lease (here
+// after it was made to expire), the old holder's next renewal finds it
+// gone and steps down (cause ErrTaken), and its appends are fenced out.
+func TestPostgresLeaseTakenOver(t *testing.T) {
+	t.Parallel()
+	st, url := storeSchema(t)
+	metrics, err := NewMetrics(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A holder renews even a lease past its expiry while its epoch is
+	// current, so a's next renewal is made to come long after b's takeover
+	// (3s: generous for one connection and one statement).
+	a := newPostgres(t, url, st.Schema(), "limits", "a", PostgresOptions{Metrics: metrics,
+		TTL: time.Minute, RenewEvery: 3 * time.Second, Margin: 10 * time.Second})
+	held, release, err := a.Acquire(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	if _, err := st.Append(held, "s-1", eventstore.NoStream, testEvent("by a")); err != nil {
+		t.Fatalf("the holder's fenced append: %v", err)
+	}
+	if _, err := st.Pool().Exec(t.Context(), `UPDATE `+pgx.Identifier{st.Schema()}.Sanitize()+`.leases SET expires_at = clock_timestamp() - interval '1 second'`); err != nil {
+		t.Fatal(err)
+	}
+	b := newPostgres(t, url, st.Schema(), "limits", "b", PostgresOptions{})
+	heldB, releaseB, err := b.Acquire(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer releaseB()
+	if fenceOf(t, heldB).Epoch != fenceOf(t, held).Epoch+1 {
+		t.Fatalf("b's epoch %d after a's %d", fenceOf(t, heldB).Epoch, fenceOf(t, held).Epoch)
+	}
+	if _, err := st.Append(held, "s-1", eventstore.Any, testEvent("late")); !errors.Is(err, eventstore.ErrFenced) {
+		t.Fatalf("the deposed holder's append: %v, want ErrFenced", err)
+	}
+	select {
+	case <-held.Done():
+	case <-time.After(waitTimeout):
+		t.Fatal("the deposed holder did not step down")
+	}
+	if cause := context.Cause(held); !errors.Is(cause, ErrTaken) {
+		t.Fatalf("cause %v, want ErrTaken", cause)
+	}
+	if got := testutil.ToFloat64(metrics.held.WithLabelValues("limits")); got != 0 {
+		t.Fatalf("cairn_lease_held = %v after stepping down, want 0", got)
+	}
+	if _, err := st.Append(heldB, "s-1", eventstore.Exact(0), testEvent("by b")); err != nil {
+		t.Fatalf("the new holder's append: %v", err)
+	}
+}
+
+// TestPostgresLeaseStepsDownWhenRenewalBlocked: a holder whose renewals
+// cannot get through (here, blocked behind a lock on its row) gives the
+// lease up by itself, before the lease's expiry in the database, and
+// counts the failed renewals.
+func TestPostgresLeaseStepsDownWhenRenewalBlocked(t *testing.T) {
+	t.Parallel()
+	st, url := storeSchema(t)
+	metrics, err := NewMetrics(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The margin (half the TTL) leaves the test time to look at the
+	// database's clock after the step-down.
+	a := newPostgres(t, url, st.Schema(), "orphans", "a", PostgresOptions{Metrics: metrics,
+		TTL: 3 * time.Second, RenewEvery: 200 * time.Millisecond, Margin: 1500 * time.Millisecond})
+	held, release, err := a.Acquire(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	blocker, err := st.Pool().Begin(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer blocker.Rollback(context.Background())
+	var expires time.Time
+	if err := blocker.QueryRow(t.Context(), `SELECT expires_at FROM `+pgx.Identifier{st.Schema()}.Sanitize()+`.leases WHERE name = 'orphans' FOR UPDATE`).Scan(&expires); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-held.Done():
+	case <-time.After(waitTimeout):
+		t.Fatal("the holder did not step down while its renewals were blocked")
+	}
+	var before bool
+	if err := st.Pool().QueryRow(t.Context(), `SELECT clock_timestamp() < $1`, expires).Scan(&before); err != nil {
+		t.Fatal(err)
+	}
+	if !before {
+		t.Fatalf("the holder stepped down after its lease expired in the database (%s)", expires)
+	}
+	if cause := context.Cause(held); !errors.Is(cause, ErrExpired) {
+		t.Fatalf("cause %v, want ErrExpired", cause)
+	}
+	if got := testutil.ToFloat64(metrics.failed.WithLabelValues("orphans")); got < 1 {
+		t.Fatalf("cairn_lease_renewals_failed_total = %v, want at least 1", got)
+	}
+}
+
+func testEvent(label string) eventstore.EventData {
+	return eventstore.EventData{ID: eventstore.NewEventID(), Type: "test.happened", Data: []byte(`"` + label + `"`)}
+}
+
+// TestPostgresLeaseRetakenByItsHolder: a holder whose acquiring answer was
+// lost (the lease is its own, live, but it does not know) takes it again
+// at its next try, at a new epoch.
+func TestPostgresLeaseRetakenByItsHolder(t *testing.T) {
+	t.Parallel()
+	st, url := storeSchema(t)
+	a := newPostgres(t, url, st.Schema(), "sequencer", "a", PostgresOptions{})
+	for want := int64(1); want <= 2; want++ {
+		conn, epoch, ok, err := a.tryAcquire(t.Context(), nil)
+		closeConn(conn)
+		if err != nil || !ok || epoch != want {
+			t.Fatalf("try %d: ok %v, epoch %d, err %v; want epoch %d", want, ok, epoch, err, want)
+		}
+	}
+	conn, epoch, ok, err := newPostgres(t, url, st.Schema(), "sequencer", "b", PostgresOptions{}).tryAcquire(t.Context(), nil)
+	closeConn(conn)
+	if err != nil || ok || epoch != 2 {
+		t.Fatalf("another holder's try: ok %v, epoch %d, err %v; want refused at epoch 2", ok, epoch, err)
+	}
+}
