@@ -9,8 +9,6 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
-
-
 )
 
 // waitTimeout bounds every wait (generous: -race on a shared machine).

@@ -141,7 +141,7 @@ type leaseSQL struct{ acquire, renew, release, list string }
 func newLeaseSQL(schema string) leaseSQL {
 	q := pgx.Identifier{schema}.Sanitize()
 	return leaseSQL{
-		acquire: `SELECT out_acquired, out_holder, out_epoch, out_expires_at FROM ` + q + `.lease_acquire($1, $2, $3)`,
+		acquire: `SELECT out_acquired, out_holder, out_epoch, out_expires_at - out_now FROM ` + q + `.lease_acquire($1, $2, $3)`,
 		renew:   `SELECT ` + q + `.lease_renew($1, $2, $3, $4)`,
 		release: `SELECT ` + q + `.lease_release($1, $2, $3)`,
 		list:    `SELECT name, holder, epoch, acquired_at, renewed_at, expires_at, expires_at > clock_timestamp() FROM ` + q + `.leases ORDER BY name`,
@@ -178,27 +178,32 @@ func NewPostgres(dsn, name string, opts PostgresOptions) (*Postgres, error) {
 // Holder is this process's name in the leases table.
 func (l *Postgres) Holder() string { return l.opts.Holder }
 
-// Acquire implements Lease: it tries every RenewEvery until it gets the
-// lease. The held context carries the lease's eventstore.Fence, so the
-// appends the leader makes with it are refused once the lease moved on.
+// Acquire implements Lease: it tries every RenewEvery, or as soon as the
+// holder's lease expires when that comes first, until it gets the lease.
+// The held context carries the lease's eventstore.Fence, so the appends
+// the leader makes with it are refused once the lease moved on.
 func (l *Postgres) Acquire(ctx context.Context) (context.Context, func(), error) {
 	l.opts.Metrics.following(l.name)
 	var conn *pgx.Conn
 	for {
 		start := time.Now()
-		var epoch int64
-		var ok bool
+		var try attempt
 		var err error
-		conn, epoch, ok, err = l.tryAcquire(ctx, conn)
-		if ok {
-			l.log.Info("lease: taken", slog.Int64("epoch", epoch))
-			l.opts.Metrics.taken(l.name, epoch)
-			return l.hold(ctx, conn, epoch, start)
+		conn, try, err = l.tryAcquire(ctx, conn)
+		if try.ok {
+			l.log.Info("lease: taken", slog.Int64("epoch", try.epoch))
+			l.opts.Metrics.taken(l.name, try.epoch)
+			return l.hold(ctx, conn, try.epoch, start)
 		}
 		if err != nil && ctx.Err() == nil {
 			l.log.Debug("lease: cannot try to take the lease", slog.Any("error", err))
 		}
-		t := time.NewTimer(l.opts.RenewEvery)
+		wait := l.opts.RenewEvery
+		if err == nil {
+			// Just past the expiry, on the database's clock.
+			wait = min(wait, max(try.expiresIn, 0)+time.Millisecond)
+		}
+		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -209,9 +214,17 @@ func (l *Postgres) Acquire(ctx context.Context) (context.Context, func(), error)
 	}
 }
 
+// attempt is the answer of one try.
+type attempt struct {
+	ok    bool
+	epoch int64
+	// expiresIn is how long the lease has left, on the database's clock.
+	expiresIn time.Duration
+}
+
 // tryAcquire tries once, connecting first if conn is nil; it returns the
 // connection to use next (nil after an error).
-func (l *Postgres) tryAcquire(ctx context.Context, conn *pgx.Conn) (*pgx.Conn, int64, bool, error) {
+func (l *Postgres) tryAcquire(ctx context.Context, conn *pgx.Conn) (*pgx.Conn, attempt, error) {
 	// Generous: an attempt whose answer is lost may still have taken the
 	// lease (the next attempt gets it again, at a new epoch), and until
 	// then the lease stays unled.
@@ -220,18 +233,16 @@ func (l *Postgres) tryAcquire(ctx context.Context, conn *pgx.Conn) (*pgx.Conn, i
 	if conn == nil {
 		var err error
 		if conn, err = pgx.ConnectConfig(actx, l.cfg); err != nil {
-			return nil, 0, false, err
+			return nil, attempt{}, err
 		}
 	}
-	var ok bool
+	var a attempt
 	var holder string
-	var epoch int64
-	var expires time.Time
-	if err := conn.QueryRow(actx, l.sql.acquire, l.name, l.opts.Holder, l.opts.TTL).Scan(&ok, &holder, &epoch, &expires); err != nil {
+	if err := conn.QueryRow(actx, l.sql.acquire, l.name, l.opts.Holder, l.opts.TTL).Scan(&a.ok, &holder, &a.epoch, &a.expiresIn); err != nil {
 		closeConn(conn)
-		return nil, 0, false, err
+		return nil, attempt{}, err
 	}
-	return conn, epoch, ok, nil
+	return conn, a, nil
 }
 
 // hold renews the lease every RenewEvery until it is released, taken over,

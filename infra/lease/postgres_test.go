@@ -95,12 +95,12 @@ func TestPostgresLeaseIsExclusive(t *testing.T) {
 	b := newPostgres(t, url, st.Schema(), "scheduler", "b", PostgresOptions{})
 	var epochA int64
 	checkExclusive(t, &fenceRecorder{Lease: a, epoch: &epochA}, b, func(t *testing.T) bool {
-		conn, _, ok, err := b.tryAcquire(t.Context(), nil)
+		conn, try, err := b.tryAcquire(t.Context(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		closeConn(conn)
-		return ok
+		return try.ok
 	})
 	if epochA != 1 {
 		t.Fatalf("first epoch %d, want 1", epochA)
@@ -169,10 +169,10 @@ func TestPostgresLeaseRenews(t *testing.T) {
 		t.Fatalf("the holder lost a lease it renews: %v", context.Cause(held))
 	}
 	b := newPostgres(t, url, st.Schema(), "jobs", "b", PostgresOptions{})
-	conn, _, ok, err := b.tryAcquire(t.Context(), nil)
+	conn, try, err := b.tryAcquire(t.Context(), nil)
 	closeConn(conn)
-	if err != nil || ok {
-		t.Fatalf("a follower took a renewed lease (ok %v, err %v)", ok, err)
+	if err != nil || try.ok || try.expiresIn <= 0 {
+		t.Fatalf("a follower's try of a renewed lease: %+v, %v; want refused, expiring later", try, err)
 	}
 }
 
@@ -291,15 +291,15 @@ func TestPostgresLeaseRetakenByItsHolder(t *testing.T) {
 	st, url := storeSchema(t)
 	a := newPostgres(t, url, st.Schema(), "sequencer", "a", PostgresOptions{})
 	for want := int64(1); want <= 2; want++ {
-		conn, epoch, ok, err := a.tryAcquire(t.Context(), nil)
+		conn, try, err := a.tryAcquire(t.Context(), nil)
 		closeConn(conn)
-		if err != nil || !ok || epoch != want {
-			t.Fatalf("try %d: ok %v, epoch %d, err %v; want epoch %d", want, ok, epoch, err, want)
+		if err != nil || !try.ok || try.epoch != want {
+			t.Fatalf("try %d: %+v, %v; want epoch %d", want, try, err, want)
 		}
 	}
-	conn, epoch, ok, err := newPostgres(t, url, st.Schema(), "sequencer", "b", PostgresOptions{}).tryAcquire(t.Context(), nil)
+	conn, try, err := newPostgres(t, url, st.Schema(), "sequencer", "b", PostgresOptions{}).tryAcquire(t.Context(), nil)
 	closeConn(conn)
-	if err != nil || ok || epoch != 2 {
-		t.Fatalf("another holder's try: ok %v, epoch %d, err %v; want refused at epoch 2", ok, epoch, err)
+	if err != nil || try.ok || try.epoch != 2 {
+		t.Fatalf("another holder's try: %+v, %v; want refused at epoch 2", try, err)
 	}
 }

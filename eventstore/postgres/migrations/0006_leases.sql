@@ -53,17 +53,18 @@ $fn$;
 -- holder asks only when it does not lead: an earlier call of its own may
 -- have taken the lease without the answer reaching it; a new epoch fences
 -- whatever that term would have written). Otherwise it leaves it. It
--- returns whether p_holder got it, and the lease's holder, epoch and
--- expiry after the call.
+-- returns whether p_holder got it, the lease's holder, epoch and expiry
+-- after the call, and the database's clock then (a follower waits for
+-- that expiry, not for its own clock).
 CREATE FUNCTION {schema}.lease_acquire(p_name text, p_holder text, p_ttl interval)
-RETURNS TABLE (out_acquired boolean, out_holder text, out_epoch bigint, out_expires_at timestamptz)
+RETURNS TABLE (out_acquired boolean, out_holder text, out_epoch bigint, out_expires_at timestamptz, out_now timestamptz)
 LANGUAGE plpgsql AS $fn$
 DECLARE
     v_now timestamptz;
 BEGIN
     -- A live lease is left without taking its lock, so that followers
     -- polling it never hold up its leader's fenced appends.
-    RETURN QUERY SELECT false, l.holder, l.epoch, l.expires_at FROM {schema}.leases l
+    RETURN QUERY SELECT false, l.holder, l.epoch, l.expires_at, clock_timestamp() FROM {schema}.leases l
                   WHERE l.name = p_name AND l.expires_at > clock_timestamp() AND l.holder <> p_holder;
     IF FOUND THEN
         RETURN;
@@ -77,11 +78,11 @@ BEGIN
        SET holder = excluded.holder, epoch = l.epoch + 1, acquired_at = excluded.acquired_at,
            renewed_at = excluded.renewed_at, expires_at = excluded.expires_at
      WHERE l.expires_at <= v_now OR l.holder = p_holder
-    RETURNING true, l.holder, l.epoch, l.expires_at;
+    RETURNING true, l.holder, l.epoch, l.expires_at, v_now;
     IF FOUND THEN
         RETURN;
     END IF;
-    RETURN QUERY SELECT false, l.holder, l.epoch, l.expires_at FROM {schema}.leases l WHERE l.name = p_name;
+    RETURN QUERY SELECT false, l.holder, l.epoch, l.expires_at, clock_timestamp() FROM {schema}.leases l WHERE l.name = p_name;
 END
 $fn$;
 
