@@ -57,7 +57,9 @@ type Lease interface {
 // acquires the lease, runs fn with a context cancelled when the lease is
 // lost, and after a loss (or fn returning early) waits retry before trying
 // again. It returns nil when ctx ends, or fn's error when fn fails while
-// the lease is still held.
+// the lease is still held. fn failing with eventstore.ErrFenced (one of its
+// appends was refused: another holder took the lease) is a loss, not a
+// failure.
 func Run(ctx context.Context, l Lease, name string, logger *slog.Logger, retry time.Duration, fn func(ctx context.Context) error) error {
 	if logger == nil {
 		logger = slog.Default()
@@ -76,8 +78,13 @@ func Run(ctx context.Context, l Lease, name string, logger *slog.Logger, retry t
 		}
 		logger.Info("lease: acquired, leading", attrs...)
 		err = fn(held)
-		lost := held.Err() != nil && ctx.Err() == nil
+		// A write refused by the fence means the lease moved on, whether or
+		// not this holder has noticed yet.
+		lost := (held.Err() != nil || errors.Is(err, eventstore.ErrFenced)) && ctx.Err() == nil
 		cause := context.Cause(held)
+		if held.Err() == nil {
+			cause = err
+		}
 		release()
 		switch {
 		case ctx.Err() != nil:

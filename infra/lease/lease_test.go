@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/cairnhq/cairn/eventstore"
 )
 
 // waitTimeout bounds every wait (generous: -race on a shared machine).
@@ -89,5 +91,26 @@ func TestRunLeadsUntilStopped(t *testing.T) {
 	err = Run(context.Background(), l, "test", nil, time.Millisecond, func(context.Context) error { return boom })
 	if !errors.Is(err, boom) {
 		t.Fatalf("Run = %v, want the leader's failure", err)
+	}
+}
+
+// TestRunTreatsAFencedWriteAsALoss: a leader whose work fails because an
+// append was fenced lost the lease; Run follows and tries again instead of
+// failing.
+func TestRunTreatsAFencedWriteAsALoss(t *testing.T) {
+	t.Parallel()
+	l := NewFile(filepath.Join(t.TempDir(), "lock"), 10*time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
+	runs := 0
+	err := Run(ctx, l, "test", slog.New(slog.DiscardHandler), time.Millisecond, func(held context.Context) error {
+		runs++
+		if runs == 1 {
+			return fmt.Errorf("scheduler: %w", &eventstore.FencedError{Fence: eventstore.Fence{Lease: "test", Epoch: 1}, Current: 2})
+		}
+		cancel()
+		return nil
+	})
+	if err != nil || runs != 2 {
+		t.Fatalf("Run = %v after %d runs, want nil after 2", err, runs)
 	}
 }

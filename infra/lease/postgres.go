@@ -58,8 +58,8 @@ type PostgresOptions struct {
 	// renewal, the holder gives the lease up when it could not renew
 	// (default TTL/5): it stops leading before anyone may take over.
 	Margin time.Duration
-	// Holder names this process in the leases table (default host name,
-	// process id and a random suffix: unique per process).
+	// Holder names this process in the leases table (default NewHolder();
+	// two processes must never share one).
 	Holder string
 	// Metrics, if set, records this lease (held, epoch, failed renewals).
 	Metrics *Metrics
@@ -84,7 +84,7 @@ func (o PostgresOptions) WithDefaults() PostgresOptions {
 		o.Margin = o.TTL / 5
 	}
 	if o.Holder == "" {
-		o.Holder = defaultHolder()
+		o.Holder = NewHolder()
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -113,7 +113,10 @@ func (o PostgresOptions) Validate() error {
 	return errors.Join(errs...)
 }
 
-func defaultHolder() string {
+// NewHolder returns a holder name unique to this process and call: host
+// name, process id and a random suffix. A process that takes several
+// leases may use one for all.
+func NewHolder() string {
 	host, err := os.Hostname()
 	if err != nil {
 		host = "unknown"
