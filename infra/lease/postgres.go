@@ -188,6 +188,7 @@ func (l *Postgres) Holder() string { return l.opts.Holder }
 func (l *Postgres) Acquire(ctx context.Context) (context.Context, func(), error) {
 	l.opts.Metrics.following(l.name)
 	var conn *pgx.Conn
+	failing := false
 	for {
 		start := time.Now()
 		var try attempt
@@ -198,8 +199,16 @@ func (l *Postgres) Acquire(ctx context.Context) (context.Context, func(), error)
 			l.opts.Metrics.taken(l.name, try.epoch)
 			return l.hold(ctx, conn, try.epoch, start)
 		}
-		if err != nil && ctx.Err() == nil {
+		switch {
+		case err != nil && ctx.Err() == nil && !failing:
+			// Once per outage: followers try again every RenewEvery.
+			l.log.Warn("lease: cannot try to take the lease; trying again", slog.Any("error", err))
+			failing = true
+		case err != nil && ctx.Err() == nil:
 			l.log.Debug("lease: cannot try to take the lease", slog.Any("error", err))
+		case err == nil && failing:
+			l.log.Info("lease: the database answers again; following")
+			failing = false
 		}
 		wait := l.opts.RenewEvery
 		if err == nil {
