@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/cairnhq/cairn/eventstore"
-
 	"github.com/cairnhq/cairn/infra/maintenance"
 )
 
