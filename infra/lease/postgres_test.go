@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -177,8 +178,10 @@ func TestPostgresLeaseRenews(t *testing.T) {
 }
 
 // TestPostgresLeaseTakenOver: once another holder took the lease (here
-// after it was made to expire), the old holder's next renewal finds it
-// gone and steps down (cause ErrTaken), and its appends are fenced out.
+// after it was made to expire, in one transaction that holds the row, so
+// that the old holder cannot renew in between), the old holder's next
+// renewal finds it gone and steps down (cause ErrTaken), and its appends
+// are fenced out while the new holder's pass.
 func TestPostgresLeaseTakenOver(t *testing.T) {
 	t.Parallel()
 	st, url := storeSchema(t)
@@ -186,30 +189,40 @@ func TestPostgresLeaseTakenOver(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A holder renews even a lease past its expiry while its epoch is
-	// current, so a's next renewal is made to come long after b's takeover
-	// (3s: generous for one connection and one statement).
-	a := newPostgres(t, url, st.Schema(), "limits", "a", PostgresOptions{Metrics: metrics,
-		TTL: time.Minute, RenewEvery: 3 * time.Second, Margin: 10 * time.Second})
+	a := newPostgres(t, url, st.Schema(), "limits", "a", PostgresOptions{Metrics: metrics})
 	held, release, err := a.Acquire(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
+	release = sync.OnceFunc(release)
 	defer release()
 	if _, err := st.Append(held, "s-1", eventstore.NoStream, testEvent("by a")); err != nil {
 		t.Fatalf("the holder's fenced append: %v", err)
 	}
-	if _, err := st.Pool().Exec(t.Context(), `UPDATE `+pgx.Identifier{st.Schema()}.Sanitize()+`.leases SET expires_at = clock_timestamp() - interval '1 second'`); err != nil {
-		t.Fatal(err)
-	}
-	b := newPostgres(t, url, st.Schema(), "limits", "b", PostgresOptions{})
-	heldB, releaseB, err := b.Acquire(t.Context())
+	q := pgx.Identifier{st.Schema()}.Sanitize()
+	takeover, err := st.Pool().Begin(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer releaseB()
-	if fenceOf(t, heldB).Epoch != fenceOf(t, held).Epoch+1 {
-		t.Fatalf("b's epoch %d after a's %d", fenceOf(t, heldB).Epoch, fenceOf(t, held).Epoch)
+	defer takeover.Rollback(context.Background())
+	for _, sql := range []string{
+		`SELECT 1 FROM ` + q + `.leases WHERE name = 'limits' FOR UPDATE`,
+		`UPDATE ` + q + `.leases SET expires_at = clock_timestamp() - interval '1 second' WHERE name = 'limits'`,
+	} {
+		if _, err := takeover.Exec(t.Context(), sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var took bool
+	var epochB int64
+	if err := takeover.QueryRow(t.Context(), `SELECT out_acquired, out_epoch FROM `+q+`.lease_acquire('limits', 'b', interval '1 hour')`).Scan(&took, &epochB); err != nil || !took {
+		t.Fatalf("b's takeover: %v, %v", took, err)
+	}
+	if err := takeover.Commit(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if epochB != fenceOf(t, held).Epoch+1 {
+		t.Fatalf("b's epoch %d after a's %d", epochB, fenceOf(t, held).Epoch)
 	}
 	if _, err := st.Append(held, "s-1", eventstore.Any, testEvent("late")); !errors.Is(err, eventstore.ErrFenced) {
 		t.Fatalf("the deposed holder's append: %v, want ErrFenced", err)
@@ -225,8 +238,16 @@ func TestPostgresLeaseTakenOver(t *testing.T) {
 	if got := testutil.ToFloat64(metrics.held.WithLabelValues("limits")); got != 0 {
 		t.Fatalf("cairn_lease_held = %v after stepping down, want 0", got)
 	}
+	if got := testutil.ToFloat64(metrics.stepDown.WithLabelValues("limits", "taken")); got != 1 {
+		t.Fatalf("cairn_lease_step_downs_total{reason=taken} = %v, want 1", got)
+	}
+	heldB := eventstore.WithFence(t.Context(), eventstore.Fence{Lease: "limits", Epoch: epochB})
 	if _, err := st.Append(heldB, "s-1", eventstore.Exact(0), testEvent("by b")); err != nil {
 		t.Fatalf("the new holder's append: %v", err)
+	}
+	release()
+	if s := stateOf(t, st, "limits"); s.Holder != "b" || s.Epoch != epochB || !s.Live {
+		t.Fatalf("state %+v: the old holder's release touched b's lease", s)
 	}
 }
 
@@ -241,10 +262,10 @@ func TestPostgresLeaseStepsDownWhenRenewalBlocked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The margin (half the TTL) leaves the test time to look at the
-	// database's clock after the step-down.
+	// The margin (two thirds of the TTL) leaves the test 4s to look at
+	// the database's clock after the step-down.
 	a := newPostgres(t, url, st.Schema(), "orphans", "a", PostgresOptions{Metrics: metrics,
-		TTL: 3 * time.Second, RenewEvery: 200 * time.Millisecond, Margin: 1500 * time.Millisecond})
+		TTL: 6 * time.Second, RenewEvery: 300 * time.Millisecond, Margin: 4 * time.Second})
 	held, release, err := a.Acquire(t.Context())
 	if err != nil {
 		t.Fatal(err)
