@@ -25,6 +25,7 @@ import (
 	"github.com/cairnhq/cairn/infra/dispatch/reports"
 	"github.com/cairnhq/cairn/infra/httpapi"
 	"github.com/cairnhq/cairn/infra/images"
+	"github.com/cairnhq/cairn/infra/lease"
 	"github.com/cairnhq/cairn/infra/vfstorage/localfs"
 	"github.com/cairnhq/cairn/readapi"
 )
@@ -65,6 +66,10 @@ const (
 	// DefaultVFolderOrphanGrace is how old a folder directory no folder
 	// owns must be before the collector sets it aside.
 	DefaultVFolderOrphanGrace = vfolderorphans.DefaultGrace
+	// DefaultLeaseTTL is how long a singleton's lease lasts without
+	// renewal on a PostgreSQL store (lease.DefaultTTL): about the longest
+	// failover after its leader died or hung.
+	DefaultLeaseTTL = lease.DefaultTTL
 	// DefaultVFolderUploadTTL is how long a resumable upload lives
 	// without a byte.
 	DefaultVFolderUploadTTL = localfs.DefaultUploadTTL
@@ -150,6 +155,12 @@ type Config struct {
 	// collector moves it to its host's .cairn-lost+found (default 1h).
 	// The collector runs at start and then every 12 hours.
 	VFolderOrphanGrace time.Duration
+	// LeaseTTL is how long a singleton process manager's lease lasts past
+	// its last renewal on a PostgreSQL store (default DefaultLeaseTTL, 5s):
+	// a follower takes over within about that after the leader stopped
+	// renewing; the leader renews every LeaseTTL/3 and steps down by
+	// itself when it could not. SQLite stores use a file lock instead.
+	LeaseTTL time.Duration
 	// VFolderUploadTTL is how long a resumable (tus) upload lives without
 	// a byte before it expires and its reservation of the folder's quota
 	// is released (default localfs.DefaultUploadTTL, 24h).
@@ -321,6 +332,9 @@ func (c Config) WithDefaults() Config {
 	if c.VFolderOrphanGrace == 0 {
 		c.VFolderOrphanGrace = DefaultVFolderOrphanGrace
 	}
+	if c.LeaseTTL == 0 {
+		c.LeaseTTL = DefaultLeaseTTL
+	}
 	if c.VFolderUploadTTL == 0 {
 		c.VFolderUploadTTL = DefaultVFolderUploadTTL
 	}
@@ -412,7 +426,7 @@ func (c Config) Validate() error {
 		name string
 		d    time.Duration
 	}{{"max wait", c.MaxWait}, {"shutdown timeout", c.ShutdownTimeout}, {"ready timeout", c.ReadyTimeout}, {"vfolder orphan grace", c.VFolderOrphanGrace},
-		{"vfolder upload ttl", c.VFolderUploadTTL},
+		{"vfolder upload ttl", c.VFolderUploadTTL}, {"lease ttl", c.LeaseTTL},
 		{"http read timeout", c.HTTPReadTimeout}, {"http idle timeout", c.HTTPIdleTimeout}, {"upload idle timeout", c.UploadIdleTimeout},
 		{"audit full wait", c.AuditFullWait}, {"nats recover interval", c.NATSRecoverInterval}} {
 		if v.d < 0 {
@@ -481,6 +495,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Int64("vfolder_max_upload", c.VFolderMaxUpload),
 		slog.Duration("vfolder_orphan_grace", c.VFolderOrphanGrace),
 		slog.Duration("vfolder_upload_ttl", c.VFolderUploadTTL),
+		slog.Duration("lease_ttl", c.LeaseTTL),
 		slog.Duration("max_wait", c.MaxWait),
 		slog.Int("auth_replay_cache_size", c.AuthReplayCacheSize),
 		slog.Bool("auth_strict_signing_only", c.AuthStrictSigningOnly),
