@@ -388,7 +388,7 @@ def verify(export_lines, head_lines=(), key_lines=(), anchors=()):
             try:
                 rec = decode_record(line)
             except Malformed as e:
-                return {"ok": False, "problem": "malformed", "line": n, "message": "export line %d: %s" % (n, e)}
+                return {"ok": False, "problem": "malformed", "line": n, "message": "line %d of the export: %s" % (n, e)}
             v.add(rec)
         seq, h = v.finish()
     except ChainProblem as p:
@@ -475,7 +475,8 @@ def main(argv=None):
         description="Verify an NDJSON export of Cairn's audit trail (GET /v1/audit/stream) and its signed heads, "
                     "independently of Cairn. See docs/audit.md.",
         epilog="Exit status: 0 verified, 1 a problem found (the first bad seq is printed), 2 a usage error.")
-    ap.add_argument("export", nargs="?", help="the export: one record per line ('-' for stdin)")
+    ap.add_argument("export", nargs="*", help="the export: one record per line ('-' for stdin); several files "
+                                              "(archives, then the live export) are read in order as one trail")
     ap.add_argument("--heads", help="signed heads, one JSON object per line (needs --keys)")
     ap.add_argument("--keys", help="public keys file: lines 'ed25519 <base64 key> [comment]'")
     ap.add_argument("--anchor", action="append", default=[], metavar="SEQ:HASH", help="a head kept elsewhere (repeatable)")
@@ -491,7 +492,7 @@ def main(argv=None):
         print("self-test: %d of %d checks passed" % (checks - len(failures), checks))
         return 1 if failures else 0
     if not args.export:
-        ap.error("the export file is required (or --self-test)")
+        ap.error("an export file is required (or --self-test)")
     if bool(args.heads) != bool(args.keys):
         ap.error("--heads and --keys go together")
     try:
@@ -500,7 +501,7 @@ def main(argv=None):
         key_lines = _read_lines(args.keys) if args.keys else []
         if args.keys:
             load_keys(key_lines)
-        export = _read_lines(args.export)
+        export = [line for path in args.export for line in _read_lines(path)]
     except (OSError, ValueError) as e:  # Malformed keys are a usage error too
         ap.error(str(e))
     verdict = verify(export, heads, key_lines, anchors)

@@ -367,3 +367,99 @@ func requirePython(t *testing.T) string {
 	t.Skip(msg)
 	return ""
 }
+
+// Both verifiers read a record's JSON alike: spellings that do not change
+// a record (a key's case, escapes, an offset, unknown fields, duplicate
+// keys, upper-case hex) verify in both; changes to what is hashed (null,
+// invalid UTF-8, a lone surrogate) are altered in both; what is no record
+// is refused by both.
+func TestVerifiersAgreeOnSpellings(t *testing.T) {
+	python := requirePython(t)
+	var export []string
+	head := audit.Genesis
+	for i, who := range []string{"alice", "naïve 東京 🙂", "", "bob\x01", "carol"} {
+		r, err := audit.Seal(head, audit.Record{Time: time.Date(2026, 11, 27, 14, 15, 16, 123456789*(i%2), time.UTC), UserID: who,
+			AccessKey: "AKIA" + strconv.Itoa(i), Action: "GET /v1/sessions", EntityType: "session", Outcome: audit.Success, Status: 200,
+			Duration: time.Duration(i) * time.Millisecond, RequestID: "req-" + strconv.Itoa(i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		export = append(export, string(domain.AppendSealedJSON(nil, &domain.SealedRecord{Record: r, SourcePosition: uint64(10 + i)})))
+		head = r.Head()
+	}
+	const at = 2 // the record each case rewrites (seq 3)
+	line := export[at]
+	hash := recHash(t, line)
+	for _, c := range []struct {
+		name, line, want string
+	}{
+		{"a key in upper case", strings.Replace(line, `"access_key"`, `"ACCESS_KEY"`, 1), "none"},
+		{"an unknown field", strings.Replace(line, `{`, `{"note":{"a":[1,2.5,null]},`, 1), "none"},
+		{"a character escaped", strings.Replace(line, `"GET /v1`, `"\u0047ET /v1`, 1), "none"},
+		{"a time with an offset", strings.Replace(line, `T14:15:16Z"`, `T15:45:16+01:30"`, 1), "none"},
+		{"an earlier duplicate key", strings.Replace(line, `{`, `{"status":500,`, 1), "none"},
+		{"upper-case hex", strings.Replace(line, hash, strings.ToUpper(hash), 1), "none"},
+		{"spaces between tokens", strings.ReplaceAll(line, `,"`, ` , "`), "none"},
+		{"null for a string", strings.Replace(line, `"access_key":"AKIA2"`, `"access_key":null`, 1), "altered"},
+		{"a later duplicate key", strings.Replace(line, `}`, `,"status":500}`, 1), "altered"},
+		{"an invalid UTF-8 byte", strings.Replace(line, `"req-2"`, "\"req-\xff\"", 1), "altered"},
+		{"a lone surrogate escape", strings.Replace(line, `"req-2"`, `"req-\ud800"`, 1), "altered"},
+		{"a second more in the time", strings.Replace(line, `T14:15:16Z"`, `T14:15:17Z"`, 1), "altered"},
+		{"a float status", strings.Replace(line, `"status":200`, `"status":200.0`, 1), "malformed"},
+		{"a string version", strings.Replace(line, `"v":1`, `"v":"1"`, 1), "malformed"},
+		{"a negative seq", strings.Replace(line, `"seq":3`, `"seq":-3`, 1), "malformed"},
+		{"a hash one digit short", strings.Replace(line, hash, hash[1:], 1), "malformed"},
+		{"not a time", strings.Replace(line, `T14:15:16Z"`, `T25:15:16Z"`, 1), "malformed"},
+		{"an array", "[" + line + "]", "malformed"},
+		{"cut short", line[:len(line)/2], "malformed"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if c.line == line {
+				t.Fatal("the case changes nothing")
+			}
+			lines := slices.Clone(export)
+			lines[at] = c.line
+			file := writeLines(t, filepath.Join(t.TempDir(), "audit.ndjson"), lines)
+			goSays, pySays := goVerdictOrMalformed(t, file), pythonVerdict(t, python, file, nil, "")
+			if goSays.Problem != pySays.Problem || (goSays.Problem != "malformed" && goSays != pySays) {
+				t.Fatalf("the verifiers disagree: cairn replay audit says %+v, verify-audit.py says %+v", goSays, pySays)
+			}
+			if goSays.Problem != c.want {
+				t.Fatalf("both verifiers say %+v, want %s", goSays, c.want)
+			}
+		})
+	}
+}
+
+// recHash is the hash a record line states.
+func recHash(t *testing.T, line string) string {
+	t.Helper()
+	var r struct{ Hash string }
+	if err := json.Unmarshal([]byte(line), &r); err != nil {
+		t.Fatal(err)
+	}
+	return r.Hash
+}
+
+// goVerdictOrMalformed is goVerdict, with an export line that is not a
+// record as the verdict "malformed".
+func goVerdictOrMalformed(t *testing.T, exportFile string) verdict {
+	t.Helper()
+	var stderr bytes.Buffer
+	err := runCairn(t, nil, &stderr, "replay", "audit", "--verify", "--quiet", "--from-file", exportFile)
+	var ce *audit.ChainError
+	switch {
+	case errors.As(err, &ce):
+		return verdict{ce.Problem.String(), ce.Seq}
+	case errors.As(err, new(*exportLineError)):
+		return verdict{"malformed", 0}
+	case err != nil:
+		t.Fatalf("cairn replay audit: %v", err)
+	}
+	m := verifiedLine.FindStringSubmatch(stderr.String())
+	if m == nil {
+		t.Fatalf("cairn replay audit printed no verdict: %s", stderr.String())
+	}
+	seq, _ := strconv.ParseUint(m[1], 10, 64)
+	return verdict{"none", seq}
+}

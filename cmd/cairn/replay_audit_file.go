@@ -55,7 +55,7 @@ func replayAuditFile(ctx context.Context, path string, stdin io.Reader, o auditR
 			}
 			var rec domain.SealedRecord
 			if err := rec.UnmarshalJSON(raw); err != nil {
-				return v.Head(), fmt.Errorf("--from-file line %d: not an audit record: %w", line, err)
+				return v.Head(), &exportLineError{line: line, err: err}
 			}
 			if o.verify {
 				if err := v.Add(rec.Record); err != nil {
@@ -97,3 +97,15 @@ func parseAnchors(raw []string) ([]audit.Head, error) {
 	}
 	return anchors, nil
 }
+
+// exportLineError is a line of an export that is not an audit record.
+type exportLineError struct {
+	line int
+	err  error
+}
+
+func (e *exportLineError) Error() string {
+	return fmt.Sprintf("--from-file line %d: not an audit record: %v", e.line, e.err)
+}
+
+func (e *exportLineError) Unwrap() error { return e.err }
