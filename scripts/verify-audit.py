@@ -132,6 +132,7 @@ STRINGS = ["outcome", "action", "entity_type", "entity_id", "user_id", "access_k
 FIELDS = {"v": INT64, "seq": UINT64, "status": INT64, "duration_ns": INT64, "time": "time",
           "prev_hash": "hash", "hash": "hash", "elided": "bool"}
 FIELDS.update({name: "string" for name in STRINGS})
+ELIDED = ("seq", "prev_hash", "hash", "elided")
 
 
 class Malformed(ValueError):
@@ -222,8 +223,13 @@ def decode_record(line):
     rec = {"v": 0, "seq": 0, "status": 0, "duration_ns": 0, "time": GO_ZERO_TIME,
            "prev_hash": ZERO_HASH, "hash": ZERO_HASH, "elided": False}
     rec.update({name: "" for name in STRINGS})
+    last = {}
     for key, value in pairs:
         name = _field(key)
+        if name is not None:
+            last[name] = value
+        if name == "elided" and value is None:
+            rec[name] = False  # a null elided is a full record's
         if name is None or value is None:
             continue  # unknown fields (source_position...) are not hashed; null leaves the zero value
         kind = FIELDS[name]
@@ -243,6 +249,12 @@ def decode_record(line):
             raise Malformed("%s %r is not an integer in range" % (name, value))
         else:
             rec[name] = value
+    if rec["elided"]:
+        # Nothing unverifiable may ride along with an elided record: exactly these members.
+        names = {key for key, _ in pairs}
+        if (len(names) != len(ELIDED) or any(_field(k) not in ELIDED for k in names)
+                or any(last.get(k) is None for k in ELIDED)):
+            raise Malformed("an elided record has exactly the members seq, prev_hash, hash and elided")
     return rec
 
 
@@ -267,8 +279,13 @@ class Verifier:
         self.anchors = {seq: h for seq, h in anchors if seq > 0}
         self.max_seq = max(self.anchors, default=0)
         self.elided = 0
+        self.err = None  # a problem found before any record, raised at the first
+        if any(seq == 0 and h != ZERO_HASH for seq, h in anchors):
+            self.err = ChainProblem("altered", 0, -1, 1, "the start head differs from an anchor at the same seq")
 
     def add(self, rec):
+        if self.err:
+            raise self.err
         at, self.index = self.index, self.index + 1
         expected = self.head[0] + 1
         seq, h = rec["seq"], rec["hash"]
@@ -301,6 +318,8 @@ class Verifier:
         self.elided += rec["elided"]
 
     def finish(self):
+        if self.err:
+            raise self.err
         expected = self.head[0] + 1
         if self.held_at >= 0:
             held = self.held[0]
@@ -324,7 +343,7 @@ def _b64(text, size, what):
         b = base64.b64decode(text, validate=True)
     except (ValueError, TypeError):
         b = None
-    if b is None or len(b) != size:
+    if b is None or len(b) != size or base64.b64encode(b).decode() != text:
         raise Malformed("%s is not standard base64 of %d bytes" % (what, size))
     return b
 
@@ -349,23 +368,49 @@ def head_message(seq, h, seconds, nanos):
     return HEAD_TAG + seq.to_bytes(8, "big") + h + (seconds % 2**64).to_bytes(8, "big") + nanos.to_bytes(4, "big")
 
 
-def check_head(line, keys):
-    """The (seq, hash) a signed head line vouches for; Malformed if it does not verify."""
+HEAD_FIELDS = ("v", "seq", "hash", "time", "key_id", "sig")
+
+
+def parse_head(line):
+    """A signed head line's fields: every one required, no other allowed."""
     try:
-        head = json.loads(line)
+        pairs = json.loads(line, object_pairs_hook=_Pairs, parse_float=lambda s: float("nan"))
     except ValueError as e:
         raise Malformed("not JSON: %s" % e)
-    if not isinstance(head, dict) or head.get("v") != 1:
-        raise Malformed("not a version 1 signed head")
-    seq = head.get("seq")
-    if type(seq) is not int or not 1 <= seq < 2**64:
-        raise Malformed("seq %r is not a record's seq" % (seq,))
-    h = parse_hash(head.get("hash"), "hash")
-    message = head_message(seq, h, *parse_time(head.get("time")))
-    public = keys.get(head.get("key_id"))
+    if not isinstance(pairs, _Pairs):
+        raise Malformed("not a JSON object")
+    head = {}
+    for key, value in pairs:
+        name = next((f for f in HEAD_FIELDS if f == key), None) or next(
+            (f for f in HEAD_FIELDS if len(f) == len(key) and f.casefold() == key.casefold()), None)
+        if name is None:
+            raise Malformed("unknown member %r" % key)
+        head[name] = value
+    if any(head.get(f) is None for f in HEAD_FIELDS):
+        raise Malformed("v, seq, hash, time, key_id and sig are all required")
+    if type(head["v"]) is not int or type(head["seq"]) is not int or not 0 <= head["seq"] < 2**64:
+        raise Malformed("v and seq must be integers")
+    if not isinstance(head["hash"], str) or not re.fullmatch(r"[0-9a-f]{64}", head["hash"]):
+        raise Malformed("hash is not 64 lower-case hex digits")
+    if not isinstance(head["key_id"], str) or not re.fullmatch(r"[0-9a-f]{16}", head["key_id"]):
+        raise Malformed("key_id is not 16 lower-case hex digits")
+    if not isinstance(head["sig"], str):
+        raise Malformed("sig is not a string")
+    return head
+
+
+def check_head(line, keys):
+    """The (seq, hash) a signed head line vouches for; Malformed if it does not verify."""
+    head = parse_head(line)
+    seq, h = head["seq"], bytes.fromhex(head["hash"])
+    message = head_message(seq, h, *parse_time(head["time"]))
+    signature = _b64(head["sig"], 64, "sig")
+    if head["v"] != 1:
+        raise Malformed("version %d (this verifier knows 1)" % head["v"])
+    public = keys.get(head["key_id"])
     if public is None:
-        raise Malformed("key_id %r is not in the keys file (an unknown or retired key)" % (head.get("key_id"),))
-    if not ed25519_verify(public, message, _b64(head.get("sig"), 64, "sig")):
+        raise Malformed("key_id %s is not in the keys file (a key rotated out of the file, or a forged head)" % head["key_id"])
+    if not ed25519_verify(public, message, signature):
         raise Malformed("its signature does not verify under key %s" % head["key_id"])
     return seq, h
 
@@ -373,15 +418,18 @@ def check_head(line, keys):
 def verify(export_lines, head_lines=(), key_lines=(), anchors=()):
     """The verdict on an export: a dict with ok, and problem, seq, message."""
     keys = load_keys(key_lines) if head_lines else {}
-    anchored = list(anchors)
+    anchored, signed = list(anchors), {}
     for n, line in enumerate(head_lines, 1):
         if line.strip():
             try:
-                anchored.append(check_head(line, keys))
+                seq, h = check_head(line, keys)
+                if signed.setdefault(seq, h) != h:
+                    raise Malformed("another signed head names hash %s for seq %d (the key signed two histories)" % (signed[seq].hex(), seq))
             except Malformed as e:
                 return {"ok": False, "problem": "bad-head", "head_line": n, "message": "head line %d: %s" % (n, e)}
-    v = Verifier(anchored)
+            anchored.append((seq, h))
     try:
+        v = Verifier(anchored)
         for n, line in enumerate(export_lines, 1):
             if not line.strip():
                 continue
@@ -453,6 +501,8 @@ def self_test(path):
         want = c["want"]
         if want["problem"] == "bad-head":
             ok = got["problem"] == "bad-head" and got["head_line"] == want["head_line"]
+        elif want["problem"] == "malformed":
+            ok = got["problem"] == "malformed" and got["line"] == want["line"]
         else:
             ok = got["problem"] == want["problem"] and got["seq"] == want.get("seq", 0)
         check(ok, "chain %r: got %s, want %s" % (c["name"], got["message"], want))

@@ -75,12 +75,14 @@ type chainVector struct {
 }
 
 // chainWant is a verifier's verdict: Problem "none" with the verified
-// head's Seq, a chain problem with the first bad Seq, or "bad-head" with
-// the 1-based line of the first head refused.
+// head's Seq, a chain problem with the first bad Seq, "bad-head" with
+// the 1-based line of the first head refused, or "malformed" with the
+// 1-based Line of the first export line that is no record.
 type chainWant struct {
 	Problem  string `json:"problem"`
 	Seq      uint64 `json:"seq,omitempty"`
 	HeadLine int    `json:"head_line,omitempty"`
+	Line     int    `json:"line,omitempty"`
 }
 
 const headTag = "cairn.audit.head.v1\x00"
@@ -256,6 +258,11 @@ func makeVectors() vectorFile {
 		{Name: "elided records first and last", Export: []string{elided(rs[0]), all[1], all[2], all[3], elided(rs[4])}, Heads: []string{head5}, Keys: both, Want: chainWant{Problem: "none", Seq: 5}},
 		{Name: "an elided record whose prev_hash does not link", Export: []string{all[0], strings.Replace(elided(rs[1]), rs[0].Hash.String(), rs[2].Hash.String(), 1), all[2], all[3], all[4]}, Want: chainWant{Problem: "altered", Seq: 2}},
 		{Name: "an elided record whose hash is not the next prev_hash", Export: []string{all[0], strings.Replace(elided(rs[1]), rs[1].Hash.String(), rs[3].Hash.String(), 1), all[2], all[3], all[4]}, Want: chainWant{Problem: "altered", Seq: 3}},
+		{Name: "an elided record with another member", Export: []string{all[0], strings.Replace(elided(rs[1]), `{`, `{"status":200,`, 1), all[2]}, Want: chainWant{Problem: "malformed", Line: 2}},
+		{Name: "a null elided is a full record's (here one without its fields)", Export: []string{all[0], strings.Replace(elided(rs[1]), `true`, `null`, 1), all[2]}, Want: chainWant{Problem: "unsupported-version", Seq: 2}},
+		{Name: "a head with a member of its own", Export: all, Heads: []string{strings.Replace(head5, `{`, `{"note":"x",`, 1)}, Keys: both, Want: chainWant{Problem: "bad-head", HeadLine: 1}},
+		{Name: "a head whose hash is in upper case", Export: all, Heads: []string{head3, strings.Replace(head5, rs[4].Hash.String(), strings.ToUpper(rs[4].Hash.String()), 1)}, Keys: both, Want: chainWant{Problem: "bad-head", HeadLine: 2}},
+		{Name: "two valid heads naming different hashes for one seq", Export: all, Heads: []string{head5, signHead(k2, 5, rs[3].Hash, t2)}, Keys: both, Want: chainWant{Problem: "bad-head", HeadLine: 2}},
 		{Name: "a gap around elided records", Export: []string{all[0], elided(rs[1]), elided(rs[3]), all[4]}, Want: chainWant{Problem: "removed", Seq: 4}},
 	}
 	return f
@@ -364,12 +371,14 @@ func decodeRecord(t *testing.T, line string) Record {
 // returns the message its signature covers.
 func checkHead(line string, keys map[string]ed25519.PublicKey) ([]byte, error) {
 	var h signedHead
-	if err := json.Unmarshal([]byte(line), &h); err != nil {
+	dec := json.NewDecoder(strings.NewReader(line))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&h); err != nil {
 		return nil, err
 	}
 	var hash Hash
-	if err := hash.UnmarshalText([]byte(h.Hash)); err != nil {
-		return nil, err
+	if err := hash.UnmarshalText([]byte(h.Hash)); err != nil || h.Hash != strings.ToLower(h.Hash) {
+		return nil, fmt.Errorf("hash %q is not 64 lower-case hex digits", h.Hash)
 	}
 	at, err := time.Parse(time.RFC3339Nano, h.Time)
 	if err != nil {
@@ -409,6 +418,7 @@ func verifyVector(t *testing.T, c chainVector) chainWant {
 		keys[keyID(b)] = b
 	}
 	var anchors []Head
+	signed := map[uint64]Hash{}
 	for i, line := range c.Heads {
 		if _, err := checkHead(line, keys); err != nil {
 			return chainWant{Problem: "bad-head", HeadLine: i + 1}
@@ -417,6 +427,10 @@ func verifyVector(t *testing.T, c chainVector) chainWant {
 		json.Unmarshal([]byte(line), &h)
 		var hash Hash
 		hash.UnmarshalText([]byte(h.Hash))
+		if prev, ok := signed[h.Seq]; ok && prev != hash {
+			return chainWant{Problem: "bad-head", HeadLine: i + 1} // the key signed two histories
+		}
+		signed[h.Seq] = hash
 		anchors = append(anchors, Head{Seq: h.Seq, Hash: hash})
 	}
 	for _, a := range c.Anchors {
@@ -429,11 +443,15 @@ func verifyVector(t *testing.T, c chainVector) chainWant {
 		anchors = append(anchors, Head{Seq: n, Hash: h})
 	}
 	var records []Record
-	for _, line := range c.Export {
+	for i, line := range c.Export {
 		if strings.Contains(line, `"elided":true`) && !goVerifiesElided {
 			t.Skip("NOT RUN in Go: domain/audit does not verify elided records yet (the Python verifier checks this vector)")
 		}
-		records = append(records, decodeRecord(t, line))
+		var r Record
+		if err := jsonv2.Unmarshal([]byte(line), &r, jsonOptions); err != nil {
+			return chainWant{Problem: "malformed", Line: i + 1}
+		}
+		records = append(records, r)
 	}
 	head, err := Verify(slices.Values(records), anchors...)
 	var ce *ChainError
