@@ -54,7 +54,7 @@ func TestVerifiersAgreeOnARealExport(t *testing.T) {
 		t.Fatalf("the store does not verify against its own export: %v\n%s", err, stderr.String())
 	}
 
-	key := newHeadKey(t)
+	key := newSigningKey(t)
 	heads := []string{key.sign(recs[n/2].Head()), key.sign(last)}
 	keys := "# the test's own key\n" + key.publicLine + "\n"
 
@@ -316,25 +316,25 @@ func runCairn(t *testing.T, stdout, stderr io.Writer, args ...string) error {
 	return root.Execute()
 }
 
-// headKey signs heads as the head signer publishes them: the NDJSON line
+// signingKey signs heads as the head signer publishes them: the NDJSON line
 // of a signed head, with its key's line for the verifiers' keys file.
-type headKey struct {
+type signingKey struct {
 	private    ed25519.PrivateKey
 	id         string
 	publicLine string
 }
 
-func newHeadKey(t *testing.T) headKey {
+func newSigningKey(t *testing.T) signingKey {
 	t.Helper()
 	pub, private, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
 	sum := sha256.Sum256(pub)
-	return headKey{private: private, id: hex.EncodeToString(sum[:8]), publicLine: "ed25519 " + base64.StdEncoding.EncodeToString(pub) + " test key"}
+	return signingKey{private: private, id: hex.EncodeToString(sum[:8]), publicLine: "ed25519 " + base64.StdEncoding.EncodeToString(pub) + " test key"}
 }
 
-func (k headKey) sign(h audit.Head) string {
+func (k signingKey) sign(h audit.Head) string {
 	at := time.Now().UTC()
 	msg := append([]byte("cairn.audit.head.v1\x00"), binary.BigEndian.AppendUint64(nil, h.Seq)...)
 	msg = append(msg, h.Hash[:]...)

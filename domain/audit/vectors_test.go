@@ -85,11 +85,11 @@ type chainWant struct {
 	Line     int    `json:"line,omitempty"`
 }
 
-const headTag = "cairn.audit.head.v1\x00"
+const vectorHeadTag = "cairn.audit.head.v1\x00"
 
-// signedHead is the NDJSON line of a signed head (the format the head
+// vectorSignedHead is the NDJSON line of a signed head (the format the head
 // signer publishes).
-type signedHead struct {
+type vectorSignedHead struct {
 	V     int    `json:"v"`
 	Seq   uint64 `json:"seq"`
 	Hash  string `json:"hash"`
@@ -98,9 +98,9 @@ type signedHead struct {
 	Sig   string `json:"sig"`
 }
 
-// headMessage is the byte string a head's signature covers.
-func headMessage(seq uint64, h Hash, at time.Time) []byte {
-	b := append([]byte(headTag), make([]byte, 0, 52)...)
+// vectorHeadMessage is the byte string a head's signature covers.
+func vectorHeadMessage(seq uint64, h Hash, at time.Time) []byte {
+	b := append([]byte(vectorHeadTag), make([]byte, 0, 52)...)
 	b = binary.BigEndian.AppendUint64(b, seq)
 	b = append(b, h[:]...)
 	b = binary.BigEndian.AppendUint64(b, uint64(at.Unix()))
@@ -112,9 +112,9 @@ func keyID(pub ed25519.PublicKey) string {
 	return hex.EncodeToString(sum[:8])
 }
 
-// testKey is a key of the vectors: its seed is published, so it is good
+// vectorKey is a key of the vectors: its seed is published, so it is good
 // for tests and nothing else.
-func testKey(n int) ed25519.PrivateKey {
+func vectorKey(n int) ed25519.PrivateKey {
 	seed := sha256.Sum256(fmt.Appendf(nil, "cairn audit head TEST-ONLY key %d: this seed is public", n))
 	return ed25519.NewKeyFromSeed(seed[:])
 }
@@ -123,9 +123,9 @@ func publicKeyLine(k ed25519.PrivateKey, comment string) string {
 	return "ed25519 " + base64.StdEncoding.EncodeToString(k.Public().(ed25519.PublicKey)) + " " + comment
 }
 
-func signHead(k ed25519.PrivateKey, seq uint64, h Hash, at time.Time) string {
-	line, _ := json.Marshal(signedHead{V: 1, Seq: seq, Hash: h.String(), Time: at.UTC().Format(time.RFC3339Nano),
-		KeyID: keyID(k.Public().(ed25519.PublicKey)), Sig: base64.StdEncoding.EncodeToString(ed25519.Sign(k, headMessage(seq, h, at)))})
+func vectorSignHead(k ed25519.PrivateKey, seq uint64, h Hash, at time.Time) string {
+	line, _ := json.Marshal(vectorSignedHead{V: 1, Seq: seq, Hash: h.String(), Time: at.UTC().Format(time.RFC3339Nano),
+		KeyID: keyID(k.Public().(ed25519.PublicKey)), Sig: base64.StdEncoding.EncodeToString(ed25519.Sign(k, vectorHeadMessage(seq, h, at)))})
 	return string(line)
 }
 
@@ -190,10 +190,10 @@ func rehash(rs []Record, i int) []Record {
 
 func makeVectors() vectorFile {
 	names, rs := vectorRecords()
-	k1, k2 := testKey(1), testKey(2)
+	k1, k2 := vectorKey(1), vectorKey(2)
 	t1 := time.Date(2026, 11, 27, 14, 15, 18, 987654321, time.UTC)
 	t2 := time.Date(2026, 11, 27, 14, 16, 0, 0, time.UTC)
-	head3, head5 := signHead(k1, 3, rs[2].Hash, t1), signHead(k2, 5, rs[4].Hash, t2)
+	head3, head5 := vectorSignHead(k1, 3, rs[2].Hash, t1), vectorSignHead(k2, 5, rs[4].Hash, t2)
 	both := []string{publicKeyLine(k1, "test-only key 1 (old)"), publicKeyLine(k2, "test-only key 2 (new)")}
 	f := vectorFile{About: []string{
 		"Test vectors of Cairn's audit chain (docs/audit.md). Made from the Go code by domain/audit's TestVectors, which fails if they drift.",
@@ -214,8 +214,8 @@ func makeVectors() vectorFile {
 			KeyID: keyID(k.Public().(ed25519.PublicKey))})
 	}
 	f.Heads = []headVector{
-		{Name: "head of record 3, key 1, a time with nanoseconds", Key: "test-only key 1", Head: head3, Message: hex.EncodeToString(headMessage(3, rs[2].Hash, t1))},
-		{Name: "head of record 5, key 2, a whole-second time", Key: "test-only key 2", Head: head5, Message: hex.EncodeToString(headMessage(5, rs[4].Hash, t2))},
+		{Name: "head of record 3, key 1, a time with nanoseconds", Key: "test-only key 1", Head: head3, Message: hex.EncodeToString(vectorHeadMessage(3, rs[2].Hash, t1))},
+		{Name: "head of record 5, key 2, a whole-second time", Key: "test-only key 2", Head: head5, Message: hex.EncodeToString(vectorHeadMessage(5, rs[4].Hash, t2))},
 	}
 
 	altered := slices.Clone(rs)
@@ -225,7 +225,7 @@ func makeVectors() vectorFile {
 	rewritten = rehash(rewritten, 2)
 	var v2 = slices.Clone(rs)
 	v2[0].Version = 2
-	var sh signedHead
+	var sh vectorSignedHead
 	json.Unmarshal([]byte(head5), &sh)
 	sig, _ := base64.StdEncoding.DecodeString(sh.Sig)
 	flipped := slices.Clone(sig)
@@ -262,7 +262,7 @@ func makeVectors() vectorFile {
 		{Name: "a null elided is a full record's (here one without its fields)", Export: []string{all[0], strings.Replace(elided(rs[1]), `true`, `null`, 1), all[2]}, Want: chainWant{Problem: "unsupported-version", Seq: 2}},
 		{Name: "a head with a member of its own", Export: all, Heads: []string{strings.Replace(head5, `{`, `{"note":"x",`, 1)}, Keys: both, Want: chainWant{Problem: "bad-head", HeadLine: 1}},
 		{Name: "a head whose hash is in upper case", Export: all, Heads: []string{head3, strings.Replace(head5, rs[4].Hash.String(), strings.ToUpper(rs[4].Hash.String()), 1)}, Keys: both, Want: chainWant{Problem: "bad-head", HeadLine: 2}},
-		{Name: "two valid heads naming different hashes for one seq", Export: all, Heads: []string{head5, signHead(k2, 5, rs[3].Hash, t2)}, Keys: both, Want: chainWant{Problem: "bad-head", HeadLine: 2}},
+		{Name: "two valid heads naming different hashes for one seq", Export: all, Heads: []string{head5, vectorSignHead(k2, 5, rs[3].Hash, t2)}, Keys: both, Want: chainWant{Problem: "bad-head", HeadLine: 2}},
 		{Name: "a gap around elided records", Export: []string{all[0], elided(rs[1]), elided(rs[3]), all[4]}, Want: chainWant{Problem: "removed", Seq: 4}},
 	}
 	return f
@@ -341,7 +341,7 @@ func TestVectors(t *testing.T) {
 		}
 	}
 	for _, h := range f.Heads {
-		msg, err := checkHead(h.Head, keys)
+		msg, err := vectorCheckHead(h.Head, keys)
 		if err != nil {
 			t.Errorf("%s: %v", h.Name, err)
 		}
@@ -367,10 +367,10 @@ func decodeRecord(t *testing.T, line string) Record {
 	return r
 }
 
-// checkHead verifies a signed head line under keys (by key id) and
+// vectorCheckHead verifies a signed head line under keys (by key id) and
 // returns the message its signature covers.
-func checkHead(line string, keys map[string]ed25519.PublicKey) ([]byte, error) {
-	var h signedHead
+func vectorCheckHead(line string, keys map[string]ed25519.PublicKey) ([]byte, error) {
+	var h vectorSignedHead
 	dec := json.NewDecoder(strings.NewReader(line))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&h); err != nil {
@@ -384,7 +384,7 @@ func checkHead(line string, keys map[string]ed25519.PublicKey) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	msg := headMessage(h.Seq, hash, at)
+	msg := vectorHeadMessage(h.Seq, hash, at)
 	sig, err := base64.StdEncoding.DecodeString(h.Sig)
 	if err != nil {
 		return msg, err
@@ -420,10 +420,10 @@ func verifyVector(t *testing.T, c chainVector) chainWant {
 	var anchors []Head
 	signed := map[uint64]Hash{}
 	for i, line := range c.Heads {
-		if _, err := checkHead(line, keys); err != nil {
+		if _, err := vectorCheckHead(line, keys); err != nil {
 			return chainWant{Problem: "bad-head", HeadLine: i + 1}
 		}
-		var h signedHead
+		var h vectorSignedHead
 		json.Unmarshal([]byte(line), &h)
 		var hash Hash
 		hash.UnmarshalText([]byte(h.Hash))
