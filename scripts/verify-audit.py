@@ -160,7 +160,7 @@ def _per_byte(err):
 
 codecs.register_error("cairn-per-byte", _per_byte)
 
-_TIME = re.compile(r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(Z|[+-]\d{2}:\d{2})")
+_TIME = re.compile(r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(Z|[+-]\d{2}:\d{2})", re.ASCII)
 
 
 def _days_from_civil(y, m, d):
@@ -212,10 +212,19 @@ class _Pairs(list):
     """A JSON object's (key, value) pairs in order (a later duplicate wins, as in Go)."""
 
 
+def _no_constant(name):
+    raise ValueError("%s is not JSON" % name)
+
+
+def _loads(text):
+    """Standard JSON only (no NaN or Infinity), objects as _Pairs, floats marked unusable."""
+    return json.loads(text, object_pairs_hook=_Pairs, parse_float=lambda s: float("nan"), parse_constant=_no_constant)
+
+
 def decode_record(line):
     """A record from its JSON line, every field at its zero value unless set."""
     try:
-        pairs = json.loads(line, object_pairs_hook=_Pairs, parse_float=lambda s: float("nan"))
+        pairs = _loads(line)
     except ValueError as e:
         raise Malformed("not JSON: %s" % e)
     if not isinstance(pairs, _Pairs):
@@ -374,7 +383,7 @@ HEAD_FIELDS = ("v", "seq", "hash", "time", "key_id", "sig")
 def parse_head(line):
     """A signed head line's fields: every one required, no other allowed."""
     try:
-        pairs = json.loads(line, object_pairs_hook=_Pairs, parse_float=lambda s: float("nan"))
+        pairs = _loads(line)
     except ValueError as e:
         raise Malformed("not JSON: %s" % e)
     if not isinstance(pairs, _Pairs):
@@ -448,7 +457,7 @@ def verify(export_lines, head_lines=(), key_lines=(), anchors=()):
 
 def parse_anchor(text):
     seq, _, h = text.partition(":")
-    if not seq.isdigit() or int(seq) == 0 or not re.fullmatch(r"[0-9a-fA-F]{64}", h):
+    if not re.fullmatch("[0-9]+", seq) or int(seq) == 0 or not re.fullmatch(r"[0-9a-fA-F]{64}", h):
         raise ValueError("--anchor %r: want SEQ:HASH" % text)
     return int(seq), bytes.fromhex(h)
 

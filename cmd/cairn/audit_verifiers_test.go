@@ -411,6 +411,8 @@ func TestVerifiersAgreeOnSpellings(t *testing.T) {
 		{"a hash one digit short", strings.Replace(line, hash, hash[1:], 1), "malformed"},
 		{"not a time", strings.Replace(line, `T14:15:16Z"`, `T25:15:16Z"`, 1), "malformed"},
 		{"an array", "[" + line + "]", "malformed"},
+		{"NaN in an unknown field", strings.Replace(line, `{`, `{"note":NaN,`, 1), "malformed"},
+		{"digits that are not ASCII in the time", strings.Replace(line, `"2026-`, `"٢٠٢٦-`, 1), "malformed"},
 		{"cut short", line[:len(line)/2], "malformed"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
