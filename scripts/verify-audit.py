@@ -518,14 +518,22 @@ def self_test(path):
     return checks, failures
 
 
+def _open(path):
+    return sys.stdin.buffer if path == "-" else open(path, "rb")
+
+
+def _lines(files):
+    """The lines of open files, one after the other, read as they are needed
+    (an export may be larger than memory), invalid UTF-8 read as Go reads it."""
+    for f in files:
+        with f:
+            for raw in f:
+                yield raw.decode("utf-8", "cairn-per-byte")
+
+
 def _read_lines(path):
-    """The lines of a file ('-' for stdin), invalid UTF-8 read as Go reads it."""
-    if path == "-":
-        data = sys.stdin.buffer.read()
-    else:
-        with open(path, "rb") as f:
-            data = f.read()
-    return data.decode("utf-8", "cairn-per-byte").split("\n")
+    """The lines of a small file (heads, keys)."""
+    return list(_lines([_open(path)]))
 
 
 def main(argv=None):
@@ -560,10 +568,14 @@ def main(argv=None):
         key_lines = _read_lines(args.keys) if args.keys else []
         if args.keys:
             load_keys(key_lines)
-        export = [line for path in args.export for line in _read_lines(path)]
+        export = [_open(path) for path in args.export]  # every file opens, or none is read
     except (OSError, ValueError) as e:  # Malformed keys are a usage error too
         ap.error(str(e))
-    verdict = verify(export, heads, key_lines, anchors)
+    try:
+        verdict = verify(_lines(export), heads, key_lines, anchors)
+    except OSError as e:
+        print("verify-audit.py: reading the export: %s" % e, file=sys.stderr)
+        return 2
     if args.json:
         print(json.dumps(verdict, sort_keys=True))
     else:
