@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	mathrand "math/rand/v2"
 	"net/http"
 	"os"
 	"os/exec"
@@ -464,4 +465,99 @@ func goVerdictOrMalformed(t *testing.T, exportFile string) verdict {
 	}
 	seq, _ := strconv.ParseUint(m[1], 10, 64)
 	return verdict{"none", seq}
+}
+
+// Both verifiers reach the same verdict on random trails (every kind of
+// string, times before 1970 and with nanoseconds) tampered with at random:
+// a field changed, records removed, swapped, moved, repeated, the tail
+// cut, a suffix re-hashed, against random signed heads or none.
+func TestVerifiersAgreeOnRandomTampering(t *testing.T) {
+	python := requirePython(t)
+	rng := mathrand.New(mathrand.NewPCG(18, 2026))
+	strs := []string{"", "alice", "GET /v1/sessions/:id", "a<b>&c", "quote\"back\\slash", "tab\tnew\nline\x01",
+		"naïve 東京 🙂", "line\u2028sep", "bad\xffutf8", "0195a0c0-0000-7000-8000-0000000000a1"}
+	pick := func() string { return strs[rng.IntN(len(strs))] }
+	key := newSigningKey(t)
+	keys := key.publicLine + "\n"
+	seen := map[string]int{}
+	for i := range 24 {
+		n := 3 + rng.IntN(7)
+		recs := make([]audit.Record, 0, n)
+		head := audit.Genesis
+		for range n {
+			r, err := audit.Seal(head, audit.Record{Time: time.Unix(rng.Int64N(1<<33)-1<<32, rng.Int64N(1e9)).UTC(),
+				UserID: pick(), AccessKey: pick(), ActingAs: pick(), Action: "x" + pick(), EntityType: pick(), EntityID: pick(),
+				ClientIP: pick(), Outcome: []audit.Outcome{audit.Success, audit.Failure, audit.Denied}[rng.IntN(3)],
+				Status: rng.IntN(1000), Duration: time.Duration(rng.Int64N(1 << 40)), RequestID: pick()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			recs, head = append(recs, r), r.Head()
+		}
+		var heads []string
+		for _, r := range recs {
+			if rng.IntN(3) == 0 {
+				heads = append(heads, key.sign(r.Head()))
+			}
+		}
+		lines := encodeExport(recs)
+		at := rng.IntN(n)
+		var op string
+		switch rng.IntN(8) {
+		case 0:
+			op = "intact"
+		case 1:
+			op = "a field changed"
+			r := recs[at]
+			r.RequestID += "!"
+			lines[at] = string(audit.AppendJSON(nil, &r))
+		case 2:
+			op = "a record removed"
+			lines = slices.Delete(lines, at, at+1)
+		case 3:
+			op = "two records swapped"
+			j := (at + 1) % n
+			lines[at], lines[j] = lines[j], lines[at]
+		case 4:
+			op = "a record moved"
+			l := lines[at]
+			lines = slices.Insert(slices.Delete(lines, at, at+1), rng.IntN(n), l)
+		case 5:
+			op = "a record repeated"
+			lines = slices.Insert(lines, at, lines[at])
+		case 6:
+			op = "the tail cut"
+			lines = lines[:at]
+		case 7:
+			op = "a suffix re-hashed"
+			rewritten := slices.Clone(recs)
+			rewritten[at].UserID = "mallory"
+			prev := audit.Genesis
+			if at > 0 {
+				prev = rewritten[at-1].Head()
+			}
+			for j := at; j < n; j++ {
+				r, err := audit.Seal(prev, rewritten[j])
+				if err != nil {
+					t.Fatal(err)
+				}
+				rewritten[j], prev = r, r.Head()
+			}
+			lines = encodeExport(rewritten)
+		}
+		t.Run(fmt.Sprintf("%d %s", i, op), func(t *testing.T) {
+			file := writeLines(t, filepath.Join(t.TempDir(), "audit.ndjson"), lines)
+			goSays, pySays := goVerdict(t, file, heads), pythonVerdict(t, python, file, heads, keys)
+			if goSays != pySays {
+				t.Fatalf("the verifiers disagree: cairn replay audit says %+v, verify-audit.py says %+v", goSays, pySays)
+			}
+			seen[goSays.Problem]++
+		})
+	}
+	t.Logf("verdicts: %v", seen)
+	for _, p := range []string{"none", "altered", "removed", "reordered"} {
+		if seen[p] == 0 {
+			t.Errorf("no random case was %s: the cases do not cover the verifiers", p)
+		}
+	}
 }
