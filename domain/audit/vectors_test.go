@@ -201,7 +201,8 @@ func makeVectors() vectorFile {
 		"keys: TEST-ONLY ed25519 keys whose seeds are published here: never sign real heads with them.",
 		"heads: signed heads (NDJSON lines) over records 3 and 5, and the message each signature covers (hex).",
 		"chains: exports (NDJSON lines) with heads, public keys and anchors, and the verdict every verifier must reach:",
-		"  problem none (seq = the verified head), a chain problem with the first bad seq, or bad-head with the 1-based line of the first refused head.",
+		"  problem none (seq = the verified head), a chain problem with the first bad seq, bad-head with the 1-based line of the first refused head,",
+		"  or malformed with the 1-based line of the first export line that is no record.",
 	}}
 	all := lines(rs)
 	for i, r := range rs {
