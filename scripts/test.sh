@@ -42,6 +42,14 @@ elif ! scripts/install-browser.sh; then
   echo "test.sh: WARNING: the browser tests cannot run (see above)" >&2
 fi
 
+# Python 3 for the independent audit verifier (scripts/verify-audit.py),
+# which the tests run beside `cairn replay audit --verify`.
+if [[ $(id -u) -eq 0 || "${CI:-}" == "true" ]]; then
+  scripts/install-python.sh
+elif ! scripts/install-python.sh; then
+  echo "test.sh: WARNING: python3 is missing; the audit verifiers' agreement test will not run" >&2
+fi
+
 report=$(mktemp /tmp/cairn-skips.XXXXXX)
 trap 'rm -f "$report" "$images_done"' EXIT
 export CAIRN_TEST_SKIP_REPORT=$report

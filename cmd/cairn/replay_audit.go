@@ -38,6 +38,8 @@ type auditReplayOptions struct {
 	from    string
 	to      string
 	page    int
+	// fromFile is an NDJSON export read instead of the store ("-": stdin).
+	fromFile string
 }
 
 func newReplayAuditCommand() *cobra.Command {
@@ -56,10 +58,14 @@ sequence, so an altered, removed, reordered or duplicated record is reported
 with its seq, and the command exits with status 1. Records removed from the
 end leave a shorter chain that is consistent: pass a head published earlier
 with --anchor SEQ:HASH (repeatable) to detect that too. The verified head is
-printed on stderr; publish it to anchor the next verification.`,
+printed on stderr; publish it to anchor the next verification.
+
+--from-file reads an export (GET /v1/audit/stream, or this command's output)
+instead of the store, so an auditor can verify what they were given.`,
 		Example: `  cairn replay audit --verify --quiet
   cairn replay audit --actor alice@example.com --from 2026-11-01T00:00:00Z > alice.ndjson
-  cairn replay audit --verify --anchor 1042:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08`,
+  cairn replay audit --verify --anchor 1042:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
+  cairn replay audit --verify --quiet --from-file audit.ndjson`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -69,6 +75,16 @@ printed on stderr; publish it to anchor the next verification.`,
 				if err := quietLogs(cmd); err != nil {
 					return err
 				}
+			}
+			if o.fromFile != "" {
+				head, err := replayAuditFile(ctx, o.fromFile, cmd.InOrStdin(), o, cmd.OutOrStdout())
+				if err != nil {
+					return err
+				}
+				if o.verify {
+					fmt.Fprintf(cmd.ErrOrStderr(), "audit trail verified: %d records, head %d:%s\n", head.Seq, head.Seq, head.Hash)
+				}
+				return nil
 			}
 			storeDSN, err := sf.dsn()
 			if err != nil {
@@ -100,6 +116,7 @@ printed on stderr; publish it to anchor the next verification.`,
 	f.StringVar(&o.from, "from", "", "print the records at or after this time (RFC 3339)")
 	f.StringVar(&o.to, "to", "", "print the records before this time (RFC 3339)")
 	f.IntVar(&o.page, "page", 64, "events read per page (each holds a run of sealed records)")
+	f.StringVar(&o.fromFile, "from-file", "", `read an NDJSON export (GET /v1/audit/stream) instead of the store ("-": stdin)`)
 	return cmd
 }
 

@@ -1,6 +1,6 @@
 // The operator's pages (superadmins): Information (GET /v1/system),
 // Maintenance (online read model rebuilds, audit chain verification) and
-// the Audit page's verified head and CSV export; a domain admin gets the
+// the Audit page's verified head, last signed head and CSV export; a domain admin gets the
 // 403 page on each without the page asking the API.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -180,6 +180,50 @@ test('Audit: the last verified head with Verify now, and a CSV export of the fil
   const action = lines[0].split(',').indexOf('action');
   assert.ok(lines.length > 1 && lines.slice(1).every((l) => l.split(',')[action] === 'POST /v1/auth/session'), csv);
   assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('Audit: the last signed head the server published, or that none was signed yet', async () => {
+  const problems = [];
+  const page = await newPage(browser, problems);
+  await login(page, admin.email, admin.password);
+  // No head signed yet: the route answers 404 (no signing key, or none signed since the start).
+  let head = null;
+  const latest = /\/v1\/audit\/heads\/latest(\?|$)/;
+  await page.route(latest, (route) =>
+    head
+      ? route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify(head) })
+      : route.fulfill({ status: 404, contentType: 'application/problem+json', body: JSON.stringify({ status: 404, title: 'Not Found', detail: 'no head was signed yet' }) }),
+  );
+  await menuLink(page, 'Audit').click();
+  const region = page.getByRole('region', { name: 'last signed head' });
+  await region.getByText('No signed head yet.').waitFor();
+  assert.equal(await region.getByRole('alert').count(), 0, 'a 404 is no error');
+  // A head appears: Refresh reads it again and shows its seq, hash, time and key, as text.
+  head = {
+    v: 1,
+    seq: 1042,
+    hash: '9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08',
+    time: '2026-11-27T14:16:00.123456789Z',
+    key_id: '<b>89437c792441c5</b>',
+    sig: 'x'.repeat(86) + '==',
+  };
+  const reread = page.waitForResponse((r) => latest.test(r.url()) && r.status() === 200);
+  await region.getByRole('button', { name: 'Refresh' }).click();
+  await reread;
+  await region.locator('.head-seq').filter({ hasText: '1042' }).waitFor();
+  await region.getByText(head.hash, { exact: true }).waitFor();
+  await region.locator('code.key-id').filter({ hasText: head.key_id }).waitFor();
+  assert.equal(await region.locator('b').count(), 0, 'markup from the server is shown as text');
+  assert.equal(await region.getByText('No signed head yet.').count(), 0);
+  // Another error is shown as one.
+  await page.unroute(latest);
+  await page.route(latest, (route) =>
+    route.fulfill({ status: 500, contentType: 'application/problem+json', body: JSON.stringify({ status: 500, title: 'Internal Server Error', detail: 'the heads file cannot be read' }) }),
+  );
+  await region.getByRole('button', { name: 'Refresh' }).click();
+  await region.getByRole('alert').filter({ hasText: 'the heads file cannot be read' }).waitFor();
+  assert.deepEqual(problems.filter((p) => !/status of (404|500)/.test(p)), []);
   await page.close();
 });
 

@@ -3,7 +3,9 @@
 // place in the chain only, so that it still verifies): the hash-chained access log, filtered by
 // actor, action, entity, outcome and time, a page at a time in log order,
 // exported as NDJSON exactly as stored (so the export verifies offline) or
-// as CSV, and the chain's last verified head with a Verify now button.
+// as CSV, the chain's last verified head with a Verify now button, and the
+// last signed head the server published (kept apart from the store, it is
+// what exposes a truncated or re-hashed tail).
 import { useState } from 'preact/hooks';
 import { get } from '../api.js';
 import { Empty, ErrorBox, Loading, Pager, Time, useApi, useForm } from '../ui.jsx';
@@ -53,6 +55,7 @@ export function AuditPage({ me }) {
         </p>
       )}
       <LastVerified />
+      <LastSignedHead />
       <form class="filters audit-filters" onSubmit={apply}>
         <label>
           Actor <input {...bind('actor')} placeholder="user id, e-mail or access key" />
@@ -160,6 +163,40 @@ function LastVerified() {
       <ErrorBox error={v.list.error} />
       <ErrorBox error={v.error} />
       {(running || ended) && <VerificationResult job={v.job} />}
+    </div>
+  );
+}
+
+/**
+ * LastSignedHead shows the last head the server signed and published
+ * (GET /v1/audit/heads/latest: seq, hash, time, key id), or that none was
+ * signed yet (404: no signing key configured, or none signed since).
+ * Its signature is checked by the verifiers against the auditor's own
+ * keys file, not here.
+ */
+function LastSignedHead() {
+  const head = useApi((signal) => get('/v1/audit/heads/latest', undefined, { signal }), []);
+  const none = head.error && head.error.status === 404;
+  return (
+    <div class={`verified signed-head${head.data ? '' : ' none'}`} aria-label="last signed head" role="region">
+      <div class="verified-line">
+        <strong>Last signed head</strong>
+        {head.loading && !head.data && <span class="muted">loading…</span>}
+        {none && <span class="muted">No signed head yet.</span>}
+        {head.data && (
+          <span class="verified-facts">
+            seq <span class="head-seq">{head.data.seq}</span> · hash{' '}
+            <code class="hash" title={head.data.hash}>
+              {head.data.hash}
+            </code>{' '}
+            · signed <Time at={head.data.time} /> · key <code class="key-id">{head.data.key_id}</code>
+          </span>
+        )}
+        <button type="button" disabled={head.loading} onClick={head.reload}>
+          Refresh
+        </button>
+      </div>
+      {!none && <ErrorBox error={head.error} />}
     </div>
   );
 }
