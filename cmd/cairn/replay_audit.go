@@ -32,6 +32,13 @@ type auditReplayOptions struct {
 	verify  bool
 	quiet   bool
 	anchors []string
+	// heads are files of signed heads, verified against headKeys (a keys
+	// file) and then used as anchors.
+	heads    []string
+	headKeys string
+	// archive is a directory written by cairn audit archive: its records
+	// are verified (and printed) before the live store's.
+	archive string
 	actor   string
 	action  string
 	outcome string
@@ -56,10 +63,25 @@ sequence, so an altered, removed, reordered or duplicated record is reported
 with its seq, and the command exits with status 1. Records removed from the
 end leave a shorter chain that is consistent: pass a head published earlier
 with --anchor SEQ:HASH (repeatable) to detect that too. The verified head is
-printed on stderr; publish it to anchor the next verification.`,
+printed on stderr; publish it to anchor the next verification.
+
+--heads FILE --head-keys FILE does the same with the heads Cairn signed and
+published (cairn dev --audit-head-key, --audit-head-sink): every head's
+signature is checked first (a head whose key is not in the keys file, or
+whose signature is wrong, fails the verification and is named), then each
+head is an anchor: a trail that ends before the last head's seq is
+truncated, a record whose hash differs from a head's is altered (a
+rewritten and re-hashed suffix is caught at the first head after the
+change).
+
+--archive DIR verifies the records archived to DIR (cairn audit archive)
+and the live store's as one chain, without a gap; with --head-keys, the
+archive's own signed heads (DIR/heads.ndjson) are anchors too.`,
 		Example: `  cairn replay audit --verify --quiet
   cairn replay audit --actor alice@example.com --from 2026-11-01T00:00:00Z > alice.ndjson
-  cairn replay audit --verify --anchor 1042:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08`,
+  cairn replay audit --verify --anchor 1042:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
+  cairn replay audit --verify --quiet --heads /mnt/other-disk/audit-heads.ndjson --head-keys audit-head-keys.txt
+  cairn replay audit --verify --quiet --archive /srv/audit-archive --head-keys audit-head-keys.txt`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -94,6 +116,9 @@ printed on stderr; publish it to anchor the next verification.`,
 	f.BoolVar(&o.verify, "verify", false, "verify the hash chain (exit status 1 when it is broken)")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print no records (with --verify: only the verdict)")
 	f.StringSliceVar(&o.anchors, "anchor", nil, "a head published earlier, SEQ:HASH (repeatable)")
+	f.StringArrayVar(&o.heads, "heads", nil, "a file of signed heads (NDJSON, as the file sink writes it) to verify and use as anchors (repeatable; needs --head-keys)")
+	f.StringVar(&o.headKeys, "head-keys", "", `the keys file signed heads are verified with: one "ed25519 <base64 public key> [comment]" a line`)
+	f.StringVar(&o.archive, "archive", "", "a directory written by cairn audit archive: verify its records and the live store's as one chain")
 	f.StringVar(&o.actor, "actor", "", "print the records of this user (id or e-mail address) or access key")
 	f.StringVar(&o.action, "action", "", `print the records of this action, e.g. "POST /v1/sessions"`)
 	f.StringVar(&o.outcome, "outcome", "", "print the records with this outcome: success, error, denied")
@@ -213,6 +238,11 @@ func replayAudit(ctx context.Context, store eventstore.Store, o auditReplayOptio
 	if o.page <= 0 {
 		return audit.Head{}, fmt.Errorf("--page %d: must be positive", o.page)
 	}
+	signed, err := o.signedAnchors()
+	if err != nil {
+		return audit.Head{}, err
+	}
+	anchors = append(anchors, signed...)
 	// The chain's length, for the progress bar: its last record's seq.
 	var total uint64
 	if tip, err := auditseq.Resume(ctx, store); err == nil {

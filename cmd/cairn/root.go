@@ -23,7 +23,7 @@ CAIRN_DATA_DIR, --log-level is CAIRN_LOG_LEVEL, and so on. Flags win.`,
 		SilenceErrors: true,
 		Version:       version,
 	}
-	root.AddCommand(newDevCommand(), newAgentCommand(), newProxyCommand(), newReplayCommand(), newBusCommand())
+	root.AddCommand(newDevCommand(), newAgentCommand(), newProxyCommand(), newReplayCommand(), newBusCommand(), newAuditCommand())
 	cli.Setup(root)
 	return root
 }
