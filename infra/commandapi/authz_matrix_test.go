@@ -374,6 +374,9 @@ func (m *matrix) rows() []matrixRow {
 			want: map[string]want{"superadmin": same(ok), "admin": same(no), "user": same(no), "monitor": same(no)}},
 		matrixRow{method: "GET", route: "/v1/audit/stream", path: fixed("/v1/audit/stream"),
 			want: map[string]want{"superadmin": same(ok), "admin": same(no), "user": same(no), "monitor": same(no)}},
+		// The signed head: who may read the trail (404: no key in this test server).
+		matrixRow{method: "GET", route: "/v1/audit/heads/latest", path: fixed("/v1/audit/heads/latest"),
+			want: map[string]want{"superadmin": same(http.StatusNotFound), "admin": same(no), "user": same(no), "monitor": same(no)}},
 		// Every caller may open the change stream; what each receives is
 		// its own business (events_test.go).
 		matrixRow{method: "GET", route: "/v1/events", path: fixed("/v1/events"), want: all(ok)},
