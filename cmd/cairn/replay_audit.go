@@ -22,6 +22,7 @@ import (
 	"github.com/cairnhq/cairn/domain/audit"
 	"github.com/cairnhq/cairn/eventstore"
 	"github.com/cairnhq/cairn/eventstore/dsn"
+	"github.com/cairnhq/cairn/infra/auditarchive"
 	"github.com/cairnhq/cairn/infra/logging"
 	"github.com/cairnhq/cairn/infra/maintenance"
 	"github.com/cairnhq/cairn/infra/progress"
@@ -36,15 +37,16 @@ type auditReplayOptions struct {
 	// file) and then used as anchors.
 	heads    []string
 	headKeys string
-	// archive is a directory written by cairn audit archive: its records
-	// are verified (and printed) before the live store's.
-	archive string
-	actor   string
-	action  string
-	outcome string
-	from    string
-	to      string
-	page    int
+	// archives are directories written by cairn audit archive, oldest
+	// first: their records are verified (and printed) before the live
+	// store's.
+	archives []string
+	actor    string
+	action   string
+	outcome  string
+	from     string
+	to       string
+	page     int
 }
 
 func newReplayAuditCommand() *cobra.Command {
@@ -76,7 +78,9 @@ change).
 
 --archive DIR verifies the records archived to DIR (cairn audit archive)
 and the live store's as one chain, without a gap; with --head-keys, the
-archive's own signed heads (DIR/heads.ndjson) are anchors too.`,
+archive's own signed heads (DIR/heads.ndjson) are anchors too. Give it once
+per archive, oldest first. Without it, a trail whose oldest records were
+archived and pruned is verified from the last archived record.`,
 		Example: `  cairn replay audit --verify --quiet
   cairn replay audit --actor alice@example.com --from 2026-11-01T00:00:00Z > alice.ndjson
   cairn replay audit --verify --anchor 1042:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
@@ -118,7 +122,7 @@ archive's own signed heads (DIR/heads.ndjson) are anchors too.`,
 	f.StringSliceVar(&o.anchors, "anchor", nil, "a head published earlier, SEQ:HASH (repeatable)")
 	f.StringArrayVar(&o.heads, "heads", nil, "a file of signed heads (NDJSON, as the file sink writes it) to verify and use as anchors (repeatable; needs --head-keys)")
 	f.StringVar(&o.headKeys, "head-keys", "", `the keys file signed heads are verified with: one "ed25519 <base64 public key> [comment]" a line`)
-	f.StringVar(&o.archive, "archive", "", "a directory written by cairn audit archive: verify its records and the live store's as one chain")
+	f.StringArrayVar(&o.archives, "archive", nil, "a directory written by cairn audit archive (repeatable, oldest first): verify its records and the live store's as one chain")
 	f.StringVar(&o.actor, "actor", "", "print the records of this user (id or e-mail address) or access key")
 	f.StringVar(&o.action, "action", "", `print the records of this action, e.g. "POST /v1/sessions"`)
 	f.StringVar(&o.outcome, "outcome", "", "print the records with this outcome: success, error, denied")
@@ -250,22 +254,59 @@ func replayAudit(ctx context.Context, store eventstore.Store, o auditReplayOptio
 	}
 	bar := progress.New("replay audit", progress.Options{Unit: "records"})
 	w := bufio.NewWriter(out)
-	v := audit.NewVerifier(audit.Genesis, anchors...)
+	// Where the live chain starts: Genesis, or the last record archived
+	// and pruned. With --archive, the archive's records come first, from
+	// Genesis, and the live ones must continue them.
+	start, err := maintenance.AuditStart(ctx, store)
+	if err != nil {
+		return audit.Head{}, err
+	}
+	if len(o.archives) > 0 {
+		start = audit.Genesis
+	}
+	v := audit.NewVerifier(start, anchors...)
 	head, err := func() (audit.Head, error) {
 		var read uint64
-		err := maintenance.AuditRuns(ctx, store, o.page, func(run domain.AuditSealed) error {
-			for _, rec := range run.Records {
-				if o.verify {
-					if err := v.Add(rec.Record); err != nil {
-						return err
-					}
-				}
-				if !o.quiet && filter.match(rec.Record) {
-					w.Write(rec.Raw)
-					w.WriteByte('\n')
+		add := func(r audit.Record, raw []byte) error {
+			if o.verify {
+				if err := v.Add(r); err != nil {
+					return err
 				}
 			}
-			read += uint64(len(run.Records))
+			if !o.quiet && filter.match(r) {
+				w.Write(raw)
+				w.WriteByte('\n')
+			}
+			read++
+			return nil
+		}
+		var archived audit.Head // the archive's last record
+		for _, dir := range o.archives {
+			for r, err := range auditarchive.Records(dir) {
+				if err == nil {
+					err = add(r.Record, r.Raw)
+				}
+				if err != nil {
+					return v.Head(), err
+				}
+				archived = r.Head()
+			}
+		}
+		err := maintenance.AuditRuns(ctx, store, o.page, func(run domain.AuditSealed) error {
+			for _, rec := range run.Records {
+				if len(o.archives) > 0 && rec.Seq <= archived.Seq {
+					// Archived but not pruned yet: the archive stands for it,
+					// and the live record at its end must be the same.
+					if rec.Seq == archived.Seq && rec.Hash != archived.Hash {
+						return &audit.ChainError{Problem: audit.ProblemAltered, Seq: rec.Seq, Index: -1, Expected: rec.Seq,
+							Detail: fmt.Sprintf("the live record %d differs from the archive's (hash %s, archived %s)", rec.Seq, rec.Hash, archived.Hash)}
+					}
+					continue
+				}
+				if err := add(rec.Record, rec.Raw); err != nil {
+					return err
+				}
+			}
 			bar.Update(read, total)
 			return nil
 		})
@@ -277,6 +318,10 @@ func replayAudit(ctx context.Context, store eventstore.Store, o auditReplayOptio
 		}
 		return v.Finish()
 	}()
+	if err == nil && o.verify && start.Seq > 0 {
+		slog.Info("records before the live trail were archived and pruned: verified from the last archived record (pass --archive DIR to verify the archive too)",
+			slog.Uint64("archived_through_seq", start.Seq), slog.String("archived_through_hash", start.Hash.String()))
+	}
 	bar.Finish(err)
 	if ferr := w.Flush(); err == nil && ferr != nil {
 		err = ferr

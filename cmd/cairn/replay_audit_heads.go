@@ -9,7 +9,7 @@ import (
 )
 
 // signedAnchors verifies the signed heads of --heads (and of the
-// archive's heads file, when --head-keys is given) and returns them as
+// archives' heads files, when --head-keys is given) and returns them as
 // anchors.
 func (o auditReplayOptions) signedAnchors() ([]audit.Head, error) {
 	if (len(o.heads) > 0 || o.headKeys != "") && !o.verify {
@@ -33,10 +33,11 @@ func (o auditReplayOptions) signedAnchors() ([]audit.Head, error) {
 	if len(keys) == 0 {
 		return nil, fmt.Errorf("--head-keys %s: lists no key", o.headKeys)
 	}
-	files := o.heads
-	if o.archive != "" {
-		files = append([]string{archiveHeadsPath(o.archive)}, files...)
+	var files []string
+	for _, dir := range o.archives {
+		files = append(files, archiveHeadsPath(dir))
 	}
+	files = append(files, o.heads...)
 	if len(files) == 0 {
 		return nil, errors.New("--head-keys needs --heads or --archive: the signed heads to verify")
 	}
