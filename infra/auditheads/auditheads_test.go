@@ -283,3 +283,23 @@ func TestSignerSinks(t *testing.T) {
 		t.Fatalf("signed seq gauge %v", got)
 	}
 }
+
+// TestHTTPSinkErrorsKeepTheURLsSecrets: an error names the sink without
+// the user info and query of its URL (logged as they are).
+func TestHTTPSinkErrorsKeepTheURLsSecrets(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	sink, err := ParseSink("http://user:hunter2@" + addr + "/heads?token=s3cret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = sink.Publish(context.Background(), []byte(`{}`))
+	if err == nil || strings.Contains(err.Error(), "s3cret") || strings.Contains(err.Error(), "hunter2") || !strings.Contains(err.Error(), addr) {
+		t.Fatalf("error %v: want one naming %s without the secrets", err, addr)
+	}
+}

@@ -174,7 +174,12 @@ func (s *httpSink) Publish(ctx context.Context, line []byte) error {
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := s.client.Do(req)
 	if err != nil {
-		return err
+		// The client's error quotes the whole URL, which may hold a token.
+		var uerr *url.Error
+		if errors.As(err, &uerr) {
+			err = uerr.Err
+		}
+		return fmt.Errorf("POST %s: %w", s.name, err)
 	}
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
