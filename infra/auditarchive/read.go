@@ -74,7 +74,8 @@ func Records(dir string) iter.Seq2[Record, error] {
 func readFile(name string, yield func(Record, error) bool) bool {
 	f, err := os.Open(name)
 	if err != nil {
-		return yield(Record{}, fmt.Errorf("audit archive: %w", err)) && false
+		yield(Record{}, fmt.Errorf("audit archive: %w", err))
+		return false
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
@@ -86,14 +87,16 @@ func readFile(name string, yield func(Record, error) bool) bool {
 		}
 		var r domain.SealedRecord
 		if err := json.Unmarshal(line, &r); err != nil {
-			return yield(Record{}, fmt.Errorf("audit archive %s line %d: not a record: %w", name, n, err)) && false
+			yield(Record{}, fmt.Errorf("audit archive %s line %d: not a record: %w", name, n, err))
+			return false
 		}
 		if !yield(Record{Record: r.Record, Raw: append([]byte(nil), line...)}, nil) {
 			return false
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return yield(Record{}, fmt.Errorf("audit archive %s: %w", name, err)) && false
+		yield(Record{}, fmt.Errorf("audit archive %s: %w", name, err))
+		return false
 	}
 	return true
 }
