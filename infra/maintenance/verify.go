@@ -36,6 +36,9 @@ type Verification struct {
 	StartedAt  time.Time     `json:"started_at"`
 	FinishedAt *time.Time    `json:"finished_at"`
 	Error      string        `json:"error,omitempty"`
+	// ArchivedThrough is the seq of the last record archived and pruned
+	// from the live store (0: none): the verification starts after it.
+	ArchivedThrough uint64 `json:"archived_through"`
 }
 
 // VerifiedHead is the last record of a chain verified from its start:
@@ -96,6 +99,8 @@ func (s *Service) StartVerification() (Verification, error) {
 	s.verifies = keep(s.verifies, job)
 	s.mu.Unlock()
 	s.start(func(ctx context.Context) {
+		start, _ := AuditStart(ctx, s.cfg.Store) // VerifyAudit reads it too, and fails if it cannot
+		job.update(func(v *Verification) { v.ArchivedThrough = start.Seq })
 		head, at, err := VerifyAudit(ctx, s.cfg.Store, func(records, total uint64) {
 			job.update(func(v *Verification) { v.Records, v.Total = records, total })
 		})
@@ -110,7 +115,7 @@ func (s *Service) StartVerification() (Verification, error) {
 			case err != nil:
 				v.State, v.Error = StateFailed, err.Error()
 			default:
-				v.Head = &VerifiedHead{Seq: head.Seq, Hash: head.Hash, At: at, Records: head.Seq}
+				v.Head = &VerifiedHead{Seq: head.Seq, Hash: head.Hash, At: at, Records: head.Seq - start.Seq}
 			}
 		})
 		if err != nil {
