@@ -71,7 +71,7 @@ func (h createUserHandler) Handle(ctx context.Context, md Metadata, cmd CreateUs
 	if err := authorizeIn(op, "domain", cmd.Actor, spec.Domain); err != nil {
 		return CreateUserResult{}, err
 	}
-	if err := forbidSuperadminGrant(op, cmd.Actor, spec.Role); err != nil {
+	if err := forbidReservedGrant(op, cmd.Actor, spec.Role); err != nil {
 		return CreateUserResult{}, err
 	}
 	at := h.now()

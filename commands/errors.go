@@ -16,7 +16,9 @@ func storeError(op string, err error) error {
 
 // storeErrorKind: a revision conflict or a duplicate event id is a
 // conflict, a missing stream not-found, a refused event invalid; a closed
-// or failing store, or a context that ended, is unavailable (try again).
+// or failing store, a context that ended, or a deposed leader's fenced
+// append (eventstore.ErrFenced: another replica leads now) is unavailable
+// (try again, here or elsewhere).
 func storeErrorKind(err error) domain.Kind {
 	switch {
 	case errors.Is(err, eventstore.ErrWrongExpectedRevision), errors.Is(err, eventstore.ErrDuplicateEvent):
@@ -37,7 +39,8 @@ func definitelyNotWritten(err error) bool {
 	return errors.Is(err, eventstore.ErrWrongExpectedRevision) ||
 		errors.Is(err, eventstore.ErrInvalidEvent) ||
 		errors.Is(err, eventstore.ErrDuplicateEvent) ||
-		errors.Is(err, eventstore.ErrStreamNotFound)
+		errors.Is(err, eventstore.ErrStreamNotFound) ||
+		errors.Is(err, eventstore.ErrFenced)
 }
 
 // uncertainAppendError marks an append whose outcome is unknown: the

@@ -44,7 +44,7 @@ func (h modifyUserHandler) Handle(ctx context.Context, md Metadata, cmd ModifyUs
 			return err
 		}
 		if ch.Role != nil {
-			return forbidSuperadminGrant(op, cmd.Actor, *ch.Role)
+			return forbidReservedGrant(op, cmd.Actor, *ch.Role)
 		}
 		return nil
 	}

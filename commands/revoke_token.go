@@ -47,8 +47,8 @@ func (h revokeTokenHandler) Handle(ctx context.Context, md Metadata, cmd RevokeT
 		if err != nil {
 			return Result{}, err
 		}
-		if owner.agg.Role() == domain.RoleSuperadmin && !cmd.Actor.isSuperadmin() {
-			return Result{}, domain.Errorf(op, domain.KindForbidden, "only superadmins can revoke a superadmin's tokens")
+		if reservedToSuperadmins(owner.agg.Role()) && !cmd.Actor.isSuperadmin() {
+			return Result{}, domain.Errorf(op, domain.KindForbidden, "only superadmins can revoke a %s's tokens", owner.agg.Role())
 		}
 	}
 	at := h.now()

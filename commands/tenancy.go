@@ -14,7 +14,7 @@ import (
 // resource policies, resource groups and images. Every one of them
 // carries the Principal acting, and authorizes it before anything is
 // written. The decision table (superadmins act everywhere,
-// domain admins inside their domain, users and monitors do not
+// domain admins inside their domain, users, monitors and auditors do not
 // administrate):
 //
 //	command                              superadmin  admin of D           user / monitor
@@ -22,7 +22,7 @@ import (
 //	ModifyDomain D                       yes         no (403 own, 404)    no (403 own, 404)
 //	Create/ModifyProject in D            yes         yes                  no (403 own, 404)
 //	Add/RemoveProjectMember in D         yes         yes                  no (403 own, 404)
-//	CreateUser in D                      yes         yes, not superadmin  no (403 own, 404)
+//	CreateUser in D                      yes         yes (2)              no (403 own, 404)
 //	ModifyUser of D                      yes         yes (1)              no (403 own, 404)
 //	IssueKeypair, ModifyKeypair,
 //	  SetKeypairActive, SetMainKeypair   yes         yes (1)              no (403 own, 404)
@@ -32,7 +32,9 @@ import (
 //	  Grant/RevokeResourceGroupAccess    yes         no (403)             no (403)
 //	Register/Modify/ForgetImage          yes         no (403)             no (403)
 //
-//	(1) not on a superadmin (403), and never making anyone superadmin (403).
+//	(1) not on a superadmin or an auditor (403), and never making anyone
+//	    superadmin or auditor (403).
+//	(2) not a superadmin nor an auditor (403); a domain auditor is fine.
 //
 // "403 own, 404" means: on an object of the caller's own domain the answer
 // is KindForbidden; on another domain's it is exactly the KindNotFound an
@@ -89,16 +91,25 @@ func authorizeOnUser(op string, p Principal, u *domain.User) error {
 	if err := authorizeIn(op, "user", p, u.Domain()); err != nil {
 		return err
 	}
-	if u.Role() == domain.RoleSuperadmin && !p.isSuperadmin() {
-		return domain.Errorf(op, domain.KindForbidden, "only superadmins can act on a superadmin")
+	if reservedToSuperadmins(u.Role()) && !p.isSuperadmin() {
+		return domain.Errorf(op, domain.KindForbidden, "only superadmins can act on a %s", u.Role())
 	}
 	return nil
 }
 
-// forbidSuperadminGrant refuses to let a non-superadmin make a superadmin.
-func forbidSuperadminGrant(op string, p Principal, role domain.Role) error {
-	if role == domain.RoleSuperadmin && !p.isSuperadmin() {
-		return domain.Errorf(op, domain.KindForbidden, "only superadmins can make superadmins")
+// reservedToSuperadmins reports whether only superadmins may grant role
+// and act on its holders (their profile, keypairs, tokens): superadmins,
+// and auditors, who read every domain's audit trail, so that a domain
+// admin who could act on one could read it as them.
+func reservedToSuperadmins(role domain.Role) bool {
+	return role == domain.RoleSuperadmin || role == domain.RoleAuditor
+}
+
+// forbidReservedGrant refuses to let a non-superadmin make a superadmin
+// or an auditor (a domain admin may make domain auditors of its domain).
+func forbidReservedGrant(op string, p Principal, role domain.Role) error {
+	if reservedToSuperadmins(role) && !p.isSuperadmin() {
+		return domain.Errorf(op, domain.KindForbidden, "only superadmins can make %ss", role)
 	}
 	return nil
 }
@@ -233,8 +244,8 @@ func (d keypairLookup) keypairOf(ctx context.Context, op string, actor Principal
 	if err := authorizeIn(op, "keypair", actor, k.agg.Domain()); err != nil {
 		return none, nil, err
 	}
-	if owner.agg.Role() == domain.RoleSuperadmin && !actor.isSuperadmin() {
-		return none, nil, domain.Errorf(op, domain.KindForbidden, "only superadmins can act on a superadmin's keypairs")
+	if reservedToSuperadmins(owner.agg.Role()) && !actor.isSuperadmin() {
+		return none, nil, domain.Errorf(op, domain.KindForbidden, "only superadmins can act on a %s's keypairs", owner.agg.Role())
 	}
 	return k, owner.agg, nil
 }

@@ -23,8 +23,8 @@ const MaxSessionMounts = 64
 // permission no higher than the actor's). Every refusal names its mount
 // ("mounts[i]"); overlapping paths are refused by domain.RequestSession.
 //
-// A request without mounts from an actor without folders costs one read
-// (the actor's index). Without the vfolder ports, or without an actor,
+// A request without mounts from an actor without dot-folders costs one
+// read (the actor's index). Without the vfolder ports, or without an actor,
 // nothing is mounted and naming a folder is refused.
 func (d vfolderParts) resolveMounts(ctx context.Context, actor Principal, spec domain.SessionSpec, reqs []domain.VFolderMountRequest) ([]domain.VFolderMount, error) {
 	const op = "session.request"
@@ -38,11 +38,23 @@ func (d vfolderParts) resolveMounts(ctx context.Context, actor Principal, spec d
 		}
 		return nil, nil
 	}
-	acc, err := d.vf.Tenancy.VFolderAccess(ctx, actor)
+	own, err := d.vfolders.indexes.load(ctx, UserFolderOwner(actor.UserID, actor.Domain).Stream())
 	if err != nil {
 		return nil, err
 	}
-	own, err := d.vfolders.indexes.load(ctx, UserFolderOwner(actor.UserID, actor.Domain).Stream())
+	dots := false
+	for name := range own.agg.Names() {
+		if strings.HasPrefix(name, ".") {
+			dots = true
+			break
+		}
+	}
+	if len(reqs) == 0 && !dots {
+		// The common request: nothing named, nothing to mount on its own;
+		// the actor's access (a handful of reads) is not needed.
+		return nil, nil
+	}
+	acc, err := d.vf.Tenancy.VFolderAccess(ctx, actor)
 	if err != nil {
 		return nil, err
 	}

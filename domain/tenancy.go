@@ -29,16 +29,33 @@ const (
 	RoleUser Role = "user"
 	// RoleMonitor reads, never writes.
 	RoleMonitor Role = "monitor"
+	// RoleAuditor reads the audit trail of every domain and, otherwise,
+	// only its own things, as a user does; it writes nothing. Only a
+	// superadmin grants it.
+	RoleAuditor Role = "auditor"
+	// RoleDomainAuditor reads the audit records of its own domain and,
+	// otherwise, only its own things; it writes nothing. A superadmin or
+	// the domain's admin grants it.
+	RoleDomainAuditor Role = "domain-auditor"
 )
 
-// Valid reports whether r is one of the four roles.
+// Valid reports whether r is one of the six roles.
 func (r Role) Valid() bool {
 	switch r {
-	case RoleSuperadmin, RoleAdmin, RoleUser, RoleMonitor:
+	case RoleSuperadmin, RoleAdmin, RoleUser, RoleMonitor, RoleAuditor, RoleDomainAuditor:
 		return true
 	}
 	return false
 }
+
+// ReadOnly reports whether the role never writes: monitors and both
+// auditors.
+func (r Role) ReadOnly() bool {
+	return r == RoleMonitor || r == RoleAuditor || r == RoleDomainAuditor
+}
+
+// Auditor reports whether the role is one of the two auditors.
+func (r Role) Auditor() bool { return r == RoleAuditor || r == RoleDomainAuditor }
 
 // UserStatus says whether a user may log in.
 type UserStatus string

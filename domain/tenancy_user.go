@@ -177,7 +177,7 @@ func (u *User) Create(spec UserSpec, at time.Time) ([]Event, error) {
 		spec.Role = RoleUser
 	}
 	if !spec.Role.Valid() {
-		p.bad("role", "unknown role %q (superadmin, admin, user, monitor)", spec.Role)
+		p.bad("role", "unknown role %q (superadmin, admin, user, monitor, auditor, domain-auditor)", spec.Role)
 	}
 	if spec.Status == "" {
 		spec.Status = UserActive
@@ -221,7 +221,7 @@ func (u *User) Modify(ch UserChanges, at time.Time) ([]Event, error) {
 	}
 	if ch.Role != nil {
 		if !ch.Role.Valid() {
-			p.bad("role", "unknown role %q (superadmin, admin, user, monitor)", *ch.Role)
+			p.bad("role", "unknown role %q (superadmin, admin, user, monitor, auditor, domain-auditor)", *ch.Role)
 		}
 		next.Role = *ch.Role
 	}

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"cmp"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -29,7 +30,10 @@ func TestBrowser(t *testing.T) {
 	if err := json.Unmarshal(raw, &creds); err != nil {
 		t.Fatal(err)
 	}
-	files, err := filepath.Glob(filepath.Join(tools.UIDir, "test", "*.test.mjs"))
+	// CAIRN_BROWSER_TESTS narrows the files while working on one page
+	// (e.g. data.test.mjs); unset, every file runs.
+	pattern := cmp.Or(os.Getenv("CAIRN_BROWSER_TESTS"), "*.test.mjs")
+	files, err := filepath.Glob(filepath.Join(tools.UIDir, "test", pattern))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no browser tests in %s/test: %v", tools.UIDir, err)
 	}

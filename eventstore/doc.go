@@ -14,6 +14,10 @@
 //     MaxStreamsPerAppend) as one: each part checked as Append checks it,
 //     all of them written or none, their events contiguous in the global
 //     log in the order of the parts.
+//   - An append whose context carries a Fence (WithFence: a leader's lease
+//     and epoch) is refused whole, with ErrFenced, by a store that checks
+//     fences (PostgreSQL) once the lease's epoch moved on; SQLite ignores
+//     fences (one machine: its leases are file locks).
 //   - Revisions are 0-based and dense within a stream.
 //   - Positions are global, strictly increasing in the order ReadAll and
 //     Subscribe deliver events, and greater than zero. They are not

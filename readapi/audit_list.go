@@ -56,28 +56,52 @@ func auditFilter(c *fiber.Ctx, op string) (auditrm.Filter, error) {
 	return f, nil
 }
 
-// mayAudit lets superadmins read the audit trail (domain admins, users
-// and monitors may not: the records span every tenant).
-func mayAudit(who caller, op string) error {
-	if who.Role != RoleSuperadmin {
-		return domain.Errorf(op, domain.KindForbidden, "reading the audit trail needs the superadmin role")
+// auditScope is the part of the audit trail a caller reads: all of it
+// (Domain empty: superadmins and auditors) or the records that concern
+// one domain (domain auditors: their own).
+type auditScope struct{ Domain string }
+
+// mayAudit says what of the audit trail the caller reads: superadmins and
+// auditors all of it, domain auditors their domain's records; domain
+// admins, users and monitors nothing (the records span every tenant).
+func mayAudit(who caller, op string) (auditScope, error) {
+	switch domain.Role(who.Role) {
+	case domain.RoleSuperadmin, domain.RoleAuditor:
+		return auditScope{}, nil
+	case domain.RoleDomainAuditor:
+		return auditScope{Domain: who.Domain}, nil
 	}
-	return nil
+	return auditScope{}, domain.Errorf(op, domain.KindForbidden, "reading the audit trail needs the superadmin, auditor or domain-auditor role")
+}
+
+// MayVerifyAudit lets the callers who read the audit trail (superadmins
+// and both auditors) start and read its verifications: a verification
+// tells the chain's head or its first broken seq, no record's content.
+func MayVerifyAudit(c *fiber.Ctx, op string) error {
+	who, err := CallerOf(c)
+	if err != nil {
+		return err
+	}
+	_, err = mayAudit(who, op)
+	return err
 }
 
 // listAudit handles GET /v1/audit?actor=&action=&entity_type=&entity_id=&outcome=&from=&to=&limit=&cursor=.
+// A domain auditor's pages hold only its domain's records.
 func (a *api) listAudit(c *fiber.Ctx) error {
 	who, err := CallerOf(c)
 	if err != nil {
 		return err
 	}
-	if err := mayAudit(who, opListAudit); err != nil {
+	scope, err := mayAudit(who, opListAudit)
+	if err != nil {
 		return err
 	}
 	f, err := auditFilter(c, opListAudit)
 	if err != nil {
 		return err
 	}
+	f.Domain = scope.Domain
 	if f.Limit, err = QueryInt(c, opListAudit, "limit", 0, 1, auditrm.MaxLimit); err != nil {
 		return err
 	}
@@ -104,14 +128,17 @@ func (a *api) listAudit(c *fiber.Ctx) error {
 // trail. ndjson (the default, application/x-ndjson) writes each record
 // exactly as stored, so an export verifies offline; csv (text/csv, for
 // spreadsheets) writes a header and one row of auditCSVHeader's columns
-// per record.
+// per record. For a domain auditor, the NDJSON holds every record after
+// the cursor: those of its domain that match the filters in full, each
+// other one elided (audit.Elided); the CSV only the former.
 func (a *api) streamAudit(c *fiber.Ctx) error {
 	const op = "audit.stream"
 	who, err := CallerOf(c)
 	if err != nil {
 		return err
 	}
-	if err := mayAudit(who, op); err != nil {
+	scope, err := mayAudit(who, op)
+	if err != nil {
 		return err
 	}
 	f, err := auditFilter(c, op)
@@ -122,6 +149,10 @@ func (a *api) streamAudit(c *fiber.Ctx) error {
 	if format != "ndjson" && format != "csv" {
 		return domain.Invalid(op, "format", "must be ndjson or csv, not %q", format)
 	}
+	// A domain auditor's NDJSON holds every record after the cursor, the
+	// others' elided, so that it verifies as a chain; its CSV, for
+	// spreadsheets, only its domain's records.
+	f.Domain, f.Elide = scope.Domain, scope.Domain != "" && format == "ndjson"
 	if err := a.WaitForPosition(c, op); err != nil {
 		return err
 	}

@@ -6,12 +6,12 @@ import (
 	"github.com/gofiber/fiber/v2"
 )
 
-// getVerification handles GET /v1/audit/verify/{id} (superadmins): a
+// getVerification handles GET /v1/audit/verify/{id} (superadmins and auditors): a
 // verification's progress, then the verified head or the first broken
 // record.
 func (a *api) getVerification(c *fiber.Ctx) error {
 	const op = "audit.verify.get"
-	if err := superadminOnly(c, op, "reading a verification of the audit trail"); err != nil {
+	if err := MayVerifyAudit(c, op); err != nil {
 		return err
 	}
 	job, err := a.Maintenance.GetVerification(strings.Clone(c.Params("id")))

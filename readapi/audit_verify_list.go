@@ -6,12 +6,12 @@ import (
 	"github.com/cairnhq/cairn/infra/maintenance"
 )
 
-// listVerifications handles GET /v1/audit/verify (superadmins): the
+// listVerifications handles GET /v1/audit/verify (superadmins and auditors): the
 // verifications the server remembers, the newest first; the first done
 // one holds the chain's last verified head.
 func (a *api) listVerifications(c *fiber.Ctx) error {
 	const op = "audit.verify.list"
-	if err := superadminOnly(c, op, "reading the verifications of the audit trail"); err != nil {
+	if err := MayVerifyAudit(c, op); err != nil {
 		return err
 	}
 	return c.JSON(jobList[maintenance.Verification]{Items: a.Maintenance.ListVerifications()})

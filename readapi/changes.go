@@ -151,6 +151,9 @@ func (f *feed) run(ctx context.Context) (err error) {
 			return f.ended(ctx, fmt.Errorf("readapi: change feed: %w", err))
 		}
 		for _, ev := range batch {
+			if f.passUnwatched(ev.Position) {
+				continue
+			}
 			c, ok := f.classify(ctx, ev)
 			f.publish(c, ok, ev.Position)
 		}
@@ -241,6 +244,20 @@ func (f *feed) publish(c change, ok bool, position uint64) {
 		}
 	}
 	f.pos = position
+}
+
+// passUnwatched moves the feed to position when nobody subscribes, and
+// says so: a change that no one would receive is not classified (which
+// reads the read models). A subscriber that comes later starts after
+// position, where the read models already are.
+func (f *feed) passUnwatched(position uint64) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.subs) > 0 {
+		return false
+	}
+	f.pos = position
+	return true
 }
 
 // position is the last position offered to the subscribers.

@@ -255,3 +255,18 @@ func signingDescription(compat bool) string {
 	}
 	return "strict-mode (body hash, nonce, replay cache)"
 }
+
+// heapProfile writes the live heap (after a collection) to path.
+func heapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	runtime.GC()
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		f.Close()
+		return err
+	}
+	slog.Info("heap profile written", "path", path)
+	return f.Close()
+}

@@ -19,6 +19,7 @@ type benchQueueConfig struct {
 	PostgresURL string
 	Append      string
 	CPUProfile  string
+	HeapProfile string
 	Bench       apibench.EnqueueConfig
 }
 
@@ -51,6 +52,7 @@ the rate at the shortest.`,
 	f.StringVar(&cfg.PostgresURL, "postgres-url", "", "measure on this PostgreSQL server (a fresh schema, dropped afterwards) instead of SQLite")
 	f.StringVar(&cfg.Append, "append", "", "append the table as Markdown to this file (e.g. docs/benchmarks.md)")
 	f.StringVar(&cfg.CPUProfile, "cpu-profile", "", "write a CPU profile of the round at the longest queue to this file")
+	f.StringVar(&cfg.HeapProfile, "heap-profile", "", "write a heap profile (live objects, after a collection) taken before the round at the longest queue to this file: what a queue holds in memory")
 	f.IntVar(&b.Clients, "clients", b.Clients, "concurrent clients, each on a keep-alive connection")
 	f.DurationVar(&b.Duration, "duration", b.Duration, "length of the measured round at each queue length")
 	f.IntSliceVar(&b.Queues, "queues", b.Queues, "queue lengths (pending sessions) to measure at, ascending")
@@ -96,8 +98,18 @@ func runBenchQueue(ctx context.Context, cfg benchQueueConfig) (err error) {
 	}()
 	b := cfg.Bench
 	b.Progress = func(format string, args ...any) { slog.Info(fmt.Sprintf(format, args...)) }
-	if cfg.CPUProfile != "" {
-		b.ProfileLast = func() func() { return cpuProfile(cfg.CPUProfile) }
+	if cfg.CPUProfile != "" || cfg.HeapProfile != "" {
+		b.ProfileLast = func() func() {
+			if cfg.HeapProfile != "" {
+				if err := heapProfile(cfg.HeapProfile); err != nil {
+					slog.Warn("no heap profile", "err", err)
+				}
+			}
+			if cfg.CPUProfile != "" {
+				return cpuProfile(cfg.CPUProfile)
+			}
+			return func() {}
+		}
 	}
 	rounds, err := apibench.RunEnqueue(ctx, srv, b)
 	if err != nil {

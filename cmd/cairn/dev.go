@@ -54,6 +54,8 @@ then the managers, the bus, NATS and the store.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&cfg.Listen, "listen", devserver.DefaultListen, "HTTP API address, host:port (port 0: any free port)")
+	f.StringVar(&cfg.TLSCertFile, "tls-cert", "", "TLS certificate (PEM) the HTTP API serves with (HTTPS only; the Web-UI's cookie is then Secure)")
+	f.StringVar(&cfg.TLSKeyFile, "tls-key", "", "TLS private key (PEM) of --tls-cert")
 	f.StringVar(&cfg.DataDir, "data-dir", devserver.DefaultDataDir, "directory for the SQLite store, NATS streams, agent records and credentials.json")
 	f.StringVar(&cfg.Store, "store", "", "event store DSN (sqlite:///path/cairn.db or postgres://...); default: SQLite in --data-dir")
 	f.StringVar(&cfg.NATSListen, "nats-listen", devserver.DefaultNATSListen, "embedded NATS address, host:port; 0.0.0.0:4222 lets other machines' agents join")
@@ -73,6 +75,7 @@ then the managers, the bus, NATS and the store.`,
 	f.Var(&maxUpload, "vfolder-max-upload", "largest file one upload may write, whatever the quotas allow, e.g. 64GiB (0: no limit but the quotas); over it: 413. The default of the run-time setting vfolder.max_upload_size: a value set with PATCH /v1/settings wins")
 	f.DurationVar(&cfg.VFolderUploadTTL, "vfolder-upload-ttl", devserver.DefaultVFolderUploadTTL, "a resumable (tus) upload with no byte for this long expires: its bytes are removed and its reservation of the folder's quota released")
 	f.DurationVar(&cfg.VFolderOrphanGrace, "vfolder-orphan-grace", devserver.DefaultVFolderOrphanGrace, "age after which a folder directory that no folder owns (a create that crashed) is moved to its host's .cairn-lost+found; the collector runs at start and then every 12 hours")
+	f.DurationVar(&cfg.LeaseTTL, "lease-ttl", devserver.DefaultLeaseTTL, "on a PostgreSQL store: how long a singleton's lease (scheduler, audit sequencer, ...) lasts without renewal, about the longest failover after its leader died or hung; the leader renews every third of it and steps down when it cannot, and its writes are fenced by the lease's epoch")
 	f.DurationVar(&cfg.MaxWait, "max-wait", devserver.DefaultMaxWait, "longest wait of a query for the read models to reach ?wait_for_position")
 	f.IntVar(&cfg.AuthReplayCacheSize, "auth-replay-cache-size", signing.DefaultReplayCacheSize, "strict-mode request signatures remembered to refuse replays (about 125 bytes each); when full, strict requests older than the oldest one kept are refused")
 	f.BoolVar(&cfg.AuthStrictSigningOnly, "auth-strict-signing-only", false, "refuse Backend.AI-compatible signed requests (replayable within 15 minutes); accept only strict signing (signMethod=CAIRN1-HMAC-SHA256) and bearer tokens")

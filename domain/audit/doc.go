@@ -31,6 +31,17 @@
 // as an anchor later. Verification then proves the trail up to that head
 // is intact and complete.
 //
+// # Elided records
+//
+// An export for a reader who may not see every record (a domain auditor
+// sees its domain's) shows each other record as an Elided one: its seq,
+// prev_hash and hash, and "elided":true, nothing else. The export still
+// verifies as a chain (Verifier.AddElided, ParseLine for an export's
+// lines): an elided record must sit at its seq and link to the records
+// around it, but its own hash cannot be recomputed, so a change to it
+// shows as the next record's broken link (or, at the end, against an
+// anchor).
+//
 // # Encoding and versions
 //
 // Record.Version names the encoding the Hash was computed with. Version 1

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
@@ -22,6 +23,7 @@ const (
 	statusIDInOtherStream = 3
 	statusPartialRetry    = 4
 	statusPrecondition    = 5
+	statusFenced          = 6 // the *_fenced functions (migration 0006)
 )
 
 const (
@@ -102,9 +104,13 @@ var errRetryAppend = errors.New("retryable")
 func (s *Store) appendOnce(ctx context.Context, stream string, expected eventstore.ExpectedRevision, a appendArgs) (eventstore.AppendResult, error) {
 	var r statusRow
 	var err error
-	if len(a.ids) == 1 {
+	fence, fenced := eventstore.FenceFrom(ctx)
+	switch {
+	case len(a.ids) == 1:
 		r, err = s.appendEvent(ctx, stream, expected, a)
-	} else {
+	case fenced:
+		r, err = s.queryStatus(ctx, s.sql.appendFenced, fence.Lease, fence.Epoch, stream, expected.Code(), a.ids, a.types, a.versions, a.data, a.metadata)
+	default:
 		r, err = s.queryStatus(ctx, s.sql.append, stream, expected.Code(), a.ids, a.types, a.versions, a.data, a.metadata)
 	}
 	if err != nil {
@@ -134,6 +140,8 @@ func (s *Store) appendOnce(ctx context.Context, stream string, expected eventsto
 		return eventstore.AppendResult{}, &eventstore.WrongExpectedRevisionError{Stream: stream, Expected: expected, Actual: r.revision.Int64}
 	case statusPrecondition:
 		return eventstore.AppendResult{}, fmt.Errorf("eventstore/postgres: append to %q: append_events must run alone in a READ COMMITTED transaction", stream)
+	case statusFenced:
+		return eventstore.AppendResult{}, &eventstore.FencedError{Fence: fence, Current: r.revision.Int64}
 	}
 	return s.storedIDsResult(stream, r)
 }
@@ -157,10 +165,17 @@ func (s *Store) queryStatus(ctx context.Context, sql string, args ...any) (statu
 }
 
 // appendEvent is the common case of one event: scalar parameters and one
-// bigint[] back (append_event_packed, migration 0003).
+// bigint[] back (append_event_packed, migration 0003; fenced by the
+// context's eventstore.Fence, if any, through append_event_packed_fenced).
 func (s *Store) appendEvent(ctx context.Context, stream string, expected eventstore.ExpectedRevision, a appendArgs) (statusRow, error) {
 	var packed []int64
-	err := s.pool.QueryRow(ctx, s.sql.appendOne, stream, expected.Code(), a.ids[0], a.types[0], a.versions[0], a.data[0], a.metadata[0]).Scan(&packed)
+	var row pgx.Row
+	if f, ok := eventstore.FenceFrom(ctx); ok {
+		row = s.pool.QueryRow(ctx, s.sql.appendOneFenced, f.Lease, f.Epoch, stream, expected.Code(), a.ids[0], a.types[0], a.versions[0], a.data[0], a.metadata[0])
+	} else {
+		row = s.pool.QueryRow(ctx, s.sql.appendOne, stream, expected.Code(), a.ids[0], a.types[0], a.versions[0], a.data[0], a.metadata[0])
+	}
+	err := row.Scan(&packed)
 	if err != nil {
 		return statusRow{}, err
 	}

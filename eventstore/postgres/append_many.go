@@ -70,8 +70,14 @@ func (s *Store) appendMany(ctx context.Context, prepared []eventstore.PreparedAp
 }
 
 func (s *Store) appendManyOnce(ctx context.Context, prepared []eventstore.PreparedAppend, a manyArgs) ([]eventstore.AppendResult, error) {
-	rows, err := s.pool.Query(ctx, s.sql.appendMany, a.streams, a.expected, a.parts,
-		a.events.ids, a.events.types, a.events.versions, a.events.data, a.events.metadata)
+	args := []any{a.streams, a.expected, a.parts, a.events.ids, a.events.types, a.events.versions, a.events.data, a.events.metadata}
+	sql := s.sql.appendMany
+	fence, fenced := eventstore.FenceFrom(ctx)
+	if fenced {
+		sql = s.sql.appendManyFenced
+		args = append([]any{fence.Lease, fence.Epoch}, args...)
+	}
+	rows, err := s.pool.Query(ctx, sql, args...)
 	var statuses []statusRow
 	if err == nil {
 		statuses, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (statusRow, error) {
@@ -89,6 +95,9 @@ func (s *Store) appendManyOnce(ctx context.Context, prepared []eventstore.Prepar
 	}
 	if len(statuses) == 1 && statuses[0].status == statusPrecondition {
 		return nil, errors.New("eventstore/postgres: append_many must run alone in a READ COMMITTED transaction")
+	}
+	if len(statuses) == 1 && statuses[0].status == statusFenced {
+		return nil, &eventstore.FencedError{Fence: fence, Current: statuses[0].revision.Int64}
 	}
 	if len(statuses) != len(prepared) {
 		return nil, fmt.Errorf("eventstore/postgres: append_many returned %d rows for %d streams", len(statuses), len(prepared))

@@ -86,6 +86,22 @@ func BenchmarkAppend16WritersNoNotify(b *testing.B) {
 	})
 }
 
+// BenchmarkAppend16WritersFenced: the same appends fenced by a lease that
+// stays at their epoch (a leader's writes: the lease's shared lock and
+// its epoch read in each append's transaction).
+func BenchmarkAppend16WritersFenced(b *testing.B) {
+	s := openBenchStore(b, Options{})
+	var epoch int64
+	if err := s.Pool().QueryRow(context.Background(), `SELECT out_epoch FROM `+quoteIdent(s.Schema())+`.lease_acquire('bench', 'bench', interval '1 hour')`).Scan(&epoch); err != nil {
+		b.Fatal(err)
+	}
+	ctx := eventstore.WithFence(context.Background(), eventstore.Fence{Lease: "bench", Epoch: epoch})
+	runWriters(b, func(w, k int) error {
+		_, err := s.Append(ctx, fmt.Sprintf("bench-%d-%d", w, k/100), eventstore.Exact(int64(k%100)-1), benchEvent())
+		return err
+	})
+}
+
 // BenchmarkRawInsert16Writers: the same rows, inserted with plain INSERTs
 // into a table of the same shape with a bigserial position.
 func BenchmarkRawInsert16Writers(b *testing.B) {

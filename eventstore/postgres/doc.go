@@ -112,6 +112,20 @@
 // committed (the usual network-database ambiguity); retrying it with the same
 // event ids is safe and returns the original result.
 //
+// # Fences
+//
+// An append whose context carries an eventstore.Fence goes through the
+// *_fenced variants of the three functions (migration 0006): in the same
+// transaction, before the stream locks, they take the lease's advisory
+// lock shared and read its epoch from the leases table, and return status
+// 6 (an *eventstore.FencedError, nothing written) when it is not the
+// fence's. A takeover (lease_acquire) increments the epoch under the same
+// lock held exclusive, so it waits for the fenced appends in flight, and
+// an append arriving meanwhile waits for it and then reads the new epoch.
+// Advisory locks assign no xid, so the ordering preconditions above hold.
+// The leases table and its functions (lease_acquire, lease_renew,
+// lease_release) are used by infra/lease.
+//
 // # Wake-ups
 //
 // NOTIFY is never sent inside an append: PostgreSQL serialises the commits of

@@ -62,12 +62,16 @@ type statements struct {
 	append     string
 	appendOne  string
 	appendMany string
-	storedIDs  string
-	readAll    string
-	forward    string
-	backward   string
-	exists     string
-	head       string
+	// The same appends fenced by an eventstore.Fence (migration 0006).
+	appendFenced     string
+	appendOneFenced  string
+	appendManyFenced string
+	storedIDs        string
+	readAll          string
+	forward          string
+	backward         string
+	exists           string
+	head             string
 }
 
 func newStatements(schema string) statements {
@@ -79,6 +83,11 @@ func newStatements(schema string) statements {
 		appendOne: `SELECT ` + quoteIdent(schema) + `.append_event_packed($1, $2, $3, $4, $5, $6, $7)`,
 		appendMany: `SELECT out_status, out_revision, out_position, out_conflict_id FROM ` + quoteIdent(schema) +
 			`.append_many($1, $2, $3, $4, $5, $6, $7, $8)`,
+		appendFenced: `SELECT out_status, out_revision, out_position, out_conflict_id FROM ` + quoteIdent(schema) +
+			`.append_events_fenced($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+		appendOneFenced: `SELECT ` + quoteIdent(schema) + `.append_event_packed_fenced($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+		appendManyFenced: `SELECT out_status, out_revision, out_position, out_conflict_id FROM ` + quoteIdent(schema) +
+			`.append_many_fenced($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
 		storedIDs: `SELECT out_status, out_revision, out_position, out_conflict_id FROM ` + quoteIdent(schema) +
 			`.stored_ids_status($1, $2)`,
 		// The horizon and the rows come from the statement's one snapshot:

@@ -91,6 +91,14 @@
 // from the events it committed itself for that long): open one Store per
 // file.
 //
+// # Fences
+//
+// An eventstore.Fence in an append's context is ignored: a SQLite store
+// is shared only by processes on one machine, whose leaders hold a flock
+// (infra/lease.File) that the kernel releases when the holder dies, and a
+// process paused with its flock still holds it, so no other process takes
+// over meanwhile and no late write needs refusing.
+//
 // # Schema
 //
 // The schema is created at Open from the embedded, numbered migrations in

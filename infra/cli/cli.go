@@ -1,7 +1,8 @@
 // Package cli holds what the root commands of Cairn's binaries (cairn,
 // cairn-bench) share: the --log-level and --log-format flags, CAIRN_*
-// environment variables for every flag, the "(env CAIRN_X)" note in each
-// flag's usage, and a main that stops on SIGINT/SIGTERM.
+// environment variables for every flag, a --config file of flag values, the
+// "(env CAIRN_X)" note in each flag's usage, and a main that stops on
+// SIGINT/SIGTERM.
 package cli
 
 import (
@@ -18,17 +19,26 @@ import (
 	"github.com/cairnhq/cairn/infra/logging"
 )
 
-// Setup gives root the log flags and, before any command runs, binds every
-// flag to its CAIRN_* variable (flags win) and sets the default logger,
+// Setup gives root the log flags and --config and, before any command
+// runs, binds every flag to its CAIRN_* variable and then to the --config
+// file (the command line wins, then the environment) and sets the default
+// logger,
 // writing to the command's stderr. Call it once every command was added:
 // it annotates their flags' usage too.
 func Setup(root *cobra.Command) {
 	var logCfg logging.Config
+	var file string
 	root.PersistentFlags().StringVar(&logCfg.Level, "log-level", "info", "log level: debug, info, warn, error")
 	root.PersistentFlags().StringVar(&logCfg.Format, "log-format", "text", "log format: text or json")
+	root.PersistentFlags().StringVar(&file, config.FileFlag, "", "YAML file of flag values (flag names as keys, lists for repeatable flags); the command line and the environment win over it")
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		if err := config.BindEnv(cmd.Flags()); err != nil {
 			return err
+		}
+		if file != "" {
+			if err := config.BindFile(cmd.Flags(), file); err != nil {
+				return err
+			}
 		}
 		logger, err := logging.New(cmd.ErrOrStderr(), logCfg)
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"path/filepath"
@@ -165,5 +166,109 @@ func TestLatestAuditHead(t *testing.T) {
 	}
 	if r := e.do(t, "GET", "/v1/audit/heads/latest", aliceToken, ""); r.status != http.StatusForbidden {
 		t.Fatalf("as a user: %d", r.status)
+	}
+}
+
+// TestAuditorsReadTheTrail: an auditor reads every record; a domain
+// auditor reads the records of its domain (its users', and those done to
+// its objects by anyone) in the page, and in the NDJSON export every
+// record, the others elided, so that the export still verifies as a
+// chain; another domain's record never shows in full.
+func TestAuditorsReadTheTrail(t *testing.T) {
+	e := newEnv(t, envOptions{accessLog: true})
+	carol := e.users["carol"]
+	c := e.create(t, aliceToken, validBody) // alice, of "default"
+	for _, r := range []struct{ path, caller string }{
+		{"/v1/sessions", "carol"},                      // carol, of "other": not default's
+		{"/v1/sessions/" + c.ID, "carol"},              // carol on alice's session: default's (404 to her)
+		{"/v1/users/" + carol.ID.String(), adminToken}, // a superadmin of "default" on carol
+		{"/v1/auth/whoami", "carol"},                   // not default's
+	} {
+		e.do(t, "GET", r.path, r.caller, "")
+	}
+	pos := e.waitSealed(t, 5)
+	carolOnly := func(rec audit.Record) bool {
+		return rec.UserID == carol.ID.String() && (rec.Action == "GET /v1/sessions" || rec.Action == "GET /v1/auth/whoami")
+	}
+
+	// The auditor: every record, carol's too.
+	var page struct {
+		Items []audit.Record `json:"items"`
+	}
+	r := e.do(t, "GET", fmt.Sprintf("/v1/audit?wait_for_position=%d", pos), auditorToken, "")
+	if r.status != http.StatusOK {
+		t.Fatalf("GET /v1/audit as an auditor = %d %s", r.status, r.body)
+	}
+	r.decode(t, &page)
+	if n := len(slices.DeleteFunc(slices.Clone(page.Items), func(rec audit.Record) bool { return !carolOnly(rec) })); n != 2 {
+		t.Fatalf("the auditor sees %d of carol's 2 records: %+v", n, page.Items)
+	}
+
+	// The domain auditor's page: default's records only.
+	r = e.do(t, "GET", fmt.Sprintf("/v1/audit?wait_for_position=%d", pos), dauditorToken, "")
+	if r.status != http.StatusOK {
+		t.Fatalf("GET /v1/audit as a domain auditor = %d %s", r.status, r.body)
+	}
+	page.Items = nil
+	r.decode(t, &page)
+	var actions []string
+	for _, rec := range page.Items {
+		if carolOnly(rec) {
+			t.Errorf("the domain auditor sees another domain's record %+v", rec)
+		}
+		if rec.Seq <= 5 {
+			actions = append(actions, rec.Action)
+		}
+	}
+	if want := []string{"POST /v1/sessions", "GET /v1/sessions/:id", "GET /v1/users/:id"}; !slices.Equal(actions, want) {
+		t.Errorf("the domain auditor's first records: %v, want %v", actions, want)
+	}
+
+	// Its export: every record, the others elided, verifying as a chain.
+	s := e.do(t, "GET", fmt.Sprintf("/v1/audit/stream?wait_for_position=%d", pos), dauditorToken, "")
+	if s.status != http.StatusOK {
+		t.Fatalf("stream = %d %s", s.status, s.body)
+	}
+	v := audit.NewVerifier(audit.Genesis)
+	var lines []audit.Line
+	sc := bufio.NewScanner(bytes.NewReader(s.body))
+	for sc.Scan() {
+		l, err := audit.ParseLine(sc.Bytes())
+		if err != nil {
+			t.Fatalf("%s: %v", sc.Bytes(), err)
+		}
+		if l.Elided == nil && carolOnly(l.Record) {
+			t.Errorf("the domain auditor's export holds another domain's record %s", sc.Bytes())
+		}
+		if err := v.AddLine(l); err != nil {
+			t.Fatalf("the domain auditor's export does not verify: %v", err)
+		}
+		lines = append(lines, l)
+	}
+	head, err := v.Finish()
+	if err != nil || head.Seq < 5 || len(lines) != int(head.Seq) {
+		t.Fatalf("export of %d lines: head %+v, %v", len(lines), head, err)
+	}
+	for i, want := range []bool{false, true, false, false, true} { // elided: seqs 2 and 5
+		if (lines[i].Elided != nil) != want {
+			t.Errorf("line %d elided: %v, want %v", i+1, lines[i].Elided != nil, want)
+		}
+	}
+	// An elided record whose link was changed is caught.
+	lines[1].Elided.PrevHash[0] ^= 1
+	v = audit.NewVerifier(audit.Genesis)
+	for _, l := range lines {
+		if err = v.AddLine(l); err != nil {
+			break
+		}
+	}
+	if !errors.Is(err, audit.ErrAltered) {
+		t.Fatalf("an altered elided record: %v", err)
+	}
+
+	// Its CSV: default's records only.
+	s = e.do(t, "GET", fmt.Sprintf("/v1/audit/stream?format=csv&wait_for_position=%d", pos), dauditorToken, "")
+	if s.status != http.StatusOK || bytes.Contains(s.body, []byte("GET /v1/auth/whoami")) || !bytes.Contains(s.body, []byte("GET /v1/users/:id")) {
+		t.Fatalf("csv = %d %s", s.status, s.body)
 	}
 }

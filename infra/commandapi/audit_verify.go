@@ -8,7 +8,7 @@ import (
 	"github.com/cairnhq/cairn/readapi"
 )
 
-// startVerification handles POST /v1/audit/verify (superadmins): it
+// startVerification handles POST /v1/audit/verify (superadmins and auditors): it
 // starts verifying the audit trail's hash chain from its first record and
 // answers 202 with the job (GET /v1/audit/verify/{id} gives its progress,
 // then the verified head or the first broken record). A POST because the
@@ -16,7 +16,7 @@ import (
 // (a POST while one runs answers that one).
 func (a *api) startVerification(c *fiber.Ctx) error {
 	const op = "audit.verify"
-	if err := readapi.SuperadminOnly(c, op, "verifying the audit trail"); err != nil {
+	if err := readapi.MayVerifyAudit(c, op); err != nil {
 		return err
 	}
 	job, err := a.Maintenance.StartVerification()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"maps"
 	"net/http"
 	"sort"
 	"strings"
@@ -23,7 +24,28 @@ var matrixRoles = []struct{ role, caller string }{
 	{"admin", "dadmin"},
 	{"user", aliceToken},
 	{"monitor", monitorToken},
+	{"auditor", auditorToken},
+	{"domain-auditor", dauditorToken},
 	{"anonymous", ""},
+}
+
+// withAuditors is a copy of w with both auditors' want a.
+func withAuditors(w map[string]want, a want) map[string]want {
+	out := maps.Clone(w)
+	out["auditor"], out["domain-auditor"] = a, a
+	return out
+}
+
+// auditorWant is what an auditor gets where a row names no auditor: a
+// read as the "user" role's caller (alice) gets it, except that an
+// auditor owns none of alice's objects (rows naming it say so); every
+// other request is refused (403) before its handler runs: auditors write
+// nothing.
+func auditorWant(r matrixRow) want {
+	if r.method == "GET" || r.method == "HEAD" || r.method == "OPTIONS" {
+		return r.want["user"]
+	}
+	return same(http.StatusForbidden)
 }
 
 // want is the status of a request on an object of the caller's own
@@ -71,7 +93,11 @@ func TestAuthorizationMatrix(t *testing.T) {
 	for _, r := range rows {
 		for _, role := range matrixRoles {
 			w, ok := r.want[role.role]
-			if !ok {
+			switch {
+			case ok:
+			case role.role == "auditor" || role.role == "domain-auditor":
+				w = auditorWant(r)
+			default:
 				w = same(http.StatusUnauthorized)
 			}
 			for _, own := range []bool{true, false} {
@@ -203,8 +229,9 @@ func (m *matrix) rows() []matrixRow {
 	)
 	// Shapes of the wants.
 	all := func(s int) map[string]want {
-		return map[string]want{"superadmin": same(s), "admin": same(s), "user": same(s), "monitor": same(s)}
+		return map[string]want{"superadmin": same(s), "admin": same(s), "user": same(s), "monitor": same(s), "auditor": same(s), "domain-auditor": same(s)}
 	}
+	auditors := withAuditors
 	superOnly := func(s int) map[string]want {
 		return map[string]want{"superadmin": same(s), "admin": same(no), "user": same(no), "monitor": same(no)}
 	}
@@ -230,10 +257,10 @@ func (m *matrix) rows() []matrixRow {
 	rows := []matrixRow{
 		{method: "POST", route: "/v1/auth/login", path: fixed("/v1/auth/login"),
 			body: text(`{"email":"` + alice.Email + `","password":"` + alice.Password + `"}`),
-			want: map[string]want{"superadmin": same(ok), "admin": same(ok), "user": same(ok), "monitor": same(ok), "anonymous": same(ok)}},
+			want: auditors(map[string]want{"superadmin": same(ok), "admin": same(ok), "user": same(ok), "monitor": same(ok), "anonymous": same(ok)}, same(ok))},
 		{method: "POST", route: "/v1/auth/session", path: fixed("/v1/auth/session"),
 			body: text(`{"email":"` + alice.Email + `","password":"` + alice.Password + `"}`),
-			want: map[string]want{"superadmin": same(ok), "admin": same(ok), "user": same(ok), "monitor": same(ok), "anonymous": same(ok)}},
+			want: auditors(map[string]want{"superadmin": same(ok), "admin": same(ok), "user": same(ok), "monitor": same(ok), "anonymous": same(ok)}, same(ok))},
 		// The matrix's callers hold scripts' tokens, not logins: log out
 		// has nothing to end (TestWebSessionCookieAndCSRF logs out a login).
 		{method: "DELETE", route: "/v1/auth/session", path: fixed("/v1/auth/session"), want: all(conf)},
@@ -241,7 +268,7 @@ func (m *matrix) rows() []matrixRow {
 		{method: "POST", route: "/v1/auth/tokens", path: fixed("/v1/auth/tokens"), body: text(`{"ttl":600}`), want: all(created)},
 		{method: "GET", route: "/v1/auth/tokens", path: fixed("/v1/auth/tokens"), want: all(ok)},
 		{method: "DELETE", route: "/v1/auth/tokens/:id", path: func(own bool) string { return "/v1/auth/tokens/" + m.token(own) },
-			want: map[string]want{"superadmin": same(ok), "admin": {ok, nf}, "user": {ok, nf}, "monitor": {no, nf}}},
+			want: auditors(map[string]want{"superadmin": same(ok), "admin": {ok, nf}, "user": {ok, nf}, "monitor": {no, nf}}, want{no, nf})},
 
 		{method: "POST", route: "/v1/domains", path: fixed("/v1/domains"),
 			body: func(bool) string { return `{"name":"` + m.unique("d") + `"}` }, want: superOnly(created)},
@@ -254,12 +281,13 @@ func (m *matrix) rows() []matrixRow {
 		{method: "POST", route: "/v1/projects", path: fixed("/v1/projects"),
 			body: func(own bool) string { return `{"domain":"` + m.tenant(own) + `","name":"` + m.unique("p") + `"}` }, want: adminsTenant(created)},
 		{method: "GET", route: "/v1/projects", path: func(own bool) string { return "/v1/projects" + pq(own) }, want: readsTenant},
-		{method: "GET", route: "/v1/projects/:id", path: project, want: readsTenant},
+		// Auditors belong to no project.
+		{method: "GET", route: "/v1/projects/:id", path: project, want: auditors(readsTenant, same(nf))},
 		{method: "PATCH", route: "/v1/projects/:id", path: project,
 			body: func(bool) string { return `{"description":"` + m.unique("v") + `"}` }, want: adminsTenant(ok)},
 		{method: "GET", route: "/v1/projects/:id/members", path: func(own bool) string {
 			return "/v1/projects/" + pick(own, "default", "ml") + "/members" + pq(own)
-		}, want: readsTenant},
+		}, want: auditors(readsTenant, same(nf))},
 		{method: "PUT", route: "/v1/projects/:id/members/:user_id", path: member, want: adminsTenant(ok)},
 		{method: "DELETE", route: "/v1/projects/:id/members/:user_id", path: member, want: adminsTenant(ok)},
 
@@ -329,16 +357,16 @@ func (m *matrix) rows() []matrixRow {
 			return `{"image":"cr.io/pytorch:2.4","resources":{"cpu":1,"mem":"1g"},"project":"` + pick(own, "default", "ml") + `"}`
 		}, want: map[string]want{"superadmin": {created, bad}, "admin": {created, bad}, "user": {created, no}, "monitor": same(no)}},
 		matrixRow{method: "GET", route: "/v1/sessions", path: fixed("/v1/sessions"), want: all(ok)},
-		matrixRow{method: "GET", route: "/v1/sessions/:id", path: func(own bool) string { return "/v1/sessions/" + m.session(own) }, want: readsTenant},
+		matrixRow{method: "GET", route: "/v1/sessions/:id", path: func(own bool) string { return "/v1/sessions/" + m.session(own) }, want: auditors(readsTenant, same(nf))},
 		matrixRow{method: "GET", route: "/v1/sessions/:id/logs", path: func(own bool) string { return "/v1/sessions/" + m.session(own) + "/logs" },
-			want: map[string]want{"superadmin": same(conf), "admin": {conf, nf}, "user": {conf, nf}, "monitor": {conf, nf}}},
+			want: auditors(map[string]want{"superadmin": same(conf), "admin": {conf, nf}, "user": {conf, nf}, "monitor": {conf, nf}}, same(nf))},
 		// The log by offset, followed, downloaded: the same visibility.
 		matrixRow{method: "GET", route: "/v1/sessions/:id/logs", path: func(own bool) string { return "/v1/sessions/" + m.session(own) + "/logs?offset=0" },
-			want: map[string]want{"superadmin": same(conf), "admin": {conf, nf}, "user": {conf, nf}, "monitor": {conf, nf}}},
+			want: auditors(map[string]want{"superadmin": same(conf), "admin": {conf, nf}, "user": {conf, nf}, "monitor": {conf, nf}}, same(nf))},
 		matrixRow{method: "GET", route: "/v1/sessions/:id/logs", path: func(own bool) string { return "/v1/sessions/" + m.session(own) + "/logs?follow=true" },
-			want: map[string]want{"superadmin": same(conf), "admin": {conf, nf}, "user": {conf, nf}, "monitor": {conf, nf}}},
+			want: auditors(map[string]want{"superadmin": same(conf), "admin": {conf, nf}, "user": {conf, nf}, "monitor": {conf, nf}}, same(nf))},
 		matrixRow{method: "GET", route: "/v1/sessions/:id/logs", path: func(own bool) string { return "/v1/sessions/" + m.session(own) + "/logs?download=true" },
-			want: map[string]want{"superadmin": same(conf), "admin": {conf, nf}, "user": {conf, nf}, "monitor": {conf, nf}}},
+			want: auditors(map[string]want{"superadmin": same(conf), "admin": {conf, nf}, "user": {conf, nf}, "monitor": {conf, nf}}, same(nf))},
 		matrixRow{method: "DELETE", route: "/v1/sessions/:id", path: func(own bool) string { return "/v1/sessions/" + m.session(own) },
 			want: map[string]want{"superadmin": same(acc), "admin": {acc, nf}, "user": {acc, nf}, "monitor": same(no)}},
 		// Opening an app: the session's users, read-only monitors refused;
@@ -348,9 +376,9 @@ func (m *matrix) rows() []matrixRow {
 		// Why a session waits, its timeline (as the session), the queue
 		// (admins: a domain admin sees its domain's sessions in it).
 		matrixRow{method: "GET", route: "/v1/sessions/:id/pending", path: func(own bool) string { return "/v1/sessions/" + m.session(own) + "/pending" },
-			want: readsTenant},
+			want: auditors(readsTenant, same(nf))},
 		matrixRow{method: "GET", route: "/v1/sessions/:id/timeline", path: func(own bool) string { return "/v1/sessions/" + m.session(own) + "/timeline" },
-			want: readsTenant},
+			want: auditors(readsTenant, same(nf))},
 		matrixRow{method: "GET", route: "/v1/scheduler/queue", path: fixed("/v1/scheduler/queue"),
 			want: map[string]want{"superadmin": same(ok), "admin": same(ok), "user": same(no), "monitor": same(no)}},
 		// One's own quota standing: everyone's own.
@@ -369,14 +397,17 @@ func (m *matrix) rows() []matrixRow {
 			body: text(`{"agent_id":"gpu-x","token":"cairn_e_` + strings.Repeat("A", 43) + `","user_key":"` + enrollKey(m.t) + `"}`),
 			want: all(http.StatusUnauthorized)},
 		matrixRow{method: "POST", route: "/v1/agents/:id/lost", path: func(bool) string { return "/v1/agents/" + m.agent() + "/lost" }, want: superOnly(ok)},
-		// The audit trail spans every tenant: superadmins only.
+		// The audit trail spans every tenant: superadmins and auditors read
+		// it, domain auditors their domain's records (what each sees:
+		// TestAuditorsReadTheTrail).
 		matrixRow{method: "GET", route: "/v1/audit", path: fixed("/v1/audit"),
-			want: map[string]want{"superadmin": same(ok), "admin": same(no), "user": same(no), "monitor": same(no)}},
+			want: auditors(map[string]want{"superadmin": same(ok), "admin": same(no), "user": same(no), "monitor": same(no)}, same(ok))},
 		matrixRow{method: "GET", route: "/v1/audit/stream", path: fixed("/v1/audit/stream"),
-			want: map[string]want{"superadmin": same(ok), "admin": same(no), "user": same(no), "monitor": same(no)}},
-		// The signed head: who may read the trail (404: no key in this test server).
+			want: auditors(map[string]want{"superadmin": same(ok), "admin": same(no), "user": same(no), "monitor": same(no)}, same(ok))},
+		// The signed head: who may read the trail, domain auditors too (it
+		// names a seq and a hash, no record); 404: no key in this test server.
 		matrixRow{method: "GET", route: "/v1/audit/heads/latest", path: fixed("/v1/audit/heads/latest"),
-			want: map[string]want{"superadmin": same(http.StatusNotFound), "admin": same(no), "user": same(no), "monitor": same(no)}},
+			want: auditors(map[string]want{"superadmin": same(http.StatusNotFound), "admin": same(no), "user": same(no), "monitor": same(no)}, same(http.StatusNotFound))},
 		// Every caller may open the change stream; what each receives is
 		// its own business (events_test.go).
 		matrixRow{method: "GET", route: "/v1/events", path: fixed("/v1/events"), want: all(ok)},

@@ -218,7 +218,7 @@ func (m *matrix) vfolderRows() []matrixRow {
 		// not one (the route names projects of the caller's domain only).
 		{method: "GET", route: "/v1/vfolders/quota-scope", path: func(own bool) string {
 			return "/v1/vfolders/quota-scope?project=" + pick(own, "default", "ml")
-		}, want: map[string]want{"superadmin": {ok, nf}, "admin": {ok, nf}, "user": {ok, nf}, "monitor": {ok, nf}}},
+		}, want: withAuditors(map[string]want{"superadmin": {ok, nf}, "admin": {ok, nf}, "user": {ok, nf}, "monitor": {ok, nf}}, same(nf))}, // auditors belong to no project
 		{method: "GET", route: "/v1/vfolders/quota-scope", path: fixed("/v1/vfolders/quota-scope"),
 			want: map[string]want{"superadmin": same(ok), "admin": same(ok), "user": same(ok), "monitor": same(ok)}},
 
@@ -236,8 +236,9 @@ func (m *matrix) vfolderRows() []matrixRow {
 		{method: "GET", route: "/v1/vfolders", path: fixed("/v1/vfolders?relation=domain"),
 			want: map[string]want{"superadmin": same(ok), "admin": same(ok), "user": same(ok), "monitor": same(ok)}},
 
-		{method: "GET", route: "/v1/vfolders/:id", path: at(m.userFolder, ""), want: sees},
-		{method: "GET", route: "/v1/vfolders/:id", path: at(m.projectFolder, ""), want: sees},
+		// Auditors see no one's folders but their own.
+		{method: "GET", route: "/v1/vfolders/:id", path: at(m.userFolder, ""), want: withAuditors(sees, same(nf))},
+		{method: "GET", route: "/v1/vfolders/:id", path: at(m.projectFolder, ""), want: withAuditors(sees, same(nf))},
 		{method: "GET", route: "/v1/vfolders/:id", path: at(m.bobsFolder, ""), want: strangers(ok, ok)},
 		{method: "POST", route: "/v1/vfolders/:id/rename", path: at(m.userFolder, "/rename"), body: named, want: manages(ok)},
 		{method: "POST", route: "/v1/vfolders/:id/rename", path: at(m.projectFolder, "/rename"), body: named, want: administers(ok)},
@@ -323,10 +324,10 @@ func (m *matrix) vfolderRows() []matrixRow {
 
 		// Files: reading needs the folder's ro, writing rw, deleting wd
 		// (the project folder is rw: its members may write, not delete).
-		{method: "GET", route: "/v1/vfolders/:id/files", path: at(m.userFolder, "/files"), want: sees},
-		{method: "GET", route: "/v1/vfolders/:id/files", path: at(m.projectFolder, "/files"), want: sees},
+		{method: "GET", route: "/v1/vfolders/:id/files", path: at(m.userFolder, "/files"), want: withAuditors(sees, same(nf))},
+		{method: "GET", route: "/v1/vfolders/:id/files", path: at(m.projectFolder, "/files"), want: withAuditors(sees, same(nf))},
 		{method: "GET", route: "/v1/vfolders/:id/files", path: at(m.bobsFolder, "/files"), want: strangers(ok, ok)},
-		{method: "GET", route: "/v1/vfolders/:id/files/content", path: at(m.userFolder, "/files/content?path="+testFile), want: sees},
+		{method: "GET", route: "/v1/vfolders/:id/files/content", path: at(m.userFolder, "/files/content?path="+testFile), want: withAuditors(sees, same(nf))},
 		{method: "GET", route: "/v1/vfolders/:id/files/content", path: at(m.bobsFolder, "/files/content?path="+testFile),
 			want: strangers(ok, ok)},
 		{method: "PUT", route: "/v1/vfolders/:id/files/content", path: at(m.userFolder, "/files/content?path=new"),
@@ -345,7 +346,8 @@ func (m *matrix) vfolderRows() []matrixRow {
 		// Resumable uploads (tus) are folder writes. An upload is its
 		// creator's (the user role's caller on the own side, carol on the
 		// other): anyone else, admins included, finds no such upload.
-		{method: "OPTIONS", route: "/v1/vfolders/:id/uploads", path: at(m.userFolder, "/uploads"), want: manages(http.StatusNoContent)},
+		{method: "OPTIONS", route: "/v1/vfolders/:id/uploads", path: at(m.userFolder, "/uploads"),
+			want: withAuditors(manages(http.StatusNoContent), same(nf))},
 		{method: "POST", route: "/v1/vfolders/:id/uploads", path: at(m.userFolder, "/uploads"), header: tusCreateHeader, want: manages(created)},
 		{method: "POST", route: "/v1/vfolders/:id/uploads", path: at(m.bobsFolder, "/uploads"), header: tusCreateHeader, want: strangers(created, no)},
 		{method: "PATCH", route: "/v1/vfolders/:id/uploads/:upload", path: m.upload, body: text("data"),

@@ -57,6 +57,10 @@ const (
 	aliceToken   = "alice"
 	bobToken     = "bob"
 	monitorToken = "mo"
+	// auditorToken reads every domain's audit trail, dauditorToken the
+	// domain "default"'s; both live in "default".
+	auditorToken  = "aud"
+	dauditorToken = "daud"
 )
 
 // bodyLimit is the test server's body limit.
@@ -299,7 +303,7 @@ func newEnv(t testing.TB, opts envOptions) *env {
 // "default" and "other" with a project "default" and "ml", the resource
 // group "default" granted to both domains, two images, and the users
 // admin (superadmin), dadmin (admin), alice, bob (users, members of
-// default/default), mo (monitor) in "default", and carol (user, member of
+// default/default), mo (monitor), aud (auditor) and daud (domain auditor) in "default", and carol (user, member of
 // other/ml) and oadmin (admin) in "other", each with a main keypair and a
 // bearer token.
 func (e *env) seed(t testing.TB) {
@@ -343,6 +347,8 @@ func (e *env) seed(t testing.TB) {
 		{name: aliceToken, domain: "default", project: "default", role: domain.RoleUser},
 		{name: bobToken, domain: "default", project: "default", role: domain.RoleUser},
 		{name: monitorToken, domain: "default", role: domain.RoleMonitor},
+		{name: auditorToken, domain: "default", role: domain.RoleAuditor},
+		{name: dauditorToken, domain: "default", role: domain.RoleDomainAuditor},
 		{name: "carol", domain: "other", project: "ml", role: domain.RoleUser},
 		{name: "oadmin", domain: "other", role: domain.RoleAdmin},
 		// The virtual folder tests' callers (vfolders_helpers_test.go).

@@ -114,6 +114,7 @@ func (a *API) MountPublic(app *fiber.App) {
 // the authentication middleware (app.Group("/v1", auth)); readapi's
 // queries go on the same group.
 func (a *API) Mount(v1 fiber.Router) {
+	v1.Use(auditorsReadOnly)
 	v1.Delete("/auth/session", a.deleteWebSession)
 	v1.Post("/sessions", a.createSession)
 	v1.Delete("/sessions/:id", a.deleteSession)
@@ -159,12 +160,34 @@ func actor(u caller) commands.Principal {
 	return commands.Principal{UserID: u.ID, Role: domain.Role(u.Role), Domain: u.Domain}
 }
 
-// mayWrite refuses read-only callers (monitors).
+// mayWrite refuses read-only callers (monitors and auditors).
 func mayWrite(u caller, op string) error {
-	if u.Role == readapi.RoleMonitor {
-		return domain.Errorf(op, domain.KindForbidden, "the monitor role is read-only")
+	if domain.Role(u.Role).ReadOnly() {
+		return domain.Errorf(op, domain.KindForbidden, "the %s role is read-only", u.Role)
 	}
 	return nil
+}
+
+// auditorsReadOnly refuses every command of an auditor (403) before its
+// handler runs, whatever the handler would decide: auditors write nothing.
+// Left to them are the reads (GET, HEAD, OPTIONS), their own
+// authentication (/v1/auth/...: log out, their own tokens for scripts)
+// and starting a verification of the audit trail, a job that writes
+// nothing to the store.
+func auditorsReadOnly(c *fiber.Ctx) error {
+	p, ok := httpapi.CurrentPrincipal(c)
+	if !ok || !domain.Role(p.Role).Auditor() {
+		return c.Next()
+	}
+	switch c.Method() {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		return c.Next()
+	}
+	path := c.Path()
+	if strings.HasPrefix(path, "/v1/auth/") || (c.Method() == http.MethodPost && path == "/v1/audit/verify") {
+		return c.Next()
+	}
+	return domain.Errorf("", domain.KindForbidden, "the %s role is read-only", p.Role)
 }
 
 // metadata is what the events of a command record about the request.

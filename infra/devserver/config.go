@@ -26,6 +26,7 @@ import (
 	"github.com/cairnhq/cairn/infra/dispatch/reports"
 	"github.com/cairnhq/cairn/infra/httpapi"
 	"github.com/cairnhq/cairn/infra/images"
+	"github.com/cairnhq/cairn/infra/lease"
 	"github.com/cairnhq/cairn/infra/vfstorage/localfs"
 	"github.com/cairnhq/cairn/readapi"
 )
@@ -66,6 +67,10 @@ const (
 	// DefaultVFolderOrphanGrace is how old a folder directory no folder
 	// owns must be before the collector sets it aside.
 	DefaultVFolderOrphanGrace = vfolderorphans.DefaultGrace
+	// DefaultLeaseTTL is how long a singleton's lease lasts without
+	// renewal on a PostgreSQL store (lease.DefaultTTL): about the longest
+	// failover after its leader died or hung.
+	DefaultLeaseTTL = lease.DefaultTTL
 	// DefaultVFolderUploadTTL is how long a resumable upload lives
 	// without a byte.
 	DefaultVFolderUploadTTL = localfs.DefaultUploadTTL
@@ -79,6 +84,11 @@ type Config struct {
 	// Listen is the HTTP API's address, host:port (default 127.0.0.1:8080;
 	// port 0 picks a free port, printed at start).
 	Listen string
+	// TLSCertFile and TLSKeyFile (PEM), when given, make the API's
+	// listener serve HTTPS (TLS 1.2 or later): the Web-UI's login cookie is
+	// then Secure. Beyond loopback, bearer tokens and passwords otherwise
+	// cross the network in clear (the server warns).
+	TLSCertFile, TLSKeyFile string
 	// DataDir holds everything the server keeps: the SQLite store, the
 	// embedded NATS server's streams, the forwarder's checkpoint, the local
 	// agent's records and credentials.json (default ./data).
@@ -146,6 +156,12 @@ type Config struct {
 	// collector moves it to its host's .cairn-lost+found (default 1h).
 	// The collector runs at start and then every 12 hours.
 	VFolderOrphanGrace time.Duration
+	// LeaseTTL is how long a singleton process manager's lease lasts past
+	// its last renewal on a PostgreSQL store (default DefaultLeaseTTL, 5s):
+	// a follower takes over within about that after the leader stopped
+	// renewing; the leader renews every LeaseTTL/3 and steps down by
+	// itself when it could not. SQLite stores use a file lock instead.
+	LeaseTTL time.Duration
 	// VFolderUploadTTL is how long a resumable (tus) upload lives without
 	// a byte before it expires and its reservation of the folder's quota
 	// is released (default localfs.DefaultUploadTTL, 24h).
@@ -331,6 +347,9 @@ func (c Config) WithDefaults() Config {
 	if c.VFolderOrphanGrace == 0 {
 		c.VFolderOrphanGrace = DefaultVFolderOrphanGrace
 	}
+	if c.LeaseTTL == 0 {
+		c.LeaseTTL = DefaultLeaseTTL
+	}
 	if c.VFolderUploadTTL == 0 {
 		c.VFolderUploadTTL = DefaultVFolderUploadTTL
 	}
@@ -363,6 +382,9 @@ func (c Config) Validate() error {
 	}
 	if d.Listen == d.NATSListen && !hasPortZero(d.Listen) {
 		add("listen and nats listen are both %q", d.Listen)
+	}
+	if (d.TLSCertFile == "") != (d.TLSKeyFile == "") {
+		add("tls: give both the certificate and the key (tls cert, tls key)")
 	}
 	if d.AppProxyListen == AppProxyOff {
 		if d.AppProxyURL == "" {
@@ -419,7 +441,7 @@ func (c Config) Validate() error {
 		name string
 		d    time.Duration
 	}{{"max wait", c.MaxWait}, {"shutdown timeout", c.ShutdownTimeout}, {"ready timeout", c.ReadyTimeout}, {"vfolder orphan grace", c.VFolderOrphanGrace},
-		{"vfolder upload ttl", c.VFolderUploadTTL},
+		{"vfolder upload ttl", c.VFolderUploadTTL}, {"lease ttl", c.LeaseTTL},
 		{"http read timeout", c.HTTPReadTimeout}, {"http idle timeout", c.HTTPIdleTimeout}, {"upload idle timeout", c.UploadIdleTimeout},
 		{"audit full wait", c.AuditFullWait}, {"audit head interval", c.AuditHeadInterval}, {"nats recover interval", c.NATSRecoverInterval}} {
 		if v.d < 0 {
@@ -482,6 +504,7 @@ func hasPortZero(addr string) bool {
 func (c Config) LogValue() slog.Value {
 	return slog.GroupValue(
 		slog.String("listen", c.Listen),
+		slog.String("tls_cert", c.TLSCertFile),
 		slog.String("data_dir", c.DataDir),
 		slog.String("store", config.RedactDSN(c.Store)),
 		slog.String("nats_listen", c.NATSListen),
@@ -501,6 +524,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Int64("vfolder_max_upload", c.VFolderMaxUpload),
 		slog.Duration("vfolder_orphan_grace", c.VFolderOrphanGrace),
 		slog.Duration("vfolder_upload_ttl", c.VFolderUploadTTL),
+		slog.Duration("lease_ttl", c.LeaseTTL),
 		slog.Duration("max_wait", c.MaxWait),
 		slog.Int("auth_replay_cache_size", c.AuthReplayCacheSize),
 		slog.Bool("auth_strict_signing_only", c.AuthStrictSigningOnly),

@@ -2,6 +2,7 @@ package devserver
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -61,6 +62,48 @@ func (s *server) registry() (*prometheus.Registry, error) {
 	return reg, nil
 }
 
+// listenAPI binds the API's address and loads the TLS certificate when one
+// is configured (withTLS serves it); beyond loopback without TLS it warns
+// that credentials cross the network in clear.
+func (s *server) listenAPI() (net.Listener, error) {
+	ln, err := net.Listen("tcp", s.cfg.Listen)
+	if err != nil {
+		return nil, err
+	}
+	if s.cfg.TLSCertFile == "" {
+		if host, _, _ := net.SplitHostPort(s.cfg.Listen); !isLoopbackHost(host) {
+			s.log.Warn("the HTTP API listens beyond loopback without TLS: tokens, passwords and the Web-UI's cookie cross the network in clear (give --tls-cert and --tls-key, or put a TLS terminator in front)", "listen", s.cfg.Listen)
+		}
+		return ln, nil
+	}
+	cert, err := tls.LoadX509KeyPair(s.cfg.TLSCertFile, s.cfg.TLSKeyFile)
+	if err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("tls: %w", err)
+	}
+	s.apiTLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	return ln, nil
+}
+
+// withTLS puts TLS on the API's (connection-limited) listener when a
+// certificate is configured. TLS goes outermost: the server then sees TLS
+// connections (a Secure cookie), and a connection over the limits is
+// closed before its handshake.
+func (s *server) withTLS(ln net.Listener) net.Listener {
+	if s.apiTLS == nil {
+		return ln
+	}
+	return tls.NewListener(ln, s.apiTLS)
+}
+
+// apiScheme is the API's URL scheme: https with a certificate.
+func (s *server) apiScheme() string {
+	if s.cfg.TLSCertFile != "" {
+		return "https"
+	}
+	return "http"
+}
+
 // startHTTP binds the API's address, bootstraps the superadmin and the
 // default scope (the credentials file records the API's URL) and the
 // images (Podman's localhost/cairn/* with their labels, then the base
@@ -69,11 +112,11 @@ func (s *server) startHTTP(ctx context.Context) error {
 	s.images = append([]string{images.BaseImage}, s.cfg.Images...)
 	static := slices.Clone(s.images)
 	local := s.localImages(ctx)
-	ln, err := net.Listen("tcp", s.cfg.Listen)
+	ln, err := s.listenAPI()
 	if err != nil {
 		return err
 	}
-	s.apiURL = "http://" + localAddr(ln.Addr())
+	s.apiURL = s.apiScheme() + "://" + localAddr(ln.Addr())
 	s.credentials, s.created, err = bootstrap.Provision(ctx, bootstrap.Deps{
 		DataDir: s.cfg.DataDir, APIURL: s.apiURL, Commands: s.handlers, Tenancy: s.models.Tenancy,
 		Waiter: readapi.WaitAll(s.waiters...), Images: static, Local: local, Architecture: runtime.GOARCH, Clock: s.cfg.Clock, Logger: s.log,
@@ -118,6 +161,7 @@ func (s *server) startHTTP(ctx context.Context) error {
 		ln.Close()
 		return err
 	}
+	lln = s.withTLS(lln)
 	s.parts.goRun("HTTP API", func(ctx context.Context) error {
 		context.AfterFunc(ctx, s.stopStreams)
 		return serve(ctx, app, lln, queries.RunChanges)

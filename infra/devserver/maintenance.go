@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/cairnhq/cairn/eventstore/postgres"
+	"github.com/cairnhq/cairn/infra/lease"
 	"github.com/cairnhq/cairn/infra/maintenance"
 	"github.com/cairnhq/cairn/infra/readmodels"
 	"github.com/cairnhq/cairn/projections"
@@ -14,8 +15,26 @@ import (
 // projectors start, since it runs them (Service.Supervise).
 func (s *server) startMaintenance() error {
 	mechanism := "file lock beside the SQLite store"
-	if _, ok := s.store.(*postgres.Store); ok {
-		mechanism = "PostgreSQL advisory lock"
+	var table func(context.Context) (map[string]lease.State, error)
+	if st, ok := s.store.(*postgres.Store); ok {
+		mechanism = "PostgreSQL lease with an epoch fencing its leader's appends"
+		table = func(ctx context.Context) (map[string]lease.State, error) {
+			rows, err := lease.List(ctx, st.Pool(), st.Schema())
+			if err != nil {
+				return nil, err
+			}
+			byName := make(map[string]lease.State, len(rows))
+			for _, r := range rows {
+				byName[r.Name] = r
+			}
+			out := map[string]lease.State{}
+			for _, l := range s.leases.List() {
+				if r, ok := byName[leaseName(l.Name)]; ok {
+					out[l.Name] = r
+				}
+			}
+			return out, nil
+		}
 	}
 	s.leases = maintenance.NewLeases(mechanism, s.cfg.Clock)
 	m, err := maintenance.New(maintenance.Config{
@@ -38,6 +57,7 @@ func (s *server) startMaintenance() error {
 				return maintenance.Bus{Mode: "embedded", URL: s.nats.ClientURL(), Connected: s.bus != nil && s.bus.Connected()}
 			},
 			Leases:      s.leases,
+			LeaseTable:  table,
 			DataDirFree: s.dataDirFree,
 		},
 		Clock:  s.cfg.Clock,

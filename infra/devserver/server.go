@@ -2,6 +2,7 @@ package devserver
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -127,8 +128,13 @@ type server struct {
 	maint      *maintenance.Service
 	heads      *auditheads.Signer // nil without an audit head key
 	leases     *maintenance.Leases
+	// leaseHolder names this process in the PostgreSQL leases table;
+	// leaseMetrics records its leases.
+	leaseHolder  string
+	leaseMetrics *lease.Metrics
 
 	apiURL      string
+	apiTLS      *tls.Config // the API's TLS, nil without a certificate
 	appProxyURL string
 	appOpener   *appproxy.Opener
 	credentials bootstrap.Credentials
@@ -315,6 +321,13 @@ func (s *server) startProjectors(ctx context.Context) error {
 		s.parts.goRun("projector "+p.Name(), s.maint.Supervise(p))
 		projectors = append(projectors, p)
 		s.waiters = append(s.waiters, p)
+		if rm.Name() == s.models.Tenancy.Name() {
+			// Every request reads a dozen tenancy answers that change
+			// rarely: kept until the tenancy read model changes (the
+			// authenticator's cache keeps its own the same way).
+			name := rm.Name()
+			s.models.Tenancy.CacheAnswers(p.Position, func() uint64 { return s.maint.Replaced(name) }, 0)
+		}
 	}
 	s.projectors = projectors
 	timeout := time.NewTimer(s.cfg.ReadyTimeout)
@@ -402,7 +415,7 @@ func (s *server) startManagers(context.Context) error {
 		run  func(context.Context) error
 	}{{"scheduler", sched.Run}, {"audit sequencer", seq.Run}, {"session limits", limits.Run}, {"vfolder jobs", jobs.Run}, {"vfolder orphans", orphans.Run}} {
 		name, run := leader.name, leader.run
-		l, err := s.lease(strings.ReplaceAll(name, " ", "-"))
+		l, err := s.lease(leaseName(name))
 		if err != nil {
 			return err
 		}
@@ -447,9 +460,14 @@ func (s *server) startAuditHeads(reg prometheus.Registerer) error {
 	return nil
 }
 
+// leaseName is the lease of the singleton name (a file name, a row of the
+// leases table).
+func leaseName(name string) string { return strings.ReplaceAll(name, " ", "-") }
+
 // lease is the lease that keeps one leader of name (the scheduler, the
-// audit sequencer) per store: a flock beside a SQLite database, an
-// advisory lock in PostgreSQL.
+// audit sequencer) per store: a flock beside a SQLite database, a row of
+// the store's leases table in PostgreSQL, whose epoch fences the leader's
+// appends (the held context carries it; see infra/lease).
 func (s *server) lease(name string) (lease.Lease, error) {
 	switch st := s.store.(type) {
 	case *sqlite.Store:
@@ -461,7 +479,20 @@ func (s *server) lease(name string) (lease.Lease, error) {
 		if err != nil {
 			return nil, err
 		}
-		return lease.NewPostgres(url, name+"/"+st.Schema(), lease.PostgresOptions{})
+		if s.leaseHolder == "" {
+			s.leaseHolder = lease.NewHolder()
+		}
+		if s.leaseMetrics == nil {
+			reg, err := s.registry()
+			if err != nil {
+				return nil, err
+			}
+			if s.leaseMetrics, err = lease.NewMetrics(reg); err != nil {
+				return nil, err
+			}
+		}
+		return lease.NewPostgres(url, name, lease.PostgresOptions{Schema: st.Schema(), TTL: s.cfg.LeaseTTL,
+			Holder: s.leaseHolder, Metrics: s.leaseMetrics, Logger: s.log})
 	}
 	return nil, fmt.Errorf("no scheduler lease for an event store of type %T", s.store)
 }

@@ -10,10 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
-
-	"github.com/cairnhq/cairn/infra/pgtest"
+	"github.com/cairnhq/cairn/eventstore"
 )
 
 // waitTimeout bounds every wait (generous: -race on a shared machine).
@@ -72,77 +69,6 @@ func TestFileLeaseIsExclusive(t *testing.T) {
 	})
 }
 
-func newPostgres(t *testing.T, url, name string) *Postgres {
-	t.Helper()
-	l, err := NewPostgres(url, name, PostgresOptions{CheckEvery: 20 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return l
-}
-
-func TestPostgresLeaseIsExclusive(t *testing.T) {
-	t.Parallel()
-	url := pgtest.URL(t)
-	name := "test/" + uuid.NewString()
-	b := newPostgres(t, url, name)
-	checkExclusive(t, newPostgres(t, url, name), b, func(t *testing.T) bool {
-		conn, ok, err := b.try(t.Context())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ok {
-			conn.Close(context.Background()) // drops the lock
-		}
-		return ok
-	})
-	// Another name is another lease.
-	_, release, err := newPostgres(t, url, "other/"+uuid.NewString()).Acquire(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	release()
-}
-
-// TestPostgresLeaseLostWithItsConnection: when the leader's session ends
-// (a crash, a partition the server noticed), its context is cancelled and
-// a follower takes over.
-func TestPostgresLeaseLostWithItsConnection(t *testing.T) {
-	t.Parallel()
-	url := pgtest.URL(t)
-	name := "test/" + uuid.NewString()
-	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
-	defer cancel()
-	held, release, err := newPostgres(t, url, name).Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer release()
-
-	admin, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close(context.Background())
-	var killed int
-	err = admin.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_locks
-		WHERE locktype = 'advisory' AND objsubid = 1 AND granted
-		  AND ((classid::bigint << 32) | objid::bigint) = hashtextextended($1, 0)`, "cairn.lease/"+name).Scan(&killed)
-	if err != nil || killed != 1 {
-		t.Fatalf("terminated %d holders (err %v), want 1", killed, err)
-	}
-	select {
-	case <-held.Done():
-	case <-ctx.Done():
-		t.Fatal("the leader did not notice it lost its connection")
-	}
-	_, releaseB, err := newPostgres(t, url, name).Acquire(ctx)
-	if err != nil {
-		t.Fatalf("the follower cannot take over: %v", err)
-	}
-	releaseB()
-}
-
 func TestRunLeadsUntilStopped(t *testing.T) {
 	t.Parallel()
 	l := NewFile(filepath.Join(t.TempDir(), "lock"), 10*time.Millisecond)
@@ -165,5 +91,26 @@ func TestRunLeadsUntilStopped(t *testing.T) {
 	err = Run(context.Background(), l, "test", nil, time.Millisecond, func(context.Context) error { return boom })
 	if !errors.Is(err, boom) {
 		t.Fatalf("Run = %v, want the leader's failure", err)
+	}
+}
+
+// TestRunTreatsAFencedWriteAsALoss: a leader whose work fails because an
+// append was fenced lost the lease; Run follows and tries again instead of
+// failing.
+func TestRunTreatsAFencedWriteAsALoss(t *testing.T) {
+	t.Parallel()
+	l := NewFile(filepath.Join(t.TempDir(), "lock"), 10*time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
+	runs := 0
+	err := Run(ctx, l, "test", slog.New(slog.DiscardHandler), time.Millisecond, func(held context.Context) error {
+		runs++
+		if runs == 1 {
+			return fmt.Errorf("scheduler: %w", &eventstore.FencedError{Fence: eventstore.Fence{Lease: "test", Epoch: 1}, Current: 2})
+		}
+		cancel()
+		return nil
+	})
+	if err != nil || runs != 2 {
+		t.Fatalf("Run = %v after %d runs, want nil after 2", err, runs)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cairnhq/cairn/eventstore"
+	"github.com/cairnhq/cairn/infra/lease"
 	"github.com/cairnhq/cairn/projections"
 )
 
@@ -25,6 +27,10 @@ type SystemConfig struct {
 	Bus func() Bus
 	// Leases tracks the singleton process managers' leases.
 	Leases *Leases
+	// LeaseTable, if set, reads the leases as the store holds them (on
+	// PostgreSQL: holder, epoch, expiry, whoever holds them), by the names
+	// Leases tracks.
+	LeaseTable func(ctx context.Context) (map[string]lease.State, error)
 	// DataDirFree is the room left on the data directory's file system
 	// (-1 when unknown).
 	DataDirFree func() int64
@@ -61,12 +67,19 @@ type Bus struct {
 }
 
 // Lease is one singleton process manager and whether this process holds
-// its lease (runs it) now, since when.
+// its lease (runs it) now, since when and at which epoch; on PostgreSQL,
+// also the lease as the store's table has it (whoever holds it).
 type Lease struct {
 	Name      string     `json:"name"`
 	Mechanism string     `json:"mechanism"`
 	HeldHere  bool       `json:"held_here"`
 	Since     *time.Time `json:"since"`
+	// Epoch is the epoch this process leads at (0 when it does not, or
+	// the lease has no epoch: a file lock).
+	Epoch int64 `json:"epoch,omitempty"`
+	// Current is the lease in the store's table (PostgreSQL), absent when
+	// there is none or it could not be read.
+	Current *lease.State `json:"current,omitempty"`
 }
 
 // ReadModel is one read model's progress: the position it reflects, its
@@ -95,6 +108,18 @@ func (s *Service) System(ctx context.Context) (System, error) {
 		Store:            Store{Backend: s.cfg.DB.Dialect().String(), DSN: RedactDSN(c.StoreDSN), Head: head},
 		Leases:           c.Leases.List(),
 		DataDirFreeBytes: -1,
+	}
+	if c.LeaseTable != nil {
+		// The table is a diagnosis: the rest of the answer stands without it.
+		if table, err := c.LeaseTable(ctx); err == nil {
+			for i, l := range out.Leases {
+				if st, ok := table[l.Name]; ok {
+					out.Leases[i].Current = &st
+				}
+			}
+		} else {
+			s.cfg.Logger.Warn("maintenance: read the leases table", "error", err)
+		}
 	}
 	if c.Bus != nil {
 		out.Bus = c.Bus()
@@ -152,32 +177,44 @@ type Leases struct {
 	mu        sync.Mutex
 	mechanism string
 	clock     func() time.Time
-	held      map[string]*time.Time
+	held      map[string]heldLease
+}
+
+// heldLease is since when (nil: not held) and at which epoch this process
+// leads.
+type heldLease struct {
+	since *time.Time
+	epoch int64
 }
 
 // NewLeases returns a tracker of leases taken by mechanism (how they are
-// held: a file lock, a PostgreSQL advisory lock).
+// held: a file lock, a PostgreSQL lease with an epoch).
 func NewLeases(mechanism string, clock func() time.Time) *Leases {
 	if clock == nil {
 		clock = time.Now
 	}
-	return &Leases{mechanism: mechanism, clock: clock, held: map[string]*time.Time{}}
+	return &Leases{mechanism: mechanism, clock: clock, held: map[string]heldLease{}}
 }
 
 // Track returns fn, the work done under the lease name (lease.Run's fn),
-// recording while it runs that this process holds the lease.
+// recording while it runs that this process holds the lease, and the
+// epoch of the fence its context carries.
 func (l *Leases) Track(name string, fn func(context.Context) error) func(context.Context) error {
 	l.mu.Lock()
-	l.held[name] = nil
+	l.held[name] = heldLease{}
 	l.mu.Unlock()
 	return func(ctx context.Context) error {
 		now := l.clock().UTC()
+		h := heldLease{since: &now}
+		if f, ok := eventstore.FenceFrom(ctx); ok {
+			h.epoch = f.Epoch
+		}
 		l.mu.Lock()
-		l.held[name] = &now
+		l.held[name] = h
 		l.mu.Unlock()
 		defer func() {
 			l.mu.Lock()
-			l.held[name] = nil
+			l.held[name] = heldLease{}
 			l.mu.Unlock()
 		}()
 		return fn(ctx)
@@ -192,8 +229,8 @@ func (l *Leases) List() []Lease {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for name, since := range l.held {
-		out = append(out, Lease{Name: name, Mechanism: l.mechanism, HeldHere: since != nil, Since: since})
+	for name, h := range l.held {
+		out = append(out, Lease{Name: name, Mechanism: l.mechanism, HeldHere: h.since != nil, Since: h.since, Epoch: h.epoch})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out

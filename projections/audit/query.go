@@ -28,6 +28,14 @@ type Filter struct {
 	Outcome    audit.Outcome
 	// From and To bound the records' time: From <= time < To.
 	From, To time.Time
+	// Domain, when set, selects the records that concern this domain:
+	// their actor's or their entity's (see domains.go).
+	Domain string
+	// Elide, with Domain, returns every record after After: those Domain
+	// and the other filters select in full, each other one elided (its
+	// place in the chain only, Entry.Elided), so that the records read
+	// still verify as a chain. Without Elide the others are left out.
+	Elide bool
 	// After is the seq to read after (a page's Next).
 	After uint64
 	// Limit is the page size (DefaultLimit when 0, at most MaxLimit).
@@ -39,6 +47,10 @@ type Filter struct {
 type Entry struct {
 	Record audit.Record
 	Raw    json.RawMessage
+	// Elided: the reader may not see this record (Filter.Elide). Raw is
+	// then its elided form (audit.AppendElidedJSON) and Record holds only
+	// its seq, prev_hash and hash.
+	Elided bool
 }
 
 // Page is one page of records, in seq order.
@@ -61,6 +73,8 @@ func (m *ReadModel) List(ctx context.Context, f Filter) (Page, error) {
 		return Page{}, domain.Invalid(op, "outcome", "%q is not success, error or denied", f.Outcome)
 	case !f.From.IsZero() && !f.To.IsZero() && !f.From.Before(f.To):
 		return Page{}, domain.Invalid(op, "to", "must be after from")
+	case f.Elide && f.Domain == "":
+		return Page{}, domain.Invalid(op, "domain", "is required to elide the other domains' records")
 	}
 	if f.Limit == 0 {
 		f.Limit = DefaultLimit
@@ -77,11 +91,24 @@ func (m *ReadModel) List(ctx context.Context, f Filter) (Page, error) {
 			if err != nil {
 				return Page{}, &domain.Error{Op: op, Kind: domain.KindUnavailable, Message: fmt.Sprintf("run ending at seq %d", run.lastSeq), Err: err}
 			}
+			inDomain, err := decodeSeqs(run.seqs)
+			if err != nil {
+				return Page{}, &domain.Error{Op: op, Kind: domain.KindInternal, Err: err}
+			}
 			for _, rec := range sealed.Records {
-				if rec.Seq <= f.After || !f.matches(rec.Record) {
+				if rec.Seq <= f.After {
 					continue
 				}
-				page.Records = append(page.Records, Entry{Record: rec.Record, Raw: rec.Raw})
+				e := Entry{Record: rec.Record, Raw: rec.Raw}
+				if (f.Domain != "" && !inDomain.has(rec.Seq)) || !f.matches(rec.Record) {
+					if !f.Elide {
+						continue
+					}
+					elided := rec.Elide()
+					e = Entry{Record: audit.Record{Seq: elided.Seq, PrevHash: elided.PrevHash, Hash: elided.Hash},
+						Raw: audit.AppendElidedJSON(nil, elided), Elided: true}
+				}
+				page.Records = append(page.Records, e)
 				if len(page.Records) == f.Limit {
 					page.Next = rec.Seq
 					return page, nil
@@ -109,12 +136,14 @@ func (f Filter) matches(r audit.Record) bool {
 type run struct {
 	lastSeq  uint64
 	position uint64
+	seqs     string // the seqs of Filter.Domain's records in the run (encodeSeqs), with a Domain
 }
 
 func scanRun(row projections.Row) (run, error) {
 	var last, position int64
-	err := row.Scan(&last, &position)
-	return run{lastSeq: uint64(last), position: uint64(position)}, err
+	var seqs string
+	err := row.Scan(&last, &position, &seqs)
+	return run{lastSeq: uint64(last), position: uint64(position), seqs: seqs}, err
 }
 
 // readRun reads a run's audit.sealed event from the log (no records when
@@ -155,13 +184,27 @@ func (m *ReadModel) runsQuery(f Filter, after uint64) (string, []any) {
 	}
 	var q strings.Builder
 	driven := false
+	switch {
+	case f.Elide:
+		// Every run: the records the filters leave out are elided, not
+		// skipped.
+		q.WriteString("SELECT r.last_seq, r.position, COALESCE(d.seqs, '') FROM {schema}.audit_runs r LEFT JOIN {schema}.audit_domains d" +
+			" ON d.last_seq = r.last_seq AND d.domain = " + arg(f.Domain) + " WHERE r.last_seq > " + arg(int64(after)) +
+			" ORDER BY r.last_seq LIMIT " + arg(runsPerQuery))
+		return m.db.SQL(q.String()), args
+	case f.Domain != "":
+		// The domain drives: the runs holding records that concern it.
+		driven = true
+		q.WriteString("SELECT r.last_seq, r.position, d.seqs FROM {schema}.audit_domains d JOIN {schema}.audit_runs r ON r.last_seq = d.last_seq")
+		q.WriteString(" WHERE d.domain = " + arg(f.Domain) + " AND d.last_seq > " + arg(int64(after)))
+	}
 	for _, k := range keys {
 		if k.value == "" {
 			continue
 		}
 		if !driven {
 			driven = true
-			q.WriteString("SELECT r.last_seq, r.position FROM {schema}.audit_keys d JOIN {schema}.audit_runs r ON r.last_seq = d.last_seq")
+			q.WriteString("SELECT r.last_seq, r.position, '' FROM {schema}.audit_keys d JOIN {schema}.audit_runs r ON r.last_seq = d.last_seq")
 			q.WriteString(" WHERE d.field = " + arg(k.field) + " AND d.value = " + arg(k.value) + " AND d.last_seq > " + arg(int64(after)))
 			continue
 		}
@@ -169,7 +212,7 @@ func (m *ReadModel) runsQuery(f Filter, after uint64) (string, []any) {
 			" AND k.value = " + arg(k.value) + " AND k.last_seq = r.last_seq)")
 	}
 	if !driven {
-		q.WriteString("SELECT r.last_seq, r.position FROM {schema}.audit_runs r WHERE r.last_seq > " + arg(int64(after)))
+		q.WriteString("SELECT r.last_seq, r.position, '' FROM {schema}.audit_runs r WHERE r.last_seq > " + arg(int64(after)))
 	}
 	d := m.db.Dialect()
 	if !f.From.IsZero() {

@@ -52,17 +52,29 @@ func New(db *projections.DB, log Log) *ReadModel {
 // Name implements projections.Projection.
 func (*ReadModel) Name() string { return Name }
 
-// EventTypes implements projections.Projection.
-func (*ReadModel) EventTypes() []string { return []string{domain.TypeAuditSealed} }
+// EventTypes implements projections.Projection: the sealed runs, and the
+// creations that say which domain a user, a keypair, a session, a folder
+// or a token belongs to (domains.go).
+func (*ReadModel) EventTypes() []string {
+	return []string{domain.TypeAuditSealed, domain.TypeUserCreated, domain.TypeKeypairIssued,
+		domain.TypeSessionRequested, domain.TypeVFolderCreated, domain.TypeTokenIssued}
+}
 
 // Tables implements projections.Projection.
-func (*ReadModel) Tables() []string { return []string{"audit_runs", "audit_keys"} }
+func (*ReadModel) Tables() []string {
+	return []string{"audit_runs", "audit_keys", "audit_domains", "audit_owners"}
+}
 
 // Migrations implements projections.Projection.
 func (*ReadModel) Migrations(d projections.Dialect) []string { return migrations[d] }
 
 // migrations are the DDL per dialect. Append-only. Runs never overlap, so
-// last_seq orders them as first_seq does.
+// last_seq orders them as first_seq does. audit_domains holds, per run and
+// per domain, the seqs of the run's records that concern the domain
+// (encodeSeqs); audit_owners the domain of every user, keypair, session,
+// folder and token, as their creations said. Both came after audit_runs:
+// records sealed before they existed concern no domain until the read
+// model is rebuilt.
 var migrations = map[projections.Dialect][]string{
 	projections.SQLite: {
 		`CREATE TABLE {schema}.audit_runs (
@@ -77,6 +89,18 @@ var migrations = map[projections.Dialect][]string{
     value    TEXT    NOT NULL,
     last_seq INTEGER NOT NULL,
     PRIMARY KEY (field, value, last_seq)
+) STRICT, WITHOUT ROWID`,
+		`CREATE TABLE {schema}.audit_domains (
+    domain   TEXT    NOT NULL,
+    last_seq INTEGER NOT NULL,
+    seqs     TEXT    NOT NULL,
+    PRIMARY KEY (domain, last_seq)
+) STRICT, WITHOUT ROWID`,
+		`CREATE TABLE {schema}.audit_owners (
+    kind   TEXT NOT NULL,
+    id     TEXT NOT NULL,
+    domain TEXT NOT NULL,
+    PRIMARY KEY (kind, id)
 ) STRICT, WITHOUT ROWID`,
 	},
 	projections.Postgres: {
@@ -93,6 +117,18 @@ var migrations = map[projections.Dialect][]string{
     last_seq bigint NOT NULL,
     PRIMARY KEY (field, value, last_seq)
 )`,
+		`CREATE TABLE {schema}.audit_domains (
+    domain   text   NOT NULL,
+    last_seq bigint NOT NULL,
+    seqs     text   NOT NULL,
+    PRIMARY KEY (domain, last_seq)
+)`,
+		`CREATE TABLE {schema}.audit_owners (
+    kind   text NOT NULL,
+    id     text NOT NULL,
+    domain text NOT NULL,
+    PRIMARY KEY (kind, id)
+)`,
 	},
 }
 
@@ -107,8 +143,10 @@ const (
 )
 
 type statements struct {
-	insertRun string
-	insertKey string
+	insertRun    string
+	insertKey    string
+	insertDomain string
+	insertOwner  string
 }
 
 func newStatements(db *projections.DB) statements {
@@ -118,5 +156,9 @@ VALUES ($1, $2, $3, $4, $5)
 ON CONFLICT (last_seq) DO NOTHING`),
 		insertKey: db.SQL(`INSERT INTO {schema}.audit_keys (field, value, last_seq) VALUES ($1, $2, $3)
 ON CONFLICT (field, value, last_seq) DO NOTHING`),
+		insertDomain: db.SQL(`INSERT INTO {schema}.audit_domains (domain, last_seq, seqs) VALUES ($1, $2, $3)
+ON CONFLICT (domain, last_seq) DO NOTHING`),
+		insertOwner: db.SQL(`INSERT INTO {schema}.audit_owners (kind, id, domain) VALUES ($1, $2, $3)
+ON CONFLICT (kind, id) DO NOTHING`),
 	}
 }

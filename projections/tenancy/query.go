@@ -49,7 +49,7 @@ func (m *ReadModel) ProjectMembers(ctx context.Context, domainName, project stri
 
 // ProjectsOf returns the memberships of a user, by domain and project.
 func (m *ReadModel) ProjectsOf(ctx context.Context, user uuid.UUID) ([]Member, error) {
-	return list(ctx, m, "tenancy.projects-of", scanMember, m.sql.projectsOf, user.String())
+	return cachedList(ctx, m, "tenancy.projects-of", scanMember, m.sql.projectsOf, user.String())
 }
 
 // GetUser returns one user (without its password hash).
@@ -252,7 +252,7 @@ func (m *ReadModel) ListResourceGroups(ctx context.Context) ([]ResourceGroup, er
 // access list names any of them (session types are checked on the
 // group's AllowedSessionTypes by the caller).
 func (m *ReadModel) AllowedResourceGroups(ctx context.Context, domainName, project, accessKey string) ([]string, error) {
-	return list(ctx, m, "tenancy.allowed-resource-groups", func(r projections.Row) (string, error) {
+	return cachedList(ctx, m, "tenancy.allowed-resource-groups", func(r projections.Row) (string, error) {
 		var s string
 		return s, r.Scan(&s)
 	}, m.sql.allowedResourceGroups, domainName, domain.ProjectKey(domainName, project), accessKey)
@@ -267,11 +267,6 @@ func (m *ReadModel) GetImage(ctx context.Context, reference, architecture string
 // architecture.
 func (m *ReadModel) ListImages(ctx context.Context) ([]Image, error) {
 	return list(ctx, m, "tenancy.list-images", scanImage, m.sql.listImages)
-}
-
-// one runs a single-row query and scans it (projections.QueryOne).
-func one[T any](ctx context.Context, m *ReadModel, op, what string, scan func(projections.Row) (T, error), query string, args ...any) (T, error) {
-	return projections.QueryOne(ctx, m.db, op, what, scan, query, args...)
 }
 
 // list runs a query and scans every row; never nil (projections.QueryList).

@@ -18,6 +18,8 @@ type ReadModel struct {
 	// applied is the position of the last tenancy event Apply queued
 	// (committed or not yet): see LastApplied.
 	applied atomic.Uint64
+	// cache holds answers once CacheAnswers has been called.
+	cache atomic.Pointer[answerCache]
 }
 
 // LastApplied is the position of the last event this read model applied,

@@ -2,7 +2,7 @@
 // for the location.
 import { useEffect, useState } from 'preact/hooks';
 import { del, get, onUnauthorized, setCSRFToken } from './api.js';
-import { adminRoles, visibleMenu } from './menu.js';
+import { adminRoles, auditRoles, visibleMenu } from './menu.js';
 import { closeLive } from './live.js';
 import { Link, match, navigate, useLocation } from './router.jsx';
 import { ErrorBox, Loading } from './ui.jsx';
@@ -43,7 +43,7 @@ const routes = [
   ['/admin/users', UsersPage, 'Users', adminRoles],
   ['/admin/resources', ResourcesPage, 'Resources', adminRoles],
   ['/admin/policies', PoliciesPage, 'Resource Policy', adminRoles],
-  ['/admin/audit', AuditPage, 'Audit', ['superadmin']],
+  ['/admin/audit', AuditPage, 'Audit', auditRoles],
   ['/admin/settings', SettingsPage, 'Configurations', ['superadmin']],
   ['/admin/maintenance', MaintenancePage, 'Maintenance', ['superadmin']],
   ['/admin/information', InformationPage, 'Information', ['superadmin']],

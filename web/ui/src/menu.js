@@ -8,6 +8,9 @@ export const adminRoles = ['superadmin', 'admin'];
 /** isAdmin answers whether the role sees the admin pages. */
 export const isAdmin = (role) => adminRoles.includes(role);
 
+/** auditRoles read the audit trail: auditors all of it, domain auditors their domain's records. */
+export const auditRoles = ['superadmin', 'auditor', 'domain-auditor'];
+
 /** sections of the menu: items are {href, label, roles?} (no roles: everyone). */
 export const menu = [
   {
@@ -24,13 +27,13 @@ export const menu = [
   },
   {
     title: 'Administration',
-    roles: adminRoles,
+    roles: [...adminRoles, 'auditor', 'domain-auditor'],
     items: [
-      { href: '/admin/users', label: 'Users' },
-      { href: '/admin/resources', label: 'Resources' },
-      { href: '/admin/policies', label: 'Resource Policy' },
-      { href: '/admin/scheduler', label: 'Scheduler' },
-      { href: '/admin/audit', label: 'Audit', roles: ['superadmin'] },
+      { href: '/admin/users', label: 'Users', roles: adminRoles },
+      { href: '/admin/resources', label: 'Resources', roles: adminRoles },
+      { href: '/admin/policies', label: 'Resource Policy', roles: adminRoles },
+      { href: '/admin/scheduler', label: 'Scheduler', roles: adminRoles },
+      { href: '/admin/audit', label: 'Audit', roles: auditRoles },
       { href: '/admin/settings', label: 'Configurations', roles: ['superadmin'] },
       { href: '/admin/maintenance', label: 'Maintenance', roles: ['superadmin'] },
       { href: '/admin/information', label: 'Information', roles: ['superadmin'] },

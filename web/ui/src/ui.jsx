@@ -1,15 +1,21 @@
 // ui.jsx — the small parts every page uses: loading and error states, times
 // in the viewer's zone, status badges, a cursor pager, dialogs and forms.
-import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 
 /**
  * useApi runs load(signal) when deps change and answers {data, error,
- * loading, reload}. A newer load aborts an older one.
+ * loading, reload}. A newer load aborts an older one. The load starts as
+ * soon as the component is in the DOM (a layout effect), not after the
+ * browser has painted the page around it: a page's data is asked for a
+ * frame earlier. With ready false it waits (loading) until ready is true:
+ * a page asks for what it shows first (its list) before the rest, which
+ * would otherwise compete with it for the server.
  */
-export function useApi(load, deps) {
+export function useApi(load, deps, ready = true) {
   const [state, setState] = useState({ data: undefined, error: null, loading: true });
   const [tick, setTick] = useState(0);
-  useEffect(() => {
+  useLayoutEffect(() => {
+    if (!ready) return undefined;
     const ctl = new AbortController();
     setState((s) => ({ ...s, loading: true, error: null }));
     load(ctl.signal).then(
@@ -17,7 +23,7 @@ export function useApi(load, deps) {
       (error) => !ctl.signal.aborted && error.name !== 'AbortError' && setState({ data: undefined, error, loading: false }),
     );
     return () => ctl.abort();
-  }, [...deps, tick]);
+  }, [...deps, tick, ready]);
   const reload = useCallback(() => setTick((t) => t + 1), []);
   return { ...state, reload };
 }

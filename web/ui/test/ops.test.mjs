@@ -5,7 +5,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { admin, api, base, launch, login, newPage, newUser, unique } from './lib.mjs';
+import { admin, api, base, launch, login, newPage, newUser, tokenOf, unique } from './lib.mjs';
 
 let browser;
 before(async () => {
@@ -233,4 +233,85 @@ test('Information, Maintenance and Audit fit a phone screen without scrolling si
   await page.getByRole('dialog').waitFor({ state: 'detached' });
   assert.deepEqual(problems, []);
   await page.close();
+});
+
+test('Audit for auditors: an auditor reads every domain\'s trail, a domain auditor its domain\'s with the others elided in its export; neither sees the admin pages', async () => {
+  // A user of another domain makes a request: its record is not default's.
+  const domain = unique('aud');
+  await api('POST', '/v1/domains', { name: domain });
+  const stranger = await newUser({ domain });
+  await api('GET', '/v1/sessions', undefined, await tokenOf(stranger));
+  // exportOf polls the caller's NDJSON export until it reaches seq (the
+  // records are sealed a moment after the requests) and answers its lines.
+  const exportOf = async (token, seq) => {
+    for (;;) {
+      const res = await fetch(base + '/v1/audit/stream', { headers: { Authorization: `Bearer ${token}` } });
+      assert.equal(res.status, 200);
+      const lines = (await res.text()).trim().split('\n').map((l) => JSON.parse(l));
+      if (seq ? lines.length >= seq : lines.some((l) => l.user_id === stranger.id)) return lines;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  };
+
+  let strangerSeq = 0;
+  for (const role of ['auditor', 'domain-auditor']) {
+    const problems = [];
+    const user = await newUser({ role });
+    const token = await tokenOf(user);
+    const lines = await exportOf(token, strangerSeq && strangerSeq + 1);
+    lines.forEach((l, i) => assert.equal(l.seq, i + 1, `line ${i + 1} of the ${role}'s export`));
+    if (role === 'auditor') {
+      strangerSeq = lines.find((l) => l.user_id === stranger.id).seq;
+    } else {
+      // The other domain's record is there by its place in the chain only.
+      assert.deepEqual(lines[strangerSeq - 1], { seq: strangerSeq, prev_hash: lines[strangerSeq - 2].hash, hash: lines[strangerSeq].prev_hash, elided: true });
+      assert.ok(!lines.some((l) => l.user_id === stranger.id), "the domain auditor's export shows another domain's record");
+    }
+    const page = await newPage(browser, problems);
+    await login(page, user.email, user.password);
+    for (const label of ['Users', 'Resources', 'Maintenance', 'Information', 'Configurations']) {
+      assert.equal(await menuLink(page, label).count(), 0, `${label} in the ${role}'s menu`);
+    }
+    await menuLink(page, 'Audit').click();
+    await page.getByRole('heading', { name: 'Audit', level: 1 }).waitFor();
+    await page.getByRole('region', { name: 'last verified head' }).waitFor();
+    assert.equal(await page.locator('p.domain-scope').filter({ hasText: 'elided' }).count(), role === 'domain-auditor' ? 1 : 0);
+    // The superadmin (of default) made this user: a record both read.
+    await page.getByLabel('Action').fill('POST /v1/users');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.getByRole('cell', { name: 'POST /v1/users' }).first().waitFor();
+    // The stranger's record: the auditor's only.
+    await page.getByLabel('Action').fill('');
+    await page.getByLabel('Actor').fill(stranger.id);
+    await page.getByRole('button', { name: 'Filter' }).click();
+    if (role === 'auditor') await page.getByRole('cell', { name: 'GET /v1/sessions' }).first().waitFor();
+    else await page.getByText('No record matches.').waitFor();
+    // Auditors write nothing.
+    const res = await fetch(base + '/v1/domains', {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ name: unique('no') }),
+    });
+    assert.equal(res.status, 403);
+    assert.deepEqual(problems, []);
+    await page.close();
+  }
+});
+
+test('Users: a superadmin may make auditors and domain auditors, a domain admin only domain auditors', async () => {
+  const dadmin = await newUser({ role: 'admin' });
+  for (const [who, roles] of [
+    [admin, ['domain-auditor', 'auditor']],
+    [dadmin, ['domain-auditor']],
+  ]) {
+    const problems = [];
+    const page = await newPage(browser, problems);
+    await login(page, who.email, who.password);
+    await page.goto(base + '/admin/users');
+    await page.getByRole('button', { name: 'New user' }).click();
+    const offered = await page.getByLabel('Role').locator('option').evaluateAll((os) => os.map((o) => o.value));
+    assert.deepEqual(offered.filter((r) => r.includes('auditor')), roles);
+    assert.deepEqual(problems, []);
+    await page.close();
+  }
 });

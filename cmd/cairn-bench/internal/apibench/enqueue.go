@@ -7,6 +7,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"text/tabwriter"
@@ -94,6 +98,59 @@ type EnqueueRound struct {
 	P50, P99 time.Duration
 	// CPU is the process's CPU time during the round (server and clients).
 	CPU time.Duration
+	// Memory is the process's memory before the round, once the queue was
+	// filled and had settled.
+	Memory Memory
+}
+
+// Memory is a process's memory at one moment.
+type Memory struct {
+	// Heap is the Go heap's live bytes after a collection (HeapAlloc
+	// right after runtime.GC).
+	Heap uint64
+	// RSS is the resident set (VmRSS of /proc/self/status): the heap,
+	// its free spans not yet returned, stacks, and what SQLite holds.
+	RSS uint64
+}
+
+// MeasureMemory collects garbage, then reads the process's memory.
+func MeasureMemory() Memory {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return Memory{Heap: ms.HeapAlloc, RSS: residentBytes()}
+}
+
+// residentBytes is VmRSS from /proc/self/status, 0 where there is none.
+func residentBytes() uint64 {
+	raw, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			f := strings.Fields(rest) // "123456 kB"
+			if n, err := strconv.ParseUint(f[0], 10, 64); err == nil && len(f) == 2 && f[1] == "kB" {
+				return n << 10
+			}
+		}
+	}
+	return 0
+}
+
+// MemoryPerSession is how many more bytes of heap and RSS the process held
+// per pending session at the longest queue than at the shortest (0 with
+// fewer than two rounds).
+func MemoryPerSession(rounds []EnqueueRound) (heap, rss float64) {
+	if len(rounds) < 2 {
+		return 0, 0
+	}
+	first, last := rounds[0], rounds[len(rounds)-1]
+	n := float64(last.Queue - first.Queue)
+	if n <= 0 {
+		return 0, 0
+	}
+	return (float64(last.Memory.Heap) - float64(first.Memory.Heap)) / n, (float64(last.Memory.RSS) - float64(first.Memory.RSS)) / n
 }
 
 // PerSecond is the round's throughput.
@@ -146,6 +203,7 @@ func RunEnqueue(ctx context.Context, srv *Server, cfg EnqueueConfig) ([]EnqueueR
 			case <-time.After(cfg.Settle):
 			}
 		}
+		mem := MeasureMemory()
 		stop := func() {}
 		if cfg.ProfileLast != nil && q == cfg.Queues[len(cfg.Queues)-1] {
 			stop = cfg.ProfileLast()
@@ -156,7 +214,7 @@ func RunEnqueue(ctx context.Context, srv *Server, cfg EnqueueConfig) ([]EnqueueR
 			return out, fmt.Errorf("round at %d pending: %w", pending, err)
 		}
 		r := EnqueueRound{Queue: pending, QueueAfter: pending + l.Requests, Requests: l.Requests, Elapsed: l.Elapsed,
-			P50: percentile(l.Latencies, 50), P99: percentile(l.Latencies, 99), CPU: l.CPU}
+			P50: percentile(l.Latencies, 50), P99: percentile(l.Latencies, 99), CPU: l.CPU, Memory: mem}
 		pending = r.QueueAfter
 		progress("at %d pending: %.0f req/s, p50 %s, p99 %s", r.Queue, r.PerSecond(), ms(r.P50), ms(r.P99))
 		out = append(out, r)
@@ -228,33 +286,46 @@ func enqueueTargets(rounds []EnqueueRound) [3]string {
 // WriteEnqueueTable prints the rounds as aligned text, then the targets.
 func WriteEnqueueTable(w io.Writer, rounds []EnqueueRound) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "PENDING AT START\tAT END\tREQUESTS\tREQ/S\tP50\tP99\tCPU µs/REQ")
+	fmt.Fprintln(tw, "PENDING AT START\tAT END\tREQUESTS\tREQ/S\tP50\tP99\tCPU µs/REQ\tHEAP BEFORE\tRSS BEFORE")
 	for _, r := range rounds {
-		fmt.Fprintf(tw, "%d\t%d\t%d\t%.0f\t%s\t%s\t%d\n", r.Queue, r.QueueAfter, r.Requests, r.PerSecond(), ms(r.P50), ms(r.P99), cpuPerRequest(r))
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%.0f\t%s\t%s\t%d\t%s\t%s\n", r.Queue, r.QueueAfter, r.Requests, r.PerSecond(), ms(r.P50), ms(r.P99), cpuPerRequest(r),
+			mib(r.Memory.Heap), mib(r.Memory.RSS))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	t := enqueueTargets(rounds)
-	_, err := fmt.Fprintf(w, "\nTargets: %s; %s; %s\n", t[0], t[1], t[2])
+	_, err := fmt.Fprintf(w, "\nTargets: %s; %s; %s\n%s\n", t[0], t[1], t[2], memoryLine(rounds))
 	return err
 }
+
+// memoryLine says what a pending session costs in memory.
+func memoryLine(rounds []EnqueueRound) string {
+	heap, rss := MemoryPerSession(rounds)
+	if len(rounds) < 2 {
+		return "Memory per pending session: needs two queue lengths."
+	}
+	return fmt.Sprintf("Memory per pending session (longest queue against the shortest, before their rounds): %.0f bytes of live Go heap, %.0f bytes of RSS.", heap, rss)
+}
+
+// mib writes bytes in MiB.
+func mib(b uint64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
 
 // WriteEnqueueMarkdown writes the rounds as a Markdown section: header
 // (how it was made), a row per round, the targets.
 func WriteEnqueueMarkdown(w io.Writer, rounds []EnqueueRound, header string) error {
-	if _, err := fmt.Fprintf(w, "%s\n\n| pending at start | at end | requests | req/s | p50 | p99 | CPU µs/req |\n"+
-		"|---:|---:|---:|---:|---:|---:|---:|\n", header); err != nil {
+	if _, err := fmt.Fprintf(w, "%s\n\n| pending at start | at end | requests | req/s | p50 | p99 | CPU µs/req | heap before | RSS before |\n"+
+		"|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n", header); err != nil {
 		return err
 	}
 	for _, r := range rounds {
-		if _, err := fmt.Fprintf(w, "| %d | %d | %d | %.0f | %s | %s | %d |\n",
-			r.Queue, r.QueueAfter, r.Requests, r.PerSecond(), ms(r.P50), ms(r.P99), cpuPerRequest(r)); err != nil {
+		if _, err := fmt.Fprintf(w, "| %d | %d | %d | %.0f | %s | %s | %d | %s | %s |\n",
+			r.Queue, r.QueueAfter, r.Requests, r.PerSecond(), ms(r.P50), ms(r.P99), cpuPerRequest(r), mib(r.Memory.Heap), mib(r.Memory.RSS)); err != nil {
 			return err
 		}
 	}
 	t := enqueueTargets(rounds)
-	_, err := fmt.Fprintf(w, "\nTargets: %s; %s; %s.\n", t[0], t[1], t[2])
+	_, err := fmt.Fprintf(w, "\nTargets: %s; %s; %s.\n\n%s\n", t[0], t[1], t[2], memoryLine(rounds))
 	return err
 }
 

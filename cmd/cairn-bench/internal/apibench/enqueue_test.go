@@ -32,8 +32,11 @@ func TestEnqueueConfigValidateReportsEveryProblem(t *testing.T) {
 func TestEnqueueTargets(t *testing.T) {
 	t.Parallel()
 	rounds := []EnqueueRound{
-		{Queue: 0, Requests: 10_000, Elapsed: 4 * time.Second, P99: 20 * time.Millisecond},
-		{Queue: 50_000, Requests: 9_000, Elapsed: 4 * time.Second, P99: 60 * time.Millisecond},
+		{Queue: 0, Requests: 10_000, Elapsed: 4 * time.Second, P99: 20 * time.Millisecond, Memory: Memory{Heap: 100 << 20, RSS: 200 << 20}},
+		{Queue: 50_000, Requests: 9_000, Elapsed: 4 * time.Second, P99: 60 * time.Millisecond, Memory: Memory{Heap: 100<<20 + 50_000*300, RSS: 200<<20 + 50_000*1000}},
+	}
+	if heap, rss := MemoryPerSession(rounds); heap != 300 || rss != 1000 {
+		t.Errorf("memory per session %v heap, %v RSS; want 300 and 1000", heap, rss)
 	}
 	if got := EnqueueFlatness(rounds); got != 0.9 {
 		t.Fatalf("flatness %v, want 0.9", got)
@@ -42,7 +45,7 @@ func TestEnqueueTargets(t *testing.T) {
 	if err := WriteEnqueueTable(&b, rounds); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"lowest 2250) ✓", "highest 60.00 ms) ✗", "0.90x ≥ 0.8x ✓"} {
+	for _, want := range []string{"lowest 2250) ✓", "highest 60.00 ms) ✗", "0.90x ≥ 0.8x ✓", "300 bytes of live Go heap, 1000 bytes of RSS", "100.0 MiB"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, b.String())
 		}
@@ -61,5 +64,14 @@ func TestFillStopsAtTheFirstRefusal(t *testing.T) {
 	n, err = fill(ctx, 4, 100, func(context.Context) (int, error) { return 403, nil })
 	if err == nil || !strings.Contains(err.Error(), "status 403") || n != 0 {
 		t.Fatalf("fill = %d, %v; want the refusal", n, err)
+	}
+}
+
+// TestMeasureMemory reads this process's own memory: a live heap and a
+// resident set at least as large.
+func TestMeasureMemory(t *testing.T) {
+	m := MeasureMemory()
+	if m.Heap == 0 || m.RSS < m.Heap {
+		t.Errorf("memory %+v: want a heap, and an RSS at least as large", m)
 	}
 }

@@ -151,17 +151,14 @@ func Run(ctx context.Context, sc ServerConfig, cfg Config) (res Result, err erro
 	for i, size := range cfg.Sizes {
 		slog.Info("web-UI benchmark: seeding", "size", size.String())
 		start := time.Now()
-		// minLog is where the log will be once the server has settled.
-		var minLog uint64
+		// minSeen is how many events the restarted server's projectors
+		// see before it has settled.
+		var minSeen uint64
 		if size.Sessions > seeder.sessions || size.Folders > seeder.folders {
-			head, err := seeder.Head(ctx)
-			if err != nil {
-				return res, err
-			}
 			// The appends (a session's event, a folder's two), and the
 			// scheduler's record of why each new session waits.
 			newSessions, newFolders := max(size.Sessions-seeder.sessions, 0), max(size.Folders-seeder.folders, 0)
-			minLog = head + uint64(2*newSessions+2*newFolders)
+			minSeen = uint64(2*newSessions + 2*newFolders)
 			err = srv.Stop()
 			srv = nil
 			if err != nil {
@@ -185,7 +182,7 @@ func Run(ctx context.Context, sc ServerConfig, cfg Config) (res Result, err erro
 		if err := seeder.CatchUp(ctx); err != nil {
 			return res, err
 		}
-		if err := seeder.Settle(ctx, minLog, cfg.Quiet); err != nil {
+		if err := seeder.Settle(ctx, minSeen, cfg.Quiet); err != nil {
 			return res, err
 		}
 		sr := SizeResult{Size: size, Seeding: time.Since(start)}

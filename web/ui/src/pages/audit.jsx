@@ -1,4 +1,6 @@
-// audit.jsx — Audit (superadmins): the hash-chained access log, filtered by
+// audit.jsx — Audit (superadmins and auditors; a domain auditor reads its
+// domain's records, and its NDJSON export shows the others elided, their
+// place in the chain only, so that it still verifies): the hash-chained access log, filtered by
 // actor, action, entity, outcome and time, a page at a time in log order,
 // exported as NDJSON exactly as stored (so the export verifies offline) or
 // as CSV, and the chain's last verified head with a Verify now button.
@@ -13,7 +15,7 @@ const filterNames = ['actor', 'action', 'entity_type', 'entity_id', 'outcome', '
 /** toRFC3339 turns a datetime-local value (the viewer's zone) into RFC 3339. */
 const toRFC3339 = (v) => (v ? new Date(v).toISOString() : '');
 
-export function AuditPage() {
+export function AuditPage({ me }) {
   const [v, bind] = useForm({ actor: '', action: '', entity_type: '', entity_id: '', outcome: '', from: '', to: '' });
   const [filters, setFilters] = useState({});
   const [cursors, setCursors] = useState([]);
@@ -44,6 +46,12 @@ export function AuditPage() {
           </a>
         </span>
       </div>
+      {me?.role === 'domain-auditor' && (
+        <p class="muted domain-scope">
+          The records of the domain {me.domain}: its users' and those done to its objects. In the NDJSON export every other record
+          is elided (its seq and hashes only), so the export still verifies as a chain.
+        </p>
+      )}
       <LastVerified />
       <form class="filters audit-filters" onSubmit={apply}>
         <label>

@@ -53,9 +53,12 @@ export function DataPage({ me, loc }) {
   const [pos, setPos] = useState(0);
   const wait = pos || undefined;
   const list = useApi((signal) => get('/v1/vfolders', { relation: view[2], status: view[3], limit: PAGE, cursor, wait_for_position: wait }, { signal }), [view[0], cursor, pos]);
-  const scope = useApi((signal) => get('/v1/vfolders/quota-scope', { wait_for_position: wait }, { signal }), [pos]);
-  const received = useApi((signal) => get('/v1/vfolder-invitations', { direction: 'received', state: 'pending', wait_for_position: wait }, { signal }), [pos]);
-  const sent = useApi((signal) => get('/v1/vfolder-invitations', { direction: 'sent', state: 'pending', wait_for_position: wait }, { signal }), [pos]);
+  // The quota and the invitations are asked for once the list has its
+  // answer: the folders show first.
+  const listed = !list.loading;
+  const scope = useApi((signal) => get('/v1/vfolders/quota-scope', { wait_for_position: wait }, { signal }), [pos], listed);
+  const received = useApi((signal) => get('/v1/vfolder-invitations', { direction: 'received', state: 'pending', wait_for_position: wait }, { signal }), [pos], listed);
+  const sent = useApi((signal) => get('/v1/vfolder-invitations', { direction: 'sent', state: 'pending', wait_for_position: wait }, { signal }), [pos], listed);
   /** changed notes a command's answer ({position}) and reads the lists again. */
   const changed = (res) => {
     if (res && res.position) setPos((p) => Math.max(p, res.position));

@@ -87,7 +87,9 @@ function CreateUser({ me, onClose, onCreated }) {
           <select {...bind('role')} onChange={bind('role').onInput}>
             <option value="user">user</option>
             <option value="monitor">monitor</option>
+            <option value="domain-auditor">domain-auditor (reads the domain's audit records)</option>
             <option value="admin">admin (of the domain)</option>
+            {me.role === 'superadmin' && <option value="auditor">auditor (reads every domain's audit trail)</option>}
             {me.role === 'superadmin' && <option value="superadmin">superadmin</option>}
           </select>
         </Field>
