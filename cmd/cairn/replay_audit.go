@@ -41,6 +41,9 @@ type auditReplayOptions struct {
 	// first: their records are verified (and printed) before the live
 	// store's.
 	archives []string
+	// export is an NDJSON export (GET /v1/audit/stream; "-": stdin) to
+	// verify instead of the store.
+	export string
 	actor    string
 	action   string
 	outcome  string
@@ -80,12 +83,19 @@ change).
 and the live store's as one chain, without a gap; with --head-keys, the
 archive's own signed heads (DIR/heads.ndjson) are anchors too. Give it once
 per archive, oldest first. Without it, a trail whose oldest records were
-archived and pruned is verified from the last archived record.`,
+archived and pruned is verified from the last archived record.
+
+--export FILE verifies an NDJSON export (GET /v1/audit/stream, or this
+command's output; - reads stdin) instead of the store, with the same
+anchors and signed heads: full records are recomputed, elided records (a
+domain auditor's export) are checked for their place in the chain. With
+--archive, the export continues the archives.`,
 		Example: `  cairn replay audit --verify --quiet
   cairn replay audit --actor alice@example.com --from 2026-11-01T00:00:00Z > alice.ndjson
   cairn replay audit --verify --anchor 1042:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
   cairn replay audit --verify --quiet --heads /mnt/other-disk/audit-heads.ndjson --head-keys audit-head-keys.txt
-  cairn replay audit --verify --quiet --archive /srv/audit-archive --head-keys audit-head-keys.txt`,
+  cairn replay audit --verify --quiet --archive /srv/audit-archive --head-keys audit-head-keys.txt
+  cairn replay audit --verify --export trail.ndjson --heads audit-heads.ndjson --head-keys audit-head-keys.txt`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -95,6 +105,14 @@ archived and pruned is verified from the last archived record.`,
 				if err := quietLogs(cmd); err != nil {
 					return err
 				}
+			}
+			if o.export != "" {
+				head, err := verifyExport(o, cmd.InOrStdin())
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "audit export verified: head %d:%s\n", head.Seq, head.Hash)
+				return nil
 			}
 			storeDSN, err := sf.dsn()
 			if err != nil {
@@ -122,6 +140,7 @@ archived and pruned is verified from the last archived record.`,
 	f.StringSliceVar(&o.anchors, "anchor", nil, "a head published earlier, SEQ:HASH (repeatable)")
 	f.StringArrayVar(&o.heads, "heads", nil, "a file of signed heads (NDJSON, as the file sink writes it) to verify and use as anchors (repeatable; needs --head-keys)")
 	f.StringVar(&o.headKeys, "head-keys", "", `the keys file signed heads are verified with: one "ed25519 <base64 public key> [comment]" a line`)
+	f.StringVar(&o.export, "export", "", "verify this NDJSON export (- for stdin) instead of the store (needs --verify)")
 	f.StringArrayVar(&o.archives, "archive", nil, "a directory written by cairn audit archive (repeatable, oldest first): verify its records and the live store's as one chain")
 	f.StringVar(&o.actor, "actor", "", "print the records of this user (id or e-mail address) or access key")
 	f.StringVar(&o.action, "action", "", `print the records of this action, e.g. "POST /v1/sessions"`)
