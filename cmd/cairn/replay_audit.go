@@ -43,13 +43,13 @@ type auditReplayOptions struct {
 	archives []string
 	// export is an NDJSON export (GET /v1/audit/stream; "-": stdin) to
 	// verify instead of the store.
-	export string
-	actor    string
-	action   string
-	outcome  string
-	from     string
-	to       string
-	page     int
+	export  string
+	actor   string
+	action  string
+	outcome string
+	from    string
+	to      string
+	page    int
 }
 
 func newReplayAuditCommand() *cobra.Command {
