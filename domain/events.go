@@ -106,6 +106,7 @@ var registry = buildRegistry(
 	entry[AccessLogged](),
 	entry[AccessBatchLogged](),
 	entry[AuditSealed](),
+	entry[AuditPruned](),
 	// Tenancy: domains, projects, users, e-mail reservations, keypairs.
 	entry[DomainCreated](),
 	entry[DomainModified](),

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
+	"time"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -24,6 +25,10 @@ const (
 	// TypeAuditSealed is a run of access records sealed into the hash
 	// chain by the audit sequencer, in the audit stream.
 	TypeAuditSealed = "audit.sealed"
+	// TypeAuditPruned is what is left of an audit.sealed event whose
+	// records were archived and pruned from the live store (the event
+	// store's tombstone, eventstore.Pruner): never appended.
+	TypeAuditPruned = "audit.pruned"
 )
 
 // Streams of the audit trail.
@@ -96,6 +101,19 @@ func AppendSealedJSON(b []byte, r *SealedRecord) []byte {
 	b = strconv.AppendUint(b, r.SourcePosition, 10)
 	return append(b, '}')
 }
+
+// AuditPruned is the tombstone of the audit stream's events whose records
+// were archived (cairn audit archive) and pruned: every one of them says
+// where the live chain now starts, the head of the last archived record,
+// which the first live record's prev_hash names.
+type AuditPruned struct {
+	// Through is the head of the last record archived and pruned.
+	Through audit.Head `json:"through"`
+	// At is when the prune ran.
+	At time.Time `json:"at"`
+}
+
+func (AuditPruned) EventType() string { return TypeAuditPruned }
 
 func (AccessLogged) EventType() string      { return TypeAccessLogged }
 func (AccessBatchLogged) EventType() string { return TypeAccessBatchLogged }

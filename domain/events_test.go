@@ -18,6 +18,7 @@ func TestEventWireNames(t *testing.T) {
 		"access.batch-logged", "access.logged", "agent.allocated", "agent.enrolled", "agent.enrollment-offered", "agent.enrollment-revoked", "agent.lost", "agent.registered", "agent.rejoined", "agent.released",
 		"agent.disconnected", "agent.reconnected",
 		"audit.sealed",
+		"audit.pruned",
 		"kernel.creating", "kernel.errored", "kernel.exited", "kernel.prepared", "kernel.preparing",
 		"kernel.pulling", "kernel.running", "kernel.terminated", "kernel.pull-progressed", "kernel.apps-ready",
 		"session.cancelled", "session.errored", "session.pending-updated", "session.requested",
@@ -103,6 +104,7 @@ func TestEventRegistryRoundTrip(t *testing.T) {
 		AccessBatchLogged{Records: []audit.Record{{Time: at(1), Action: "GET /v1/sessions", Outcome: audit.Success, Status: 200},
 			{Time: at(2), Action: "GET /v1/sessions/:id", Outcome: audit.Denied, Status: 404, EntityType: "session", EntityID: "x"}}},
 		AuditSealed{Records: []SealedRecord{{Record: auditRecord(t), SourcePosition: 7}}},
+		AuditPruned{Through: auditRecord(t).Head(), At: at(9)},
 		SettingChanged{Key: SettingVFolderMaxUpload, Old: "1", New: "2", Actor: "u", At: at(1)},
 	}
 	events = append(events, tenancyEvents()...)

@@ -59,6 +59,9 @@ type Deps struct {
 	// Events reads a session's stream: with it GET
 	// /v1/sessions/{id}/timeline is served.
 	Events EventReader
+	// AuditHeads is the audit head signer: GET /v1/audit/heads/latest
+	// answers its last signed head (404 without it).
+	AuditHeads AuditHeads
 
 	// Log is the event store: its head and its tail, for the change
 	// streams (GET /v1/events) and the second look of a lookup that found
@@ -214,6 +217,7 @@ func (a *API) Mount(v1 fiber.Router) {
 	v1.Get("/agents", a.listAgents)
 	v1.Get("/audit", a.listAudit)
 	v1.Get("/audit/stream", a.streamAudit)
+	v1.Get("/audit/heads/latest", a.latestAuditHead)
 	v1.Get("/events", a.streamEvents)
 	a.mountTenancy(v1)
 	a.mountVFolders(v1)

@@ -130,22 +130,15 @@ type verdict struct {
 
 var verifiedLine = regexp.MustCompile(`audit trail verified: \d+ records, head (\d+):`)
 
-// goVerdict runs `cairn replay audit --verify --from-file` with the heads
-// as anchors. keys (the keys file's text) is not used yet: the Go side
-// checks heads' signatures where heads are signed (--heads, --head-keys),
-// and takes them here once it can.
+// goVerdict runs `cairn replay audit --verify --from-file --heads
+// --head-keys` (keys is the keys file's text).
 func goVerdict(t *testing.T, exportFile string, heads []string, keys string) verdict {
 	t.Helper()
 	args := []string{"replay", "audit", "--verify", "--quiet", "--from-file", exportFile}
-	for _, h := range heads {
-		var head struct {
-			Seq  uint64 `json:"seq"`
-			Hash string `json:"hash"`
-		}
-		if err := json.Unmarshal([]byte(h), &head); err != nil {
-			t.Fatal(err)
-		}
-		args = append(args, "--anchor", fmt.Sprintf("%d:%s", head.Seq, head.Hash))
+	if len(heads) > 0 {
+		dir := filepath.Dir(exportFile)
+		args = append(args, "--heads", writeLines(t, filepath.Join(dir, "go-heads.ndjson"), heads),
+			"--head-keys", writeLines(t, filepath.Join(dir, "go-keys.txt"), []string{keys}))
 	}
 	var stderr bytes.Buffer
 	err := runCairn(t, nil, &stderr, args...)

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cairnhq/cairn/agents/node"
+	"github.com/cairnhq/cairn/infra/auditheads"
 	"github.com/cairnhq/cairn/infra/auth/signing"
 	"github.com/cairnhq/cairn/infra/config"
 	"github.com/cairnhq/cairn/infra/devserver"
@@ -85,6 +86,10 @@ then the managers, the bus, NATS and the store.`,
 	f.DurationVar(&cfg.UploadIdleTimeout, "upload-idle-timeout", httpapi.DefaultBodyIdleTimeout, "a file upload with no byte for this long is cut (408); one making progress may take any time")
 	f.IntVar(&cfg.AuditQueue, "audit-queue", devserver.DefaultAuditQueue, "access records kept in memory while the disk is full; once full, requests are answered 503")
 	f.DurationVar(&cfg.AuditFullWait, "audit-full-wait", devserver.DefaultAuditFullWait, "how long a request waits for room in a full queue of access records before it is answered 503")
+	f.StringVar(&cfg.AuditHeadKey, "audit-head-key", "", "file of the ed25519 key (mode 0600, outside the data directory's backups) that signs the audit chain's head; made by cairn audit keygen (default: no head is signed)")
+	f.StringArrayVar(&cfg.AuditHeadSinks, "audit-head-sink", nil, "where signed heads are published (repeatable): file:/path (append-only, ideally on another disk), syslog:, syslog://host:port (UDP), syslog+tcp://host:port, http(s)://URL (POST)")
+	f.IntVar(&cfg.AuditHeadEvery, "audit-head-every", auditheads.DefaultEvery, "sign the head once the audit chain has grown by this many records")
+	f.DurationVar(&cfg.AuditHeadInterval, "audit-head-interval", auditheads.DefaultInterval, "sign the head at least this often while the audit chain grows")
 	f.DurationVar(&cfg.NATSRecoverInterval, "nats-recover-interval", devserver.DefaultNATSRecoverInterval, "how often the embedded NATS checks whether a full disk has room again (to restart JetStream)")
 	f.DurationVar(&cfg.HeartbeatTimeout, "heartbeat-timeout", reports.DefaultHeartbeatTimeout,
 		"an agent silent this long is disconnected: its sessions show DISCONNECTED, keep their resources, and nothing is destroyed")

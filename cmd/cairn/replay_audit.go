@@ -22,6 +22,7 @@ import (
 	"github.com/cairnhq/cairn/domain/audit"
 	"github.com/cairnhq/cairn/eventstore"
 	"github.com/cairnhq/cairn/eventstore/dsn"
+	"github.com/cairnhq/cairn/infra/auditarchive"
 	"github.com/cairnhq/cairn/infra/logging"
 	"github.com/cairnhq/cairn/infra/maintenance"
 	"github.com/cairnhq/cairn/infra/progress"
@@ -32,6 +33,14 @@ type auditReplayOptions struct {
 	verify  bool
 	quiet   bool
 	anchors []string
+	// heads are files of signed heads, verified against headKeys (a keys
+	// file) and then used as anchors.
+	heads    []string
+	headKeys string
+	// archives are directories written by cairn audit archive, oldest
+	// first: their records are verified (and printed) before the live
+	// store's.
+	archives []string
 	actor   string
 	action  string
 	outcome string
@@ -60,12 +69,33 @@ end leave a shorter chain that is consistent: pass a head published earlier
 with --anchor SEQ:HASH (repeatable) to detect that too. The verified head is
 printed on stderr; publish it to anchor the next verification.
 
---from-file reads an export (GET /v1/audit/stream, or this command's output)
-instead of the store, so an auditor can verify what they were given.`,
+--heads FILE --head-keys FILE does the same with the heads Cairn signed and
+published (cairn dev --audit-head-key, --audit-head-sink): every head's
+signature is checked first (a head whose key is not in the keys file, or
+whose signature is wrong, fails the verification and is named), then each
+head is an anchor: a trail that ends before the last head's seq is
+truncated, a record whose hash differs from a head's is altered (a
+rewritten and re-hashed suffix is caught at the first head after the
+change).
+
+--archive DIR verifies the records archived to DIR (cairn audit archive)
+and the live store's as one chain, without a gap; with --head-keys, the
+archive's own signed heads (DIR/heads.ndjson) are anchors too. Give it once
+per archive, oldest first. Without it, a trail whose oldest records were
+archived and pruned is verified from the last archived record.
+
+--from-file FILE reads an NDJSON export (GET /v1/audit/stream, or this
+command's output; - reads stdin) instead of the store, so an auditor can
+verify what they were given, with the same anchors and signed heads: full
+records are recomputed, elided records (a domain auditor's export) are
+checked for their place in the chain. With --archive, the export continues
+the archives.`,
 		Example: `  cairn replay audit --verify --quiet
   cairn replay audit --actor alice@example.com --from 2026-11-01T00:00:00Z > alice.ndjson
   cairn replay audit --verify --anchor 1042:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
-  cairn replay audit --verify --quiet --from-file audit.ndjson`,
+  cairn replay audit --verify --quiet --heads /mnt/other-disk/audit-heads.ndjson --head-keys audit-head-keys.txt
+  cairn replay audit --verify --quiet --archive /srv/audit-archive --head-keys audit-head-keys.txt
+  cairn replay audit --verify --quiet --from-file trail.ndjson --heads audit-heads.ndjson --head-keys audit-head-keys.txt`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -110,6 +140,9 @@ instead of the store, so an auditor can verify what they were given.`,
 	f.BoolVar(&o.verify, "verify", false, "verify the hash chain (exit status 1 when it is broken)")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print no records (with --verify: only the verdict)")
 	f.StringSliceVar(&o.anchors, "anchor", nil, "a head published earlier, SEQ:HASH (repeatable)")
+	f.StringArrayVar(&o.heads, "heads", nil, "a file of signed heads (NDJSON, as the file sink writes it) to verify and use as anchors (repeatable; needs --head-keys)")
+	f.StringVar(&o.headKeys, "head-keys", "", `the keys file signed heads are verified with: one "ed25519 <base64 public key> [comment]" a line`)
+	f.StringArrayVar(&o.archives, "archive", nil, "a directory written by cairn audit archive (repeatable, oldest first): verify its records and the live store's as one chain")
 	f.StringVar(&o.actor, "actor", "", "print the records of this user (id or e-mail address) or access key")
 	f.StringVar(&o.action, "action", "", `print the records of this action, e.g. "POST /v1/sessions"`)
 	f.StringVar(&o.outcome, "outcome", "", "print the records with this outcome: success, error, denied")
@@ -230,6 +263,11 @@ func replayAudit(ctx context.Context, store eventstore.Store, o auditReplayOptio
 	if o.page <= 0 {
 		return audit.Head{}, fmt.Errorf("--page %d: must be positive", o.page)
 	}
+	signed, err := o.signedAnchors()
+	if err != nil {
+		return audit.Head{}, err
+	}
+	anchors = append(anchors, signed...)
 	// The chain's length, for the progress bar: its last record's seq.
 	var total uint64
 	if tip, err := auditseq.Resume(ctx, store); err == nil {
@@ -237,22 +275,59 @@ func replayAudit(ctx context.Context, store eventstore.Store, o auditReplayOptio
 	}
 	bar := progress.New("replay audit", progress.Options{Unit: "records"})
 	w := bufio.NewWriter(out)
-	v := audit.NewVerifier(audit.Genesis, anchors...)
+	// Where the live chain starts: Genesis, or the last record archived
+	// and pruned. With --archive, the archive's records come first, from
+	// Genesis, and the live ones must continue them.
+	start, err := maintenance.AuditStart(ctx, store)
+	if err != nil {
+		return audit.Head{}, err
+	}
+	if len(o.archives) > 0 {
+		start = audit.Genesis
+	}
+	v := audit.NewVerifier(start, anchors...)
 	head, err := func() (audit.Head, error) {
 		var read uint64
-		err := maintenance.AuditRuns(ctx, store, o.page, func(run domain.AuditSealed) error {
-			for _, rec := range run.Records {
-				if o.verify {
-					if err := v.Add(rec.Record); err != nil {
-						return err
-					}
-				}
-				if !o.quiet && filter.match(rec.Record) {
-					w.Write(rec.Raw)
-					w.WriteByte('\n')
+		add := func(r audit.Record, raw []byte) error {
+			if o.verify {
+				if err := v.Add(r); err != nil {
+					return err
 				}
 			}
-			read += uint64(len(run.Records))
+			if !o.quiet && filter.match(r) {
+				w.Write(raw)
+				w.WriteByte('\n')
+			}
+			read++
+			return nil
+		}
+		var archived audit.Head // the archive's last record
+		for _, dir := range o.archives {
+			for r, err := range auditarchive.Records(dir) {
+				if err == nil {
+					err = add(r.Record, r.Raw)
+				}
+				if err != nil {
+					return v.Head(), err
+				}
+				archived = r.Head()
+			}
+		}
+		err := maintenance.AuditRuns(ctx, store, o.page, func(run domain.AuditSealed) error {
+			for _, rec := range run.Records {
+				if len(o.archives) > 0 && rec.Seq <= archived.Seq {
+					// Archived but not pruned yet: the archive stands for it,
+					// and the live record at its end must be the same.
+					if rec.Seq == archived.Seq && rec.Hash != archived.Hash {
+						return &audit.ChainError{Problem: audit.ProblemAltered, Seq: rec.Seq, Index: -1, Expected: rec.Seq,
+							Detail: fmt.Sprintf("the live record %d differs from the archive's (hash %s, archived %s)", rec.Seq, rec.Hash, archived.Hash)}
+					}
+					continue
+				}
+				if err := add(rec.Record, rec.Raw); err != nil {
+					return err
+				}
+			}
 			bar.Update(read, total)
 			return nil
 		})
@@ -264,6 +339,10 @@ func replayAudit(ctx context.Context, store eventstore.Store, o auditReplayOptio
 		}
 		return v.Finish()
 	}()
+	if err == nil && o.verify && start.Seq > 0 {
+		slog.Info("records before the live trail were archived and pruned: verified from the last archived record (pass --archive DIR to verify the archive too)",
+			slog.Uint64("archived_through_seq", start.Seq), slog.String("archived_through_hash", start.Hash.String()))
+	}
 	bar.Finish(err)
 	if ferr := w.Flush(); err == nil && ferr != nil {
 		err = ferr

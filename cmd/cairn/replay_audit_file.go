@@ -10,14 +10,17 @@ import (
 	"os"
 	"strings"
 
-	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/domain/audit"
+	"github.com/cairnhq/cairn/infra/auditarchive"
 )
 
 // replayAuditFile is replayAudit over an NDJSON export (GET
 // /v1/audit/stream, or this command's own output) instead of the store:
-// path names the file, "-" standard input. Blank lines are skipped; a line
-// that is not a record stops the replay with its line number.
+// path names the file, "-" standard input. The export continues the
+// archives of o.archives, and o's signed heads are anchors. Elided records
+// (a domain auditor's export) are verified for their place in the chain
+// and not printed. Blank lines are skipped; a line that is not a record
+// stops the replay with its line number.
 func replayAuditFile(ctx context.Context, path string, stdin io.Reader, o auditReplayOptions, out io.Writer) (audit.Head, error) {
 	filter, err := o.filter()
 	if err != nil {
@@ -30,6 +33,11 @@ func replayAuditFile(ctx context.Context, path string, stdin io.Reader, o auditR
 	if err != nil {
 		return audit.Head{}, err
 	}
+	signed, err := o.signedAnchors()
+	if err != nil {
+		return audit.Head{}, err
+	}
+	anchors = append(anchors, signed...)
 	in := stdin
 	if path != "-" {
 		f, err := os.Open(path)
@@ -45,6 +53,17 @@ func replayAuditFile(ctx context.Context, path string, stdin io.Reader, o auditR
 	v := audit.NewVerifier(audit.Genesis, anchors...)
 	head, err := func() (audit.Head, error) {
 		var read uint64
+		// Archives (oldest first) come before the export: it continues them.
+		for _, dir := range o.archives {
+			for r, err := range auditarchive.Records(dir) {
+				if err == nil && o.verify {
+					err = v.Add(r.Record)
+				}
+				if err != nil {
+					return v.Head(), err
+				}
+			}
+		}
 		for line := 1; sc.Scan(); line++ {
 			if err := ctx.Err(); err != nil {
 				return v.Head(), err
@@ -53,16 +72,16 @@ func replayAuditFile(ctx context.Context, path string, stdin io.Reader, o auditR
 			if len(raw) == 0 {
 				continue
 			}
-			var rec domain.SealedRecord
-			if err := rec.UnmarshalJSON(raw); err != nil {
+			rec, err := audit.ParseLine(raw)
+			if err != nil {
 				return v.Head(), &exportLineError{line: line, err: err}
 			}
 			if o.verify {
-				if err := v.Add(rec.Record); err != nil {
+				if err := v.AddLine(rec); err != nil {
 					return v.Head(), err
 				}
 			}
-			if !o.quiet && filter.match(rec.Record) {
+			if !o.quiet && rec.Elided == nil && filter.match(rec.Record) {
 				w.Write(raw)
 				w.WriteByte('\n')
 			}

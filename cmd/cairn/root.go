@@ -30,7 +30,7 @@ The command line wins, then the environment, then the file.`,
 		SilenceErrors: true,
 		Version:       version,
 	}
-	root.AddCommand(newDevCommand(), newAgentCommand(), newProxyCommand(), newReplayCommand(), newBusCommand())
+	root.AddCommand(newDevCommand(), newAgentCommand(), newProxyCommand(), newReplayCommand(), newBusCommand(), newAuditCommand())
 	cli.Setup(root)
 	return root
 }

@@ -15,7 +15,7 @@ import (
 // fresh schema of the test server. Positions are sparse (derived from
 // transaction ids), so DensePositions is not declared.
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) eventstore.Store {
+	storetest.RunWith(t, storetest.Options{Prune: true}, func(t *testing.T) eventstore.Store {
 		url, schema := pgtest.Schema(t)
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()

@@ -115,6 +115,18 @@ func (r *recent) serve(after uint64, limit int) (events []eventstore.RecordedEve
 	return slices.Clone(r.events[i:min(len(r.events), i+limit)]), r.to, true
 }
 
+// forget empties the run, keeping where it ends: events changed on the
+// server (a prune) are read from it again.
+func (r *recent) forget() {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	clear(r.events)
+	r.events, r.bytes, r.from = r.events[:0], 0, r.to
+}
+
 // add records that the server holds exactly events after position after,
 // up to the last of them.
 func (r *recent) add(after uint64, events []eventstore.RecordedEvent) {

@@ -12,7 +12,7 @@ import (
 // TestConformance runs the suite every backend passes, on a fresh database
 // file per store, with the default options (durable commits).
 func TestConformance(t *testing.T) {
-	storetest.RunWith(t, storetest.Options{DensePositions: true}, func(t *testing.T) eventstore.Store {
+	storetest.RunWith(t, storetest.Options{DensePositions: true, Prune: true}, func(t *testing.T) eventstore.Store {
 		s, err := Open(context.Background(), filepath.Join(t.TempDir(), "cairn.db"), Options{Logger: quietLogger})
 		if err != nil {
 			t.Fatal(err)

@@ -86,6 +86,17 @@ func (t *tail) add(events []eventstore.RecordedEvent) {
 	}
 }
 
+// forget empties the run, keeping where it ends: events changed in the
+// database (a prune) are read from it again.
+func (t *tail) forget() {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.restart(t.first + uint64(t.n))
+}
+
 // restart empties the run; the next event must have position first.
 func (t *tail) restart(first uint64) {
 	clear(t.ring)

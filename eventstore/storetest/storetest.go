@@ -59,6 +59,9 @@ type Options struct {
 	// order, with no gaps (SQLite). Without it the suite only assumes that
 	// positions are greater than zero and strictly increasing (PostgreSQL).
 	DensePositions bool
+	// Prune declares that the store is an eventstore.Pruner: the Prune
+	// group checks it.
+	Prune bool
 	// Timeout bounds each subtest but the load test, so a backend that hangs
 	// fails with a message instead of stalling the test binary (default 1
 	// minute, never beyond the test binary's own deadline).
@@ -98,6 +101,12 @@ func RunWith(t *testing.T, opts Options, newStore func(t *testing.T) eventstore.
 		{"Subscribe", subscribeTests},
 		{"Concurrency", concurrencyTests},
 		{"Lifecycle", lifecycleTests},
+	}
+	if opts.Prune {
+		groups = append(groups, struct {
+			name  string
+			tests []suiteTest
+		}{"Prune", pruneTests})
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -4,16 +4,20 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/ed25519"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/domain/audit"
+	"github.com/cairnhq/cairn/infra/auditheads"
+	"github.com/cairnhq/cairn/infra/await"
 )
 
 // waitSealed waits until the audit stream holds n records and returns
@@ -119,6 +123,49 @@ func TestAuditTrailThroughTheAPI(t *testing.T) {
 	}
 	if head.Seq != uint64(len(recs)) || recs[0].Time.After(time.Now()) {
 		t.Fatalf("head %+v after %d records", head, len(recs))
+	}
+}
+
+// TestLatestAuditHead: GET /v1/audit/heads/latest answers the head the
+// real signer signed last, which verifies under its public key; 404 before
+// the first; 403 for those who may not read the trail.
+func TestLatestAuditHead(t *testing.T) {
+	key, err := auditheads.WriteKey(filepath.Join(t.TempDir(), "head.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	heads := filepath.Join(t.TempDir(), "heads.ndjson")
+	sink, err := auditheads.ParseSink("file:" + heads)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer, err := auditheads.New(auditheads.Config{Key: key, Sinks: []auditheads.Sink{sink}, Every: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- signer.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	e := newEnv(t, envOptions{auditHeads: signer})
+
+	if r := e.do(t, "GET", "/v1/audit/heads/latest", adminToken, ""); r.status != http.StatusNotFound {
+		t.Fatalf("before the first head: %d %s", r.status, r.body)
+	}
+	signed := audit.Head{Seq: 42, Hash: audit.Hash{42}}
+	signer.Observe(signed)
+	await.Until(t, waitBound, "the head signed", func() bool { _, ok := signer.Latest(); return ok })
+	r := e.do(t, "GET", "/v1/audit/heads/latest", adminToken, "")
+	if r.status != http.StatusOK || r.header.Get("Content-Type") != "application/json" {
+		t.Fatalf("GET /v1/audit/heads/latest = %d %s", r.status, r.body)
+	}
+	pub := key.Public().(ed25519.PublicKey)
+	got, err := audit.VerifyHeads(bytes.NewReader(r.body), audit.Keyring{audit.KeyID(pub): pub})
+	if err != nil || len(got) != 1 || got[0] != signed {
+		t.Fatalf("the answer %s: %v, %v", r.body, got, err)
+	}
+	if r := e.do(t, "GET", "/v1/audit/heads/latest", aliceToken, ""); r.status != http.StatusForbidden {
+		t.Fatalf("as a user: %d", r.status)
 	}
 }
 

@@ -404,6 +404,10 @@ func (m *matrix) rows() []matrixRow {
 			want: auditors(map[string]want{"superadmin": same(ok), "admin": same(no), "user": same(no), "monitor": same(no)}, same(ok))},
 		matrixRow{method: "GET", route: "/v1/audit/stream", path: fixed("/v1/audit/stream"),
 			want: auditors(map[string]want{"superadmin": same(ok), "admin": same(no), "user": same(no), "monitor": same(no)}, same(ok))},
+		// The signed head: who may read the trail, domain auditors too (it
+		// names a seq and a hash, no record); 404: no key in this test server.
+		matrixRow{method: "GET", route: "/v1/audit/heads/latest", path: fixed("/v1/audit/heads/latest"),
+			want: auditors(map[string]want{"superadmin": same(http.StatusNotFound), "admin": same(no), "user": same(no), "monitor": same(no)}, same(http.StatusNotFound))},
 		// Every caller may open the change stream; what each receives is
 		// its own business (events_test.go).
 		matrixRow{method: "GET", route: "/v1/events", path: fixed("/v1/events"), want: all(ok)},

@@ -134,6 +134,9 @@ type envOptions struct {
 	rebuildGate chan struct{}
 	// storeDSN is what GET /v1/system is told the store's DSN is.
 	storeDSN string
+	// auditHeads is the audit head signer GET /v1/audit/heads/latest
+	// reads (none by default).
+	auditHeads readapi.AuditHeads
 }
 
 // testClock is the server's clock, which a test may move.
@@ -268,6 +271,7 @@ func newEnv(t testing.TB, opts envOptions) *env {
 		StreamCatchUp:  opts.catchUp,
 		Settings:       settingsDeps,
 		Maintenance:    maint,
+		AuditHeads:     opts.auditHeads,
 	})
 	if err != nil {
 		t.Fatal(err)

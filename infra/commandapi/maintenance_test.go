@@ -6,14 +6,18 @@ import (
 	"encoding/csv"
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/cairnhq/cairn/domain"
+	"github.com/cairnhq/cairn/domain/audit"
 	"github.com/cairnhq/cairn/eventstore"
 	"github.com/cairnhq/cairn/eventstore/sqlite"
+	"github.com/cairnhq/cairn/infra/auditarchive"
+	"github.com/cairnhq/cairn/infra/auditheads"
 	"github.com/cairnhq/cairn/infra/await"
 	"github.com/cairnhq/cairn/infra/maintenance"
 )
@@ -260,5 +264,34 @@ func TestAuditCSVExport(t *testing.T) {
 	}
 	if r := e.do(t, "GET", "/v1/audit/stream?format=xml", adminToken, ""); r.status != http.StatusBadRequest || r.problem(t).Field != "format" {
 		t.Fatalf("GET format=xml = %d %s", r.status, r.body)
+	}
+}
+
+// TestAuditVerifyAfterArchive: once the oldest runs were archived and
+// pruned, the API's verification starts after them (and says so), and the
+// audit list no longer shows them.
+func TestAuditVerifyAfterArchive(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{accessLog: true})
+	e.do(t, "GET", "/v1/sessions", bobToken, "")
+	e.waitSealed(t, 1)
+	e.do(t, "GET", "/v1/sessions", bobToken, "")
+	pos := e.waitSealed(t, 2) // in a run after the first one's
+	key, err := auditheads.WriteKey(filepath.Join(t.TempDir(), "head.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := auditarchive.Archive(context.Background(), e.store, auditarchive.Options{Through: 1 << 40, Dir: t.TempDir(), Key: key, Prune: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := e.verify(t)
+	if job.State != maintenance.StateDone || job.ArchivedThrough != res.Through.Seq || job.Head == nil || job.Head.Records != job.Head.Seq-res.Through.Seq {
+		t.Fatalf("verification %+v after archiving through %d", job, res.Through.Seq)
+	}
+	var page struct{ Items []audit.Record }
+	e.do(t, "GET", fmt.Sprintf("/v1/audit?wait_for_position=%d", pos), adminToken, "").decode(t, &page)
+	if len(page.Items) == 0 || page.Items[0].Seq != res.Through.Seq+1 {
+		t.Fatalf("GET /v1/audit after archiving through %d: %+v", res.Through.Seq, page.Items)
 	}
 }

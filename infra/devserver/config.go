@@ -20,6 +20,7 @@ import (
 	"github.com/cairnhq/cairn/domain"
 	"github.com/cairnhq/cairn/infra/accesslog"
 	"github.com/cairnhq/cairn/infra/appproxy"
+	"github.com/cairnhq/cairn/infra/auditheads"
 	"github.com/cairnhq/cairn/infra/bus/natsembed"
 	"github.com/cairnhq/cairn/infra/config"
 	"github.com/cairnhq/cairn/infra/dispatch/reports"
@@ -199,6 +200,20 @@ type Config struct {
 	// AuditFullWait is how long a request waits for room in a full queue
 	// of access records before it is answered 503 (default 1s).
 	AuditFullWait time.Duration
+	// AuditHeadKey is the file of the ed25519 key that signs the audit
+	// chain's head (infra/auditheads; mode 0600, kept outside the event
+	// store). Empty: no head is signed.
+	AuditHeadKey string
+	// AuditHeadSinks are where signed heads are published
+	// (auditheads.ParseSink specs: file:/path, syslog:, syslog://host:port,
+	// syslog+tcp://host:port, http(s)://...); required with AuditHeadKey.
+	AuditHeadSinks []string
+	// AuditHeadEvery signs the head once the chain has grown by this many
+	// records (default auditheads.DefaultEvery, 1000).
+	AuditHeadEvery int
+	// AuditHeadInterval signs the head at least this often while the chain
+	// grows (default auditheads.DefaultInterval, 60s).
+	AuditHeadInterval time.Duration
 	// NATSRecoverInterval is how often the embedded NATS checks whether
 	// the disk of its store has room again after it was full, to restart
 	// JetStream (default 5s).
@@ -428,7 +443,7 @@ func (c Config) Validate() error {
 	}{{"max wait", c.MaxWait}, {"shutdown timeout", c.ShutdownTimeout}, {"ready timeout", c.ReadyTimeout}, {"vfolder orphan grace", c.VFolderOrphanGrace},
 		{"vfolder upload ttl", c.VFolderUploadTTL}, {"lease ttl", c.LeaseTTL},
 		{"http read timeout", c.HTTPReadTimeout}, {"http idle timeout", c.HTTPIdleTimeout}, {"upload idle timeout", c.UploadIdleTimeout},
-		{"audit full wait", c.AuditFullWait}, {"nats recover interval", c.NATSRecoverInterval}} {
+		{"audit full wait", c.AuditFullWait}, {"audit head interval", c.AuditHeadInterval}, {"nats recover interval", c.NATSRecoverInterval}} {
 		if v.d < 0 {
 			add("%s %s: must not be negative", v.name, v.d)
 		}
@@ -441,6 +456,20 @@ func (c Config) Validate() error {
 	}
 	if c.AuditQueue < 0 {
 		add("audit queue %d: must not be negative", c.AuditQueue)
+	}
+	if c.AuditHeadKey != "" && len(c.AuditHeadSinks) == 0 {
+		add("audit head key: signed heads need at least one audit head sink to be published to")
+	}
+	if c.AuditHeadKey == "" && len(c.AuditHeadSinks) > 0 {
+		add("audit head sinks: no audit head key to sign heads with")
+	}
+	for _, spec := range c.AuditHeadSinks {
+		if _, err := auditheads.ParseSink(spec); err != nil {
+			add("%w", err)
+		}
+	}
+	if c.AuditHeadEvery < 0 {
+		add("audit head every %d: must not be negative", c.AuditHeadEvery)
 	}
 	if err := c.reportsConfig().Validate(); err != nil {
 		add("agent liveness: %w", err)
@@ -507,10 +536,27 @@ func (c Config) LogValue() slog.Value {
 		slog.Duration("upload_idle_timeout", c.UploadIdleTimeout),
 		slog.Int("audit_queue", c.AuditQueue),
 		slog.Duration("audit_full_wait", c.AuditFullWait),
+		slog.String("audit_head_key", c.AuditHeadKey),
+		slog.Any("audit_head_sinks", redactSinks(c.AuditHeadSinks)),
+		slog.Int("audit_head_every", c.AuditHeadEvery),
+		slog.Duration("audit_head_interval", c.AuditHeadInterval),
 		slog.Duration("nats_recover_interval", c.NATSRecoverInterval),
 		slog.Duration("heartbeat_timeout", c.HeartbeatTimeout),
 		slog.Duration("agent_lost_timeout", c.AgentLostTimeout),
 	)
+}
+
+// redactSinks names the audit head sinks without what may be secret in
+// them (an HTTP sink's user info and query).
+func redactSinks(specs []string) []string {
+	out := make([]string, len(specs))
+	for i, spec := range specs {
+		out[i] = "(invalid)"
+		if sink, err := auditheads.ParseSink(spec); err == nil {
+			out[i] = sink.Name()
+		}
+	}
+	return out
 }
 
 // limit is a size limit of Config as its users take it: 0 for none.

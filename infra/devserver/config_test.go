@@ -59,6 +59,10 @@ func TestConfigValidateReportsEveryProblem(t *testing.T) {
 		{"agent given up before it is disconnected", Config{HeartbeatTimeout: time.Minute, AgentLostTimeout: time.Second}, []string{"agent lost timeout"}},
 		{"app proxy off, served nowhere", Config{AppProxyListen: AppProxyOff}, []string{"app proxy url"}},
 		{"bad app proxy domain", Config{AppProxyDomain: "Apps"}, []string{"app proxy domain"}},
+		{"audit head key without a sink", Config{AuditHeadKey: "/k"}, []string{"audit head key"}},
+		{"audit head sinks without a key", Config{AuditHeadSinks: []string{"syslog:"}}, []string{"audit head sinks"}},
+		{"bad audit head sink and numbers", Config{AuditHeadKey: "/k", AuditHeadSinks: []string{"file:relative"}, AuditHeadEvery: -1, AuditHeadInterval: -1},
+			[]string{"audit head sink", "audit head every", "audit head interval"}},
 		{"all at once", Config{Listen: "x", AgentID: "a b", Images: []string{""}}, []string{"listen", "agent id", "image"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -307,6 +307,7 @@ func (s *server) app(reg prometheus.Registerer, auth *httpauth.Authenticator, ac
 		Logger:      s.log,
 		Maintenance: s.maint,
 		Settings:    s.settings(),
+		AuditHeads:  s.auditHeads(),
 	})
 	if err != nil {
 		return nil, nil, err
@@ -402,4 +403,13 @@ var (
 // read them: the read model, with the flags' values as defaults.
 func (s *server) settings() readapi.SettingsDeps {
 	return readapi.SettingsDeps{Changes: s.models.Settings, Defaults: s.cfg.settingDefaults()}
+}
+
+// auditHeads is the audit head signer for the query side (nil without one:
+// an interface holding a nil *Signer would not be nil).
+func (s *server) auditHeads() readapi.AuditHeads {
+	if s.heads == nil {
+		return nil
+	}
+	return s.heads
 }

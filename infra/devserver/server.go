@@ -29,6 +29,7 @@ import (
 	"github.com/cairnhq/cairn/infra/accesslog"
 	"github.com/cairnhq/cairn/infra/agentlogs"
 	"github.com/cairnhq/cairn/infra/appproxy"
+	"github.com/cairnhq/cairn/infra/auditheads"
 	"github.com/cairnhq/cairn/infra/auth/httpauth"
 	"github.com/cairnhq/cairn/infra/auth/password"
 	"github.com/cairnhq/cairn/infra/bootstrap"
@@ -125,6 +126,7 @@ type server struct {
 	images     []string
 	vfstorage  *localfs.Storage
 	maint      *maintenance.Service
+	heads      *auditheads.Signer // nil without an audit head key
 	leases     *maintenance.Leases
 	// leaseHolder names this process in the PostgreSQL leases table;
 	// leaseMetrics records its leases.
@@ -383,7 +385,14 @@ func (s *server) startManagers(context.Context) error {
 		return err
 	}
 	s.addresses = book
-	seq, err := auditseq.New(auditseq.Config{Logger: s.log, Registerer: reg}, s.store)
+	seqCfg := auditseq.Config{Logger: s.log, Registerer: reg}
+	if err := s.startAuditHeads(reg); err != nil {
+		return err
+	}
+	if s.heads != nil {
+		seqCfg.OnSealed = s.heads.Observe
+	}
+	seq, err := auditseq.New(seqCfg, s.store)
 	if err != nil {
 		return err
 	}
@@ -418,6 +427,36 @@ func (s *server) startManagers(context.Context) error {
 	s.parts.goRun("reports consumer", rep.Run)
 	s.parts.goRun("agent address book", func(ctx context.Context) error { return book.Run(ctx, s.bus, "") })
 	s.parts.goRun("vfolder upload expiry", s.vfstorage.RunUploadExpiry)
+	return nil
+}
+
+// startAuditHeads makes the audit head signer when a key is configured
+// and runs it; it signs what the audit sequencer seals, so only the
+// replica holding the sequencer's lease signs.
+func (s *server) startAuditHeads(reg prometheus.Registerer) error {
+	if s.cfg.AuditHeadKey == "" {
+		s.log.Warn("no audit head key configured: the audit chain's head is not signed, so a truncated or re-hashed trail is detectable only against heads kept by other means (cairn audit keygen, then --audit-head-key and --audit-head-sink)")
+		return nil
+	}
+	key, err := auditheads.LoadKey(s.cfg.AuditHeadKey)
+	if err != nil {
+		return err
+	}
+	var sinks []auditheads.Sink
+	for _, spec := range s.cfg.AuditHeadSinks {
+		sink, err := auditheads.ParseSink(spec)
+		if err != nil {
+			return err
+		}
+		sinks = append(sinks, sink)
+	}
+	heads, err := auditheads.New(auditheads.Config{Key: key, Sinks: sinks, Every: uint64(s.cfg.AuditHeadEvery),
+		Interval: s.cfg.AuditHeadInterval, Logger: s.log, Registerer: reg})
+	if err != nil {
+		return err
+	}
+	s.heads = heads
+	s.parts.goRun("audit head signer", heads.Run)
 	return nil
 }
 

@@ -36,6 +36,9 @@ type Verification struct {
 	StartedAt  time.Time     `json:"started_at"`
 	FinishedAt *time.Time    `json:"finished_at"`
 	Error      string        `json:"error,omitempty"`
+	// ArchivedThrough is the seq of the last record archived and pruned
+	// from the live store (0: none): the verification starts after it.
+	ArchivedThrough uint64 `json:"archived_through"`
 }
 
 // VerifiedHead is the last record of a chain verified from its start:
@@ -96,6 +99,8 @@ func (s *Service) StartVerification() (Verification, error) {
 	s.verifies = keep(s.verifies, job)
 	s.mu.Unlock()
 	s.start(func(ctx context.Context) {
+		start, _ := AuditStart(ctx, s.cfg.Store) // VerifyAudit reads it too, and fails if it cannot
+		job.update(func(v *Verification) { v.ArchivedThrough = start.Seq })
 		head, at, err := VerifyAudit(ctx, s.cfg.Store, func(records, total uint64) {
 			job.update(func(v *Verification) { v.Records, v.Total = records, total })
 		})
@@ -110,7 +115,7 @@ func (s *Service) StartVerification() (Verification, error) {
 			case err != nil:
 				v.State, v.Error = StateFailed, err.Error()
 			default:
-				v.Head = &VerifiedHead{Seq: head.Seq, Hash: head.Hash, At: at, Records: head.Seq}
+				v.Head = &VerifiedHead{Seq: head.Seq, Hash: head.Hash, At: at, Records: head.Seq - start.Seq}
 			}
 		})
 		if err != nil {
@@ -151,7 +156,9 @@ func (s *Service) ListVerifications() []Verification {
 }
 
 // VerifyAudit verifies the audit trail in store from its first record
-// (audit.Verifier: every hash, every link, the dense sequence) and returns
+// (audit.Verifier: every hash, every link, the dense sequence), or from
+// the last archived record when older ones were archived and pruned
+// (AuditStart), and returns
 // the verified head and its record's time (nil for an empty trail), or
 // the first problem as an *audit.ChainError. progress (may be nil) is told
 // the records verified and the chain's length at the start after every
@@ -161,7 +168,11 @@ func VerifyAudit(ctx context.Context, store eventstore.Store, progress func(reco
 	if err != nil {
 		return audit.Head{}, nil, err
 	}
-	v := audit.NewVerifier(audit.Genesis)
+	start, err := AuditStart(ctx, store)
+	if err != nil {
+		return audit.Head{}, nil, err
+	}
+	v := audit.NewVerifier(start)
 	var read uint64
 	var at *time.Time
 	err = AuditRuns(ctx, store, auditPage, func(run domain.AuditSealed) error {
@@ -185,8 +196,28 @@ func VerifyAudit(ctx context.Context, store eventstore.Store, progress func(reco
 	return head, at, err
 }
 
+// AuditStart is where the live audit chain starts: Genesis, or, once
+// records were archived and pruned, the head of the last one (the
+// audit stream's first event is then a tombstone, domain.AuditPruned,
+// that says so). The first live record's prev_hash must name it.
+func AuditStart(ctx context.Context, store eventstore.Store) (audit.Head, error) {
+	evs, err := store.ReadStream(ctx, domain.AuditStream, eventstore.ReadStreamOptions{Limit: 1})
+	if errors.Is(err, eventstore.ErrStreamNotFound) || (err == nil && (len(evs) == 0 || evs[0].Type != domain.TypeAuditPruned)) {
+		return audit.Genesis, nil
+	}
+	if err != nil {
+		return audit.Head{}, err
+	}
+	d, err := domain.DecodeEvent(evs[0].Type, evs[0].Version, evs[0].Data)
+	if err != nil {
+		return audit.Head{}, fmt.Errorf("audit stream revision 0: %w", err)
+	}
+	return d.(domain.AuditPruned).Through, nil
+}
+
 // AuditRuns calls fn with every run of sealed records of the audit
-// stream, in order, reading page events at a time.
+// stream, in order, reading page events at a time. Runs archived and
+// pruned (tombstones) are left out.
 func AuditRuns(ctx context.Context, store eventstore.Store, page int, fn func(domain.AuditSealed) error) error {
 	for from := int64(0); ; {
 		evs, err := store.ReadStream(ctx, domain.AuditStream, eventstore.ReadStreamOptions{From: from, Limit: page})
@@ -197,6 +228,9 @@ func AuditRuns(ctx context.Context, store eventstore.Store, page int, fn func(do
 			return err
 		}
 		for _, ev := range evs {
+			if ev.Type == domain.TypeAuditPruned {
+				continue
+			}
 			run, err := decodeRun(ev)
 			if err != nil {
 				return err

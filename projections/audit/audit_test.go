@@ -24,6 +24,12 @@ var t0 = time.Date(2026, 1, 2, 3, 4, 5, 123456789, time.UTC)
 // position of the last sealed record.
 func seal(t *testing.T, b *projectiontest.Backend, n int) uint64 {
 	t.Helper()
+	return sealUpTo(t, b, n, n)
+}
+
+// sealUpTo is seal for n more records after total-n sealed already.
+func sealUpTo(t *testing.T, b *projectiontest.Backend, n, total int) uint64 {
+	t.Helper()
 	ctx := context.Background()
 	var batch []audit.Record
 	for i := range n {
@@ -56,7 +62,7 @@ func seal(t *testing.T, b *projectiontest.Backend, n int) uint64 {
 	stopped := make(chan error, 1)
 	go func() { stopped <- seq.Run(sctx) }()
 	timeout := time.After(projectiontest.Timeout)
-	for h := (audit.Head{}); h.Seq < uint64(n); {
+	for h := (audit.Head{}); h.Seq < uint64(total); {
 		select {
 		case h = <-done:
 		case <-timeout:
@@ -218,6 +224,65 @@ func TestAuditReadModelManyRuns(t *testing.T) {
 					t.Errorf("%s, pages of %d: seqs %v, want %v", name, limit, got, c.want)
 				}
 			}
+		}
+	})
+}
+
+// TestAuditReadModelAfterPrune: runs archived and pruned from the store
+// (tombstones) leave the answers at once, without waiting for the
+// projector, and a rebuild has no row for them.
+func TestAuditReadModelAfterPrune(t *testing.T) {
+	projectiontest.Run(t, func(t *testing.T, b *projectiontest.Backend) {
+		ctx := context.Background()
+		const n = 12 // three runs of 4 records
+		sealUpTo(t, b, 4, 4)
+		sealUpTo(t, b, 4, 8)
+		pos := sealUpTo(t, b, 4, 12)
+		rm := auditrm.New(b.DB, b.Store)
+		r := projectiontest.Start(t, b.DB, b, rm, projections.Options{})
+		r.WaitFor(t, pos)
+		all, err := rm.List(ctx, auditrm.Filter{})
+		if err != nil || len(all.Records) != n {
+			t.Fatalf("before the prune: %v, %v", seqs(all), err)
+		}
+		pruner, ok := b.Store.(eventstore.Pruner)
+		if !ok {
+			t.Fatalf("%T is not an eventstore.Pruner", b.Store)
+		}
+		tomb, _ := json.Marshal(domain.AuditPruned{Through: all.Records[3].Record.Head(), At: t0})
+		if _, err := pruner.Prune(ctx, domain.AuditStream, 1, eventstore.Tombstone{Type: domain.TypeAuditPruned, Data: tomb}); err != nil {
+			t.Fatal(err)
+		}
+		want := []uint64{5, 6, 7, 8, 9, 10, 11, 12}
+		for _, f := range []auditrm.Filter{{}, {Limit: 3}, {Actor: "user-0"}} {
+			var got []uint64
+			for {
+				p, err := rm.List(ctx, f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, seqs(p)...)
+				if p.Next == 0 {
+					break
+				}
+				f.After = p.Next
+			}
+			if f.Actor == "" && !slices.Equal(got, want) || f.Actor != "" && !slices.Equal(got, []uint64{5, 7, 9, 11}) {
+				t.Errorf("%+v after the prune: seqs %v", f, got)
+			}
+		}
+		if err := r.Stop(); err != nil {
+			t.Fatal(err)
+		}
+		p, err := projections.NewProjector(b.DB, b.Store, rm, projections.Options{Logger: projectiontest.Discard})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Rebuild(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		if rows := projectiontest.Dump(t, b.DB, "audit_runs", 5, "last_seq"); len(rows) != 2 {
+			t.Fatalf("after a rebuild: %d runs, want the 2 live ones:\n%v", len(rows), rows)
 		}
 	})
 }

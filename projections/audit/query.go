@@ -146,11 +146,17 @@ func scanRun(row projections.Row) (run, error) {
 	return run{lastSeq: uint64(last), position: uint64(position), seqs: seqs}, err
 }
 
-// readRun reads a run's audit.sealed event from the log.
+// readRun reads a run's audit.sealed event from the log (no records when
+// it was pruned).
 func (m *ReadModel) readRun(ctx context.Context, r run) (domain.AuditSealed, error) {
 	evs, err := m.log.ReadAll(ctx, r.position-1, 1)
 	if err != nil {
 		return domain.AuditSealed{}, err
+	}
+	if len(evs) == 1 && evs[0].Position == r.position && evs[0].Type == domain.TypeAuditPruned {
+		// Archived and pruned since it was projected: its records are no
+		// longer the live trail's.
+		return domain.AuditSealed{}, nil
 	}
 	if len(evs) != 1 || evs[0].Position != r.position || evs[0].Type != domain.TypeAuditSealed {
 		return domain.AuditSealed{}, fmt.Errorf("the log holds no audit.sealed event at position %d", r.position)
