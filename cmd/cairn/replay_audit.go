@@ -41,12 +41,12 @@ type auditReplayOptions struct {
 	// first: their records are verified (and printed) before the live
 	// store's.
 	archives []string
-	actor   string
-	action  string
-	outcome string
-	from    string
-	to      string
-	page    int
+	actor    string
+	action   string
+	outcome  string
+	from     string
+	to       string
+	page     int
 	// fromFile is an NDJSON export read instead of the store ("-": stdin).
 	fromFile string
 }
