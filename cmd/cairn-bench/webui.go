@@ -61,6 +61,7 @@ func parseSizes(raw []string) ([]webuibench.Size, error) {
 }
 
 func newBenchWebUICommand() *cobra.Command {
+	var cpuProfilePath string
 	cfg := benchWebUIConfig{Bench: webuibench.Config{
 		Loads: webuibench.DefaultLoads, Warmup: webuibench.DefaultWarmup, Changes: webuibench.DefaultChanges,
 		Timeout: webuibench.DefaultTimeout, Image: images.BaseImage, Quiet: webuibench.DefaultQuiet,
@@ -121,6 +122,9 @@ is set (unless --backends says otherwise).`,
 			if err := cfg.Validate(); err != nil {
 				return err
 			}
+			if cpuProfilePath != "" {
+				cfg.Bench.ServerProfile = func() func() { return cpuProfile(cpuProfilePath) }
+			}
 			return runBenchWebUI(cmd.Context(), cfg)
 		},
 	}
@@ -135,6 +139,7 @@ is set (unless --backends says otherwise).`,
 	f.IntVar(&b.Changes, "changes", b.Changes, "sessions created one at a time to time the live stream, per target (page, bare EventSource)")
 	f.DurationVar(&b.Timeout, "timeout", b.Timeout, "longest browser run per size")
 	f.DurationVar(&b.Quiet, "quiet", b.Quiet, "how long the server must have appended nothing (every projector at the log's end) before the browser runs")
+	f.StringVar(&cpuProfilePath, "browser-run-cpu-profile", "", "write a CPU profile of this process (the server; the browser is another) during the browser run at the largest size to this file")
 	f.StringVar(&cfg.CPUProfile, "cpu-profile", "", "write a CPU profile of the whole run (seeding and browser) to PREFIX-<backend>.pprof")
 	f.StringVar(&cfg.UIDir, "ui-dir", "", "the Web-UI's Node project, with node_modules (default: web/ui of the source tree)")
 	return cmd

@@ -33,6 +33,10 @@ type Config struct {
 	// Changes is how many sessions the SSE phase creates, per target (the
 	// Sessions page, the bare EventSource).
 	Changes int
+	// ServerProfile, if set, is called as the browser run at the largest
+	// size starts; what it returns is called when that run ends (a CPU
+	// profile of the server, which runs in this process).
+	ServerProfile func() (stop func())
 	// Tools are Node, Chromium and web/ui (browsertest.Find).
 	Tools browsertest.Tools
 	// Timeout bounds one browser run (default 2h: at 100,000 sessions each
@@ -187,9 +191,14 @@ func Run(ctx context.Context, sc ServerConfig, cfg Config) (res Result, err erro
 		}
 		sr := SizeResult{Size: size, Seeding: time.Since(start)}
 		slog.Info("web-UI benchmark: seeded; measuring in the browser", "size", size.String(), "took", sr.Seeding.Round(time.Millisecond))
+		stop := func() {}
+		if cfg.ServerProfile != nil && i == len(cfg.Sizes)-1 {
+			stop = cfg.ServerProfile()
+		}
 		cpu0, wall0 := processCPU(), time.Now()
 		out, err := runBrowser(ctx, cfg, srv, seeder.Measured, fmt.Sprintf("size%d", i+1))
 		sr.ServerCPU, sr.Wall = processCPU()-cpu0, time.Since(wall0)
+		stop()
 		if err != nil {
 			return res, fmt.Errorf("size %s: %w", size, err)
 		}

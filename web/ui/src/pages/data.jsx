@@ -5,7 +5,7 @@
 // permissions; a user folder: invitations and members) and delete forever;
 // and the invitations the caller received (accept, reject) and sent
 // (cancel). The files of a folder are on the Folder page (files.jsx).
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { get, post, del } from '../api.js';
 import { adminRoles } from '../menu.js';
 import { Link, navigate, queryParam } from '../router.jsx';
@@ -54,8 +54,13 @@ export function DataPage({ me, loc }) {
   const wait = pos || undefined;
   const list = useApi((signal) => get('/v1/vfolders', { relation: view[2], status: view[3], limit: PAGE, cursor, wait_for_position: wait }, { signal }), [view[0], cursor, pos]);
   // The quota and the invitations are asked for once the list has its
-  // answer: the folders show first.
-  const listed = !list.loading;
+  // answer and its rows are painted (an effect runs after the paint): the
+  // folders show first, and the three requests neither compete with the
+  // list's for the server nor delay its rows' frame.
+  const [listed, setListed] = useState(false);
+  useEffect(() => {
+    if (!list.loading) setListed(true);
+  }, [list.loading]);
   const scope = useApi((signal) => get('/v1/vfolders/quota-scope', { wait_for_position: wait }, { signal }), [pos], listed);
   const received = useApi((signal) => get('/v1/vfolder-invitations', { direction: 'received', state: 'pending', wait_for_position: wait }, { signal }), [pos], listed);
   const sent = useApi((signal) => get('/v1/vfolder-invitations', { direction: 'sent', state: 'pending', wait_for_position: wait }, { signal }), [pos], listed);
