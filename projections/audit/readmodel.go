@@ -102,6 +102,9 @@ var migrations = map[projections.Dialect][]string{
     domain TEXT NOT NULL,
     PRIMARY KEY (kind, id)
 ) STRICT, WITHOUT ROWID`,
+		// Records name objects by id alone (lookupOwners): without this
+		// index every projected run scanned the whole table.
+		`CREATE INDEX audit_owners_id_idx ON {schema}.audit_owners (id)`,
 	},
 	projections.Postgres: {
 		`CREATE TABLE {schema}.audit_runs (
@@ -129,6 +132,7 @@ var migrations = map[projections.Dialect][]string{
     domain text NOT NULL,
     PRIMARY KEY (kind, id)
 )`,
+		`CREATE INDEX audit_owners_id_idx ON {schema}.audit_owners (id)`,
 	},
 }
 
