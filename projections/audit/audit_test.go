@@ -249,8 +249,30 @@ func TestAuditReadModelAfterPrune(t *testing.T) {
 		if !ok {
 			t.Fatalf("%T is not an eventstore.Pruner", b.Store)
 		}
+		// The sequencer may seal the first four records in one run or in
+		// several (it seals what it has read): prune the events up to the
+		// one that ends at seq 4, and count the live ones.
+		events, err := b.Store.ReadStream(ctx, domain.AuditStream, eventstore.ReadStreamOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		before, liveRuns := int64(-1), 0
+		for _, ev := range events {
+			var sealed domain.AuditSealed
+			if err := json.Unmarshal(ev.Data, &sealed); err != nil {
+				t.Fatal(err)
+			}
+			if last := sealed.Records[len(sealed.Records)-1].Seq; last <= 4 {
+				before = ev.Revision + 1
+			} else {
+				liveRuns++
+			}
+		}
+		if before < 1 {
+			t.Fatalf("no run of the audit stream ends at seq 4 or before")
+		}
 		tomb, _ := json.Marshal(domain.AuditPruned{Through: all.Records[3].Record.Head(), At: t0})
-		if _, err := pruner.Prune(ctx, domain.AuditStream, 1, eventstore.Tombstone{Type: domain.TypeAuditPruned, Data: tomb}); err != nil {
+		if _, err := pruner.Prune(ctx, domain.AuditStream, before, eventstore.Tombstone{Type: domain.TypeAuditPruned, Data: tomb}); err != nil {
 			t.Fatal(err)
 		}
 		want := []uint64{5, 6, 7, 8, 9, 10, 11, 12}
@@ -281,8 +303,8 @@ func TestAuditReadModelAfterPrune(t *testing.T) {
 		if err := p.Rebuild(ctx, nil); err != nil {
 			t.Fatal(err)
 		}
-		if rows := projectiontest.Dump(t, b.DB, "audit_runs", 5, "last_seq"); len(rows) != 2 {
-			t.Fatalf("after a rebuild: %d runs, want the 2 live ones:\n%v", len(rows), rows)
+		if rows := projectiontest.Dump(t, b.DB, "audit_runs", 5, "last_seq"); len(rows) != liveRuns {
+			t.Fatalf("after a rebuild: %d runs, want the %d live ones:\n%v", len(rows), liveRuns, rows)
 		}
 	})
 }
